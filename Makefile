@@ -1,0 +1,34 @@
+# gpu-platform: `make synth` renders the dev stack offline; `make test` runs every test tier.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STACK   ?= dev
+OUT     ?= build/$(STACK)
+
+.PHONY: setup synth test validate bench clean golden
+
+$(BIN)/gpu-platform: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/gpu-platform
+
+synth: setup
+	$(BIN)/gpu-platform synth Pulumi.$(STACK).yaml --out $(OUT)
+
+validate: setup
+	$(BIN)/gpu-platform validate Pulumi.$(STACK).yaml
+
+test: setup
+	$(BIN)/python -m pytest
+
+golden: setup
+	GPU_PLATFORM_UPDATE_GOLDEN=1 $(BIN)/python -m pytest tests -k golden
+
+bench: setup
+	$(BIN)/python benchmarks/bench_spec.py
+
+clean:
+	rm -rf build $(VENV) .pytest_cache

@@ -1,0 +1,56 @@
+"""What renderers produce: plain documents grouped into files, plus Helm release documents and deep-merge."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import OverrideConflictError
+
+__all__ = ["Artifact", "KINDS", "deep_merge", "helm_release"]
+
+KINDS = ("kubernetes", "helm", "nodepools")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One output file of `synth`: `DIR/<kind>/<name>.yaml` holding `documents` (plain dicts)."""
+
+    kind: str  # one of KINDS
+    name: str  # file stem
+    documents: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...] = field(default=())  # lines for the synth summary
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"artifact kind {self.kind!r} not in {KINDS}")
+
+
+def helm_release(
+    name: str, chart: str, repository: str, version: str, namespace: str, values: dict[str, Any]
+) -> dict[str, Any]:
+    """The document `synth` writes to `DIR/helm/<name>.yaml` and the component passes to `helm.v3.Release`."""
+    return {
+        "name": name,
+        "chart": chart,
+        "repository": repository,
+        "version": version,
+        "namespace": namespace,
+        "values": values,
+    }
+
+
+def deep_merge(base: Mapping[str, Any], overrides: Mapping[str, Any], path: str = "") -> dict[str, Any]:
+    """`base` with `overrides` merged in recursively (overrides win); a map/non-map clash is an error."""
+    out = copy.deepcopy(dict(base))
+    for key, value in overrides.items():
+        here = f"{path}.{key}" if path else str(key)
+        if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):
+            out[key] = deep_merge(out[key], value, here)
+        elif key in out and isinstance(out[key], Mapping) != isinstance(value, Mapping) and value is not None:
+            raise OverrideConflictError(here, out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

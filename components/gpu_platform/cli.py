@@ -1,0 +1,138 @@
+"""The `gpu-platform` command line: validate, synth, and the commands each domain registers.
+
+Exit codes: 0 success, 1 invalid spec or a failed check, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .errors import Finding, GpuPlatformError, SpecError
+
+__all__ = ["main"]
+
+# Commands that live with their domain: name -> "module:function" (imported only when used).
+LAZY_COMMANDS: dict[str, str] = {}
+
+_WIDTH = None if sys.stdout.isatty() else 160
+out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
+err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS:
+            module, attr = LAZY_COMMANDS[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+def print_findings(findings: list[Finding], console: Console = err) -> None:
+    """Print errors, warnings and notes, one per line, each naming its field path."""
+    for f in findings:
+        style = {"error": "red", "warning": "yellow"}.get(f.severity, "cyan")
+        console.print(f"[{style}]{f.severity}[/]: {f}")
+
+
+def fail(e: GpuPlatformError) -> None:
+    """Report a user error without a traceback and exit 1."""
+    if isinstance(e, SpecError):
+        where = f" in {e.source}" if e.source else ""
+        err.print(f"[red]invalid spec{where}: {len(e.findings)} error(s)[/]")
+        print_findings(e.findings)
+    else:
+        err.print(f"[red]error:[/] {e}")
+    sys.exit(1)
+
+
+def load_or_fail(path: str):
+    """Load and validate a spec, or print every error and exit 1. Returns (spec, findings)."""
+    from .load import load_spec
+    from .validation import check_spec
+
+    try:
+        spec = load_spec(path)
+    except GpuPlatformError as e:
+        fail(e)
+    return spec, check_spec(spec)
+
+
+def capacity_table(spec) -> Table:
+    """Per pool: instance type, sharing, GPUs and units of each tier resource at min and max size."""
+    from .capacity import pool_capacity
+
+    table = Table(title=f"{spec.cluster_name} ({spec.cloud.value}): GPU pools", title_justify="left")
+    for col in ("pool", "instance type", "sharing", "nodes", "GPUs", "tier resources (min-max)", "tiers"):
+        table.add_column(col)
+    for pool in spec.node_pools:
+        cap = pool_capacity(spec, pool)
+        s = pool.sharing
+        sharing = s.mode.value + (f" x{s.replicas}" if s.replicas else "")
+        if s.mig_layout:
+            sharing += " " + "+".join(f"{n}x{p}" for p, n in s.mig_layout.items() if n)
+        units = ", ".join(
+            f"{r.removeprefix('nvidia.com/')} {n * pool.min_size}-{n * pool.max_size}"
+            for r, n in cap.units_per_node.items()
+        )
+        tiers = ", ".join(t.name for t in spec.tiers_of(pool.name))
+        table.add_row(pool.name, pool.instance_type, sharing, f"{pool.min_size}-{pool.max_size}",
+                      f"{cap.gpus_min}-{cap.gpus_max}", units, tiers)
+    return table
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gpu-platform")
+def main() -> None:
+    """Validate, render, cost and audit a tiered multi-tenant GPU platform."""
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+def validate(file: str) -> None:
+    """Validate FILE (Pulumi.<stack>.yaml or a plain spec): exit 0 when valid, else every error on stderr."""
+    spec, findings = load_or_fail(file)
+    print_findings([f for f in findings if f.severity != "error"])
+    gpus = sum(p.max_size * (spec.hardware.instance(p.instance_type).gpu_count) for p in spec.node_pools)
+    out.print(f"[green]valid[/]: {file}: {len(spec.node_pools)} pools, {len(spec.tiers)} tiers, "
+              f"{len(spec.teams)} teams, up to {gpus} GPUs")
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
+def synth(file: str, out_dir: str) -> None:
+    """Render the full desired state of FILE into --out DIR, offline."""
+    from .synth import render_all, write_artifacts
+
+    spec, findings = load_or_fail(file)
+    try:
+        artifacts = render_all(spec)
+    except GpuPlatformError as e:
+        fail(e)
+    counts = write_artifacts(artifacts, Path(out_dir))
+    out.print(capacity_table(spec))
+    summary = Table(title=f"written to {out_dir}", title_justify="left")
+    summary.add_column("directory")
+    summary.add_column("files", justify="right")
+    summary.add_column("documents", justify="right")
+    for kind, n in counts.items():
+        docs = sum(len(a.documents) for a in artifacts if a.kind == kind)
+        summary.add_row(f"{kind}/", str(n), str(docs))
+    out.print(summary)
+    for a in artifacts:
+        for note in a.notes:
+            out.print(f"[cyan]note[/]: {note}")
+    print_findings([f for f in findings if f.severity != "error"], out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

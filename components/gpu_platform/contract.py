@@ -1,0 +1,76 @@
+"""The label, taint and naming contract every domain relies on (DESIGN "What each pool becomes").
+
+Node pools set these labels and taints; the GPU Operator config keys, Kueue flavors, admission rules and
+policies all refer to them. Keep every name derived here so the links cannot drift.
+"""
+
+from __future__ import annotations
+
+from .spec import NodePool, PlatformSpec, SharingMode
+
+__all__ = [
+    "DEVICE_PLUGIN_CONFIG_LABEL",
+    "GPU_TAINT",
+    "MIG_CONFIG_LABEL",
+    "MIG_DISABLED_CONFIG",
+    "device_plugin_config_key",
+    "mig_layout_name",
+    "pool_label_key",
+    "pool_labels",
+    "pool_taints",
+    "tier_label_key",
+]
+
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_DISABLED_CONFIG = "all-disabled"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def pool_label_key(label_domain: str) -> str:
+    """Node label (and taint) key naming a node's pool."""
+    return f"{label_domain}/gpu-pool"
+
+
+def tier_label_key(label_domain: str) -> str:
+    """Pod label key naming a pod's tier."""
+    return f"{label_domain}/gpu-tier"
+
+
+def device_plugin_config_key(pool: NodePool) -> str:
+    """Key of the pool's entry in the device-plugin ConfigMap."""
+    return pool.name
+
+
+def _short_profile(profile: str) -> str:
+    # "3g.40gb" -> "3g40", "1g.10gb+me" -> "1g10me"
+    return profile.replace("gb", "").replace(".", "").replace("+", "")
+
+
+def mig_layout_name(pool: NodePool) -> str:
+    """Stable, readable mig-parted config name, e.g. `gpu-infer-3g40-2g20-1g10x2`."""
+    layout = pool.sharing.mig_layout or {}
+    parts = [
+        _short_profile(p) + (f"x{n}" if n > 1 else "")
+        for p, n in sorted(layout.items(), key=lambda kv: (-int(kv[0].split("g", 1)[0]), kv[0]))
+        if n > 0
+    ]
+    return "-".join([pool.name, *parts])
+
+
+def pool_labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
+    """Kubernetes node labels of a pool: the user's extras, then the contract labels (which win)."""
+    labels = dict(pool.labels)
+    labels[pool_label_key(spec.label_domain)] = pool.name
+    labels[DEVICE_PLUGIN_CONFIG_LABEL] = device_plugin_config_key(pool)
+    if pool.sharing.mode == SharingMode.MIG:
+        labels[MIG_CONFIG_LABEL] = mig_layout_name(pool)
+    return labels
+
+
+def pool_taints(spec: PlatformSpec, pool: NodePool) -> list[dict[str, str]]:
+    """Kubernetes node taints of a pool: the pool taint and the GPU taint, both NoSchedule."""
+    return [
+        {"key": pool_label_key(spec.label_domain), "value": pool.name, "effect": "NoSchedule"},
+        dict(GPU_TAINT),
+    ]

@@ -1,0 +1,56 @@
+"""Pulumi side of rendered Kubernetes documents: one resource per document, one Release per Helm document.
+
+Components call these with their rendered documents; nothing here computes desired state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+__all__ = ["helm_release_resource", "k8s_object", "k8s_objects", "object_resource_name"]
+
+
+def object_resource_name(prefix: str, doc: dict[str, Any]) -> str:
+    """Pulumi name of a document's resource: `<prefix>-<kind>-[<namespace>-]<name>` (public API: pinned in tests)."""
+    meta = doc.get("metadata", {})
+    ns = meta.get("namespace")
+    return "-".join(x for x in (prefix, doc["kind"].lower(), ns, meta["name"]) if x)
+
+
+def k8s_object(prefix: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """The Pulumi resource for one Kubernetes document (typed for core kinds, CustomResource otherwise)."""
+    name = object_resource_name(prefix, doc)
+    kind, api = doc["kind"], doc["apiVersion"]
+    if api == "v1" and kind == "ConfigMap":
+        return k8s.core.v1.ConfigMap(name, metadata=doc["metadata"], data=doc.get("data"), opts=opts)
+    if api == "v1" and kind == "Namespace":
+        return k8s.core.v1.Namespace(name, metadata=doc["metadata"], opts=opts)
+    rest = {k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}
+    return k8s.apiextensions.CustomResource(name, api_version=api, kind=kind, metadata=doc["metadata"],
+                                            opts=opts, **rest)
+
+
+def k8s_objects(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> list[pulumi.CustomResource]:
+    """Resources for several documents, in order."""
+    return [k8s_object(prefix, d, opts) for d in docs]
+
+
+def helm_release_resource(name: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
+    """A `helm.v3.Release` from a rendered release document (see `artifacts.helm_release`)."""
+    chart, repo = doc["chart"], doc.get("repository")
+    return k8s.helm.v3.Release(
+        name,
+        k8s.helm.v3.ReleaseArgs(
+            name=doc["name"],
+            chart=chart,
+            version=doc["version"],
+            namespace=doc["namespace"],
+            create_namespace=True,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
+            values=doc["values"],
+        ),
+        opts=opts,
+    )

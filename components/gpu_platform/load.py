@@ -1,0 +1,101 @@
+"""Read a spec from `Pulumi.<stack>.yaml` (key `gpu-platform:platform`) or a plain YAML file, and validate it."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import Finding, SpecError
+from .spec import PlatformSpec
+from .validation import ensure_valid
+
+__all__ = ["CONFIG_KEY", "load_spec", "parse_spec", "read_spec_data"]
+
+CONFIG_KEY = "gpu-platform:platform"
+
+
+def read_spec_data(path: str | Path) -> dict[str, Any]:
+    """The raw spec object in a file: a Pulumi stack config or a plain spec."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
+    except yaml.YAMLError as e:
+        raise SpecError([Finding("", f"not valid YAML: {e}")], str(path)) from None
+    if not isinstance(data, dict):
+        raise SpecError([Finding("", f"expected a mapping at the top of {path}, got {type(data).__name__}")], str(path))
+    config = data.get("config", data) if isinstance(data.get("config"), dict) else data
+    if CONFIG_KEY in config:
+        data = config[CONFIG_KEY]
+    elif "config" in data:
+        raise SpecError([Finding("config", f"no {CONFIG_KEY!r} key in this stack config; put the spec under it")],
+                        str(path))
+    if not isinstance(data, dict):
+        raise SpecError([Finding(CONFIG_KEY, f"expected a mapping, got {type(data).__name__}")], str(path))
+    return data
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that owns the field at `loc` (for did-you-mean on unknown keys)."""
+    model: Any = PlatformSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        if field is None:
+            return None
+        model = _inner_model(field.annotation)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if isinstance(found, type) and issubclass(found, BaseModel):
+            return found
+    return annotation
+
+
+def _finding(err: dict[str, Any]) -> Finding:
+    loc = tuple(err["loc"])
+    path = _path(loc)
+    if err["type"] == "extra_forbidden":
+        owner = _model_at(loc[:-1])
+        known = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return Finding(path, f"unknown key{hint} allowed: {', '.join(known)}" if known else "unknown key")
+    if err["type"] == "missing":
+        return Finding(path, "missing; this field is required")
+    value = err.get("input")
+    shown = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 80 else type(value).__name__
+    return Finding(path, f"{shown}: {err['msg']}")
+
+
+def parse_spec(data: dict[str, Any], source: str | None = None) -> PlatformSpec:
+    """Validate a raw spec object: structure first, then every cross-field rule. Raises SpecError."""
+    try:
+        spec = PlatformSpec.model_validate(data)
+    except ValidationError as e:
+        raise SpecError([_finding(err) for err in e.errors()], source) from None
+    ensure_valid(spec, source)
+    return spec
+
+
+def load_spec(path: str | Path) -> PlatformSpec:
+    """Read and validate the spec in `path`. Raises SpecError with every error found."""
+    return parse_spec(read_spec_data(path), str(path))

@@ -1,0 +1,1 @@
+"""GPU node pools: pure render functions (`render`) and one Pulumi component per cloud (`aws`, `gcp`)."""

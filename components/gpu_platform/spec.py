@@ -1,0 +1,426 @@
+"""The platform spec: one frozen pydantic v2 model tree, camelCase on the wire, unknown keys rejected.
+
+`PlatformSpec.model_validate` checks structure (types, enums, bounds, unknown keys); the cross-field rules
+(classification, MIG placement, quotas ...) live in `gpu_platform.validation`, which reports every error at
+once with its field path. Use `gpu_platform.load.parse_spec` / `load_spec` to get both.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import cached_property
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from .catalog import Catalog, InstanceType
+
+__all__ = [
+    "AdmissionSpec",
+    "AmiType",
+    "AwsSpec",
+    "CapacityType",
+    "CatalogSpec",
+    "Cloud",
+    "CohortSpec",
+    "CustomInstanceType",
+    "GcpSpec",
+    "GkeGpuStack",
+    "GpuOperatorSpec",
+    "KueueSpec",
+    "MonitoringSpec",
+    "MutationEngine",
+    "NodePool",
+    "NodePoolAws",
+    "NodePoolGcp",
+    "OpenCostSpec",
+    "PlatformSpec",
+    "PolicySpec",
+    "PreemptionPolicy",
+    "PrometheusSpec",
+    "SchedulingSpec",
+    "Sharing",
+    "SharingMode",
+    "Team",
+    "Thresholds",
+    "Tier",
+    "VolcanoSpec",
+]
+
+NonNegInt = Annotated[int, Field(ge=0)]
+PositiveFloat = Annotated[float, Field(ge=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        use_enum_values=False,
+    )
+
+
+class Cloud(StrEnum):
+    """Where the cluster runs."""
+
+    AWS = "aws"
+    GCP = "gcp"
+
+
+class SharingMode(StrEnum):
+    """How a pool's GPUs are shared."""
+
+    EXCLUSIVE = "exclusive"
+    MIG = "mig"
+    TIME_SLICING = "time-slicing"
+    MPS = "mps"
+
+
+class AmiType(StrEnum):
+    """EKS AMI types for GPU node groups (botocore EKS model, AMITypes)."""
+
+    AL2023_NVIDIA = "AL2023_x86_64_NVIDIA"
+    BOTTLEROCKET_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
+
+
+class CapacityType(StrEnum):
+    """EKS capacity types (botocore EKS model, CapacityTypes)."""
+
+    ON_DEMAND = "ON_DEMAND"
+    SPOT = "SPOT"
+    CAPACITY_BLOCK = "CAPACITY_BLOCK"
+
+
+class GkeGpuStack(StrEnum):
+    """Who installs the GPU driver and device plugin on GKE."""
+
+    GKE_NATIVE = "gke-native"
+    GPU_OPERATOR = "gpu-operator"
+
+
+class PreemptionPolicy(StrEnum):
+    """Kubernetes PriorityClass preemption policy."""
+
+    PREEMPT_LOWER = "PreemptLowerPriority"
+    NEVER = "Never"
+
+
+class MutationEngine(StrEnum):
+    """What applies the routing mutation to tiered pods."""
+
+    MUTATING_ADMISSION_POLICY = "mutating-admission-policy"
+    KYVERNO = "kyverno"
+    NONE = "none"
+
+
+class AwsSpec(_Model):
+    """AWS account settings shared by every pool."""
+
+    region: str = Field(description="AWS region of the EKS cluster.")
+    subnet_ids: list[str] = Field(default_factory=list, description="Default subnets of every node group.")
+    node_role_arn: str | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
+
+
+class GcpSpec(_Model):
+    """GCP project settings shared by every pool."""
+
+    project: str = Field(description="GCP project ID.")
+    location: str = Field(description="GKE cluster location (region or zone).")
+    zones: list[str] = Field(default_factory=list, description="Default node locations of every pool.")
+    gpu_stack: GkeGpuStack = Field(
+        default=GkeGpuStack.GKE_NATIVE,
+        description="gke-native: GKE's driver and device plugin; gpu-operator: NVIDIA GPU Operator manages them.",
+    )
+    service_account: str | None = Field(default=None, description="Service account e-mail of the GPU nodes.")
+
+
+class Sharing(_Model):
+    """How one pool's GPUs are shared between pods."""
+
+    mode: SharingMode = Field(description="exclusive | mig | time-slicing | mps.")
+    replicas: int | None = Field(
+        default=None,
+        description="time-slicing/mps: pods per GPU (>= 2; mps <= 48). mig: optional time-slicing of each MIG slice.",
+    )
+    mig_layout: dict[str, int] | None = Field(
+        default=None, description="mig: MIG profile -> instances per GPU, e.g. {'3g.40gb': 1, '1g.10gb': 2}."
+    )
+    rename_by_default: bool = Field(
+        default=False, description="Advertise shared resources as `<name>.shared` (device-plugin renameByDefault)."
+    )
+    fail_requests_greater_than_one: bool | None = Field(
+        default=None, description="Reject requests for more than one shared unit (device-plugin default per mode)."
+    )
+
+
+class NodePoolAws(_Model):
+    """EKS options of one pool."""
+
+    ami_type: AmiType = Field(default=AmiType.AL2023_NVIDIA, description="EKS AMI type.")
+    capacity_type: CapacityType = Field(default=CapacityType.ON_DEMAND, description="ON_DEMAND | SPOT | CAPACITY_BLOCK.")
+    capacity_reservation_id: str | None = Field(
+        default=None, description="EC2 capacity reservation (required for CAPACITY_BLOCK)."
+    )
+    subnet_ids: list[str] | None = Field(default=None, description="Subnets of this pool (default: aws.subnetIds).")
+    root_volume_gib: int = Field(default=500, ge=20, le=16384, description="Encrypted gp3 root volume size in GiB.")
+    root_volume_iops: int = Field(default=6000, ge=3000, le=16000, description="gp3 root volume IOPS.")
+    root_volume_throughput: int = Field(default=500, ge=125, le=1000, description="gp3 root volume MiB/s.")
+    kms_key_id: str | None = Field(default=None, description="KMS key for the root volume (default: AWS managed).")
+    max_unavailable_percentage: int = Field(
+        default=10, ge=1, le=100, description="Share of nodes an update may take down at once."
+    )
+
+
+class NodePoolGcp(_Model):
+    """GKE options of one pool."""
+
+    zones: list[str] | None = Field(default=None, description="Node locations of this pool (default: gcp.zones).")
+    disk_size_gb: int = Field(default=500, ge=10, le=65536, description="Boot disk size in GB.")
+    disk_type: str = Field(default="pd-ssd", description="Boot disk type.")
+    spot: bool = Field(default=False, description="Use Spot VMs.")
+    gpu_driver_version: str = Field(
+        default="LATEST", description="gke-native stack: DEFAULT | LATEST (gpu-operator stack disables GKE's driver)."
+    )
+
+
+class NodePool(_Model):
+    """One GPU node pool: an EKS managed node group or a GKE node pool."""
+
+    name: str = Field(description="Pool name; a lower-case DNS label, used in labels, taints and object names.")
+    instance_type: str = Field(description="AWS instance type or GCP machine type.")
+    sharing: Sharing = Field(description="How the pool's GPUs are shared.")
+    min_size: NonNegInt = Field(default=0, description="Minimum node count.")
+    max_size: NonNegInt = Field(description="Maximum node count.")
+    protect: bool = Field(default=False, description="Protect the node pool from deletion by Pulumi.")
+    labels: dict[str, str] = Field(default_factory=dict, description="Extra node labels.")
+    aws: NodePoolAws = Field(default_factory=NodePoolAws, description="EKS options.")
+    gcp: NodePoolGcp = Field(default_factory=NodePoolGcp, description="GKE options.")
+
+
+class Tier(_Model):
+    """A workload class: it routes to one pool and one extended resource."""
+
+    name: str = Field(description="Tier name; pods carry it as `<labelDomain>/gpu-tier`.")
+    pool: str = Field(description="The pool this tier runs on.")
+    resource: str | None = Field(
+        default=None,
+        description="Extended resource; default nvidia.com/gpu, or the only profile of a one-profile MIG layout.",
+    )
+    priority: int = Field(ge=-2147483648, le=1000000000, description="PriorityClass value.")
+    preemption_policy: PreemptionPolicy = Field(
+        default=PreemptionPolicy.PREEMPT_LOWER, description="PreemptLowerPriority | Never."
+    )
+    description: str | None = Field(default=None, description="Human description of the tier.")
+
+
+class Team(_Model):
+    """A tenant: namespaces, a cohort and quotas per tier."""
+
+    name: str = Field(description="Team name; its ClusterQueue and Volcano Queue are named after it.")
+    namespaces: list[str] = Field(min_length=1, description="Namespaces of the team (each in one team only).")
+    cohort: str | None = Field(default=None, description="Kueue cohort the team borrows and lends in.")
+    quotas: dict[str, NonNegInt] = Field(
+        default_factory=dict, description="Nominal quota per tier, in units of the tier's resource."
+    )
+    borrowing_limit: dict[str, NonNegInt] = Field(
+        default_factory=dict, description="Per tier: how much more than quota the team may borrow (needs a cohort)."
+    )
+    lending_limit: dict[str, NonNegInt] = Field(
+        default_factory=dict, description="Per tier: how much of its quota the team may lend (needs a cohort)."
+    )
+    weight: int = Field(default=1, ge=1, le=65535, description="Fair-sharing and Volcano queue weight.")
+
+
+class CohortSpec(_Model):
+    """A Kueue cohort, for nesting cohorts."""
+
+    name: str = Field(description="Cohort name.")
+    parent: str | None = Field(default=None, description="Parent cohort (unset = root).")
+
+
+class KueueSpec(_Model):
+    """Kueue (admission and quota)."""
+
+    enabled: bool = Field(default=True, description="Install Kueue and render its queues.")
+    version: str = Field(default="0.19.2", description="Kueue Helm chart version.")
+    namespace: str = Field(default="kueue-system", description="Kueue namespace.")
+    fair_sharing: bool = Field(default=False, description="Enable fair sharing in the manager configuration.")
+    queueing_strategy: str = Field(default="BestEffortFIFO", description="BestEffortFIFO | StrictFIFO.")
+    integrations: list[str] = Field(
+        default_factory=lambda: ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob", "ray.io/rayjob"],
+        description="Kueue job integrations to enable.",
+    )
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class VolcanoSpec(_Model):
+    """Volcano (gang scheduling)."""
+
+    enabled: bool = Field(default=False, description="Install Volcano and render its queues.")
+    version: str = Field(default="1.15.1", description="Volcano Helm chart version.")
+    namespace: str = Field(default="volcano-system", description="Volcano namespace.")
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class SchedulingSpec(_Model):
+    """Queues, quotas and gang scheduling."""
+
+    kueue: KueueSpec = Field(default_factory=KueueSpec, description="Kueue settings.")
+    volcano: VolcanoSpec = Field(default_factory=VolcanoSpec, description="Volcano settings.")
+    cohorts: list[CohortSpec] = Field(default_factory=list, description="Nested Kueue cohorts.")
+
+
+class PrometheusSpec(_Model):
+    """Prometheus: install kube-prometheus-stack, or wire into an existing one."""
+
+    install: bool = Field(default=True, description="Install kube-prometheus-stack.")
+    version: str = Field(default="88.5.3", description="kube-prometheus-stack chart version.")
+    namespace: str = Field(default="monitoring", description="Monitoring namespace.")
+    release_name: str = Field(default="kube-prometheus-stack", description="Helm release name.")
+    rule_labels: dict[str, str] = Field(
+        default_factory=dict, description="Labels an existing Prometheus selects PrometheusRules/ServiceMonitors by."
+    )
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class OpenCostSpec(_Model):
+    """OpenCost with catalog GPU prices."""
+
+    enabled: bool = Field(default=True, description="Install OpenCost.")
+    version: str = Field(default="2.5.17", description="OpenCost chart version.")
+    namespace: str = Field(default="opencost", description="OpenCost namespace.")
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class Thresholds(_Model):
+    """Alert thresholds."""
+
+    stranded_sm_active: float = Field(default=0.1, ge=0, le=1, description="SM-active below this is idle.")
+    stranded_for: str = Field(default="2h", description="How long allocated GPUs must idle to alert.")
+    fb_memory_percent: float = Field(default=90, ge=0, le=100, description="Framebuffer use alert, percent.")
+    temperature_celsius: float = Field(default=85, description="GPU temperature alert, Celsius.")
+    pending_workloads: int = Field(default=10, ge=0, description="Kueue pending workloads per queue to alert on.")
+    pending_for: str = Field(default="30m", description="How long the backlog must last to alert.")
+    mig_pending_for: str = Field(default="30m", description="How long a MIG reconfiguration may stay pending.")
+    starved_queue_depth: float = Field(default=5, ge=0, description="App queue depth that marks a starved pod.")
+
+
+class MonitoringSpec(_Model):
+    """DCGM, Prometheus rules and alerts, OpenCost, dashboards."""
+
+    prometheus: PrometheusSpec = Field(default_factory=PrometheusSpec, description="Prometheus settings.")
+    opencost: OpenCostSpec = Field(default_factory=OpenCostSpec, description="OpenCost settings.")
+    thresholds: Thresholds = Field(default_factory=Thresholds, description="Alert thresholds.")
+    dashboards: bool = Field(default=True, description="Render the Grafana dashboard ConfigMap.")
+
+
+class AdmissionSpec(_Model):
+    """In-cluster admission: deny unclassified GPU pods, route tiered ones."""
+
+    deny_unclassified: bool = Field(default=True, description="Deny GPU pods without a known tier label.")
+    exempt_namespaces: list[str] = Field(
+        default_factory=lambda: ["kube-system", "gpu-operator", "kueue-system", "volcano-system", "monitoring"],
+        description="Namespaces the admission rules skip.",
+    )
+    mutation: MutationEngine = Field(
+        default=MutationEngine.MUTATING_ADMISSION_POLICY,
+        description="What routes tiered pods: mutating-admission-policy | kyverno | none.",
+    )
+
+
+class GpuOperatorSpec(_Model):
+    """NVIDIA GPU Operator release."""
+
+    version: str = Field(default="v26.7.0", description="gpu-operator chart version.")
+    namespace: str = Field(default="gpu-operator", description="Operator namespace.")
+    repository: str = Field(default="https://helm.ngc.nvidia.com/nvidia", description="Chart repository.")
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class CustomInstanceType(_Model):
+    """An instance or machine type the built-in catalog lacks."""
+
+    name: str = Field(description="Instance / machine type name.")
+    gpu_model: str = Field(description="GPU model, one of the catalog's GPU models.")
+    gpu_count: int = Field(ge=1, description="GPUs per node.")
+    hourly_price: PositiveFloat = Field(description="On-demand $/hour of one node.")
+
+
+class CatalogSpec(_Model):
+    """Additions to and overrides of the built-in hardware catalog."""
+
+    instance_types: list[CustomInstanceType] = Field(default_factory=list, description="Extra instance types.")
+    price_overrides: dict[str, PositiveFloat] = Field(
+        default_factory=dict, description="Instance type -> $/hour (negotiated, savings plan...)."
+    )
+    discount_percent: float = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
+
+
+class PolicySpec(_Model):
+    """Policy-pack settings that come from the spec."""
+
+    budget_hourly: float | None = Field(
+        default=None, ge=0, description="Max $/hour of GPU pools at max size (advisory when unset)."
+    )
+
+
+class PlatformSpec(_Model):
+    """The whole GPU fleet: pools, tiers, teams and the platform services around them."""
+
+    cloud: Cloud = Field(description="aws | gcp.")
+    cluster_name: str = Field(description="Existing EKS / GKE cluster name.")
+    kubernetes_version: str = Field(default="1.33", description="Cluster Kubernetes minor version, e.g. '1.33'.")
+    label_domain: str = Field(description="Prefix of the platform's label and taint keys, e.g. gpu.example.com.")
+    aws: AwsSpec | None = Field(default=None, description="AWS settings (cloud: aws).")
+    gcp: GcpSpec | None = Field(default=None, description="GCP settings (cloud: gcp).")
+    node_pools: list[NodePool] = Field(min_length=1, description="GPU node pools.")
+    tiers: list[Tier] = Field(min_length=1, description="Workload classes.")
+    teams: list[Team] = Field(default_factory=list, description="Tenants and their quotas.")
+    scheduling: SchedulingSpec = Field(default_factory=SchedulingSpec, description="Kueue and Volcano.")
+    monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec, description="Monitoring and cost.")
+    admission: AdmissionSpec = Field(default_factory=AdmissionSpec, description="In-cluster admission.")
+    gpu_operator: GpuOperatorSpec = Field(default_factory=GpuOperatorSpec, description="NVIDIA GPU Operator.")
+    catalog: CatalogSpec = Field(default_factory=CatalogSpec, description="Catalog additions and price overrides.")
+    policy: PolicySpec = Field(default_factory=PolicySpec, description="Policy-pack settings.")
+
+    @cached_property
+    def hardware(self) -> Catalog:
+        """The catalog this spec sees: built-in tables plus its own types and prices."""
+        extra = [
+            InstanceType(t.name, self.cloud.value, t.gpu_model, t.gpu_count, t.hourly_price, "spec")
+            for t in self.catalog.instance_types
+        ]
+        return Catalog.build(extra, self.catalog.price_overrides, self.catalog.discount_percent)
+
+    @cached_property
+    def pools_by_name(self) -> dict[str, NodePool]:
+        """Pools keyed by name (the first of duplicates)."""
+        out: dict[str, NodePool] = {}
+        for p in self.node_pools:
+            out.setdefault(p.name, p)
+        return out
+
+    @cached_property
+    def tiers_by_name(self) -> dict[str, Tier]:
+        """Tiers keyed by name (the first of duplicates)."""
+        out: dict[str, Tier] = {}
+        for t in self.tiers:
+            out.setdefault(t.name, t)
+        return out
+
+    def tiers_of(self, pool: str) -> list[Tier]:
+        """The tiers that route to `pool`."""
+        return [t for t in self.tiers if t.pool == pool]
+
+    def resource_of(self, tier: Tier) -> str:
+        """The extended resource a tier's pods request."""
+        if tier.resource:
+            return tier.resource
+        pool = self.pools_by_name.get(tier.pool)
+        if pool and pool.sharing.mode == SharingMode.MIG and pool.sharing.mig_layout:
+            profiles = [p for p, n in pool.sharing.mig_layout.items() if n > 0]
+            if len(profiles) == 1:
+                return f"nvidia.com/mig-{profiles[0]}"
+        return "nvidia.com/gpu"

@@ -1,0 +1,63 @@
+"""`synth`: render the whole desired state offline into DIR/kubernetes, DIR/helm and DIR/nodepools.
+
+Each domain registers its renderer once in `RENDERERS`; a renderer is a pure function spec -> [Artifact].
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from .artifacts import KINDS, Artifact
+from .nodepools.render import render_nodepool_artifacts
+from .spec import PlatformSpec
+
+__all__ = ["RENDERERS", "Renderer", "render_all", "write_artifacts"]
+
+Renderer = Callable[[PlatformSpec], list[Artifact]]
+
+RENDERERS: dict[str, Renderer] = {
+    "nodepools": render_nodepool_artifacts,
+}
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block-style YAML that keeps key order and never emits anchors."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
+def _str_presenter(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump_documents(documents: tuple[dict, ...] | list[dict]) -> str:
+    """YAML text of several documents, in order, keys unsorted."""
+    return yaml.dump_all(list(documents), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
+
+
+def render_all(spec: PlatformSpec) -> list[Artifact]:
+    """Every artifact of every registered domain, in registration order."""
+    return [a for render in RENDERERS.values() for a in render(spec)]
+
+
+def write_artifacts(artifacts: list[Artifact], out: Path) -> dict[str, int]:
+    """Write artifacts under `out` (replacing what a previous synth wrote there); return files per kind."""
+    counts = dict.fromkeys(KINDS, 0)
+    for kind in KINDS:
+        target = out / kind
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+    for a in artifacts:
+        (out / a.kind / f"{a.name}.yaml").write_text(dump_documents(a.documents))
+        counts[a.kind] += 1
+    return counts

@@ -1,0 +1,265 @@
+"""Cross-field rules of the spec. Every rule yields Findings naming a field path, the bad value and what is allowed.
+
+`check_spec` runs the core rules below and then each domain's checks (registered once in `DOMAIN_CHECKS`),
+and returns every finding: errors, warnings and notes. Nothing here creates resources.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+
+from .catalog import layout_fits, profiles_for
+from .errors import Finding, SpecError
+from .spec import Cloud, PlatformSpec, SharingMode
+
+__all__ = ["CORE_RULES", "DOMAIN_CHECKS", "DOMAIN_CHECK_PATHS", "Check", "check_spec", "ensure_valid"]
+
+Check = Callable[[PlatformSpec], Iterable[Finding]]
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_K8S_VERSION = re.compile(r"^1\.\d{2}$")
+_DNS_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
+
+
+def _err(path: str, message: str) -> Finding:
+    return Finding(path, message)
+
+
+def _dns_label(path: str, value: str) -> Iterator[Finding]:
+    if len(value) > 63 or not _DNS_LABEL.match(value):
+        yield _err(path, f"{value!r} is not a valid name; allowed: {_DNS_ALLOWED}")
+
+
+def _unique(path: str, names: list[str], what: str) -> Iterator[Finding]:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            yield _err(f"{path}[{i}].name", f"duplicate {what} name {name!r}; {what} names must be unique")
+        seen.add(name)
+
+
+def _choices(values: Iterable[str], limit: int = 12) -> str:
+    vals = sorted(values)
+    more = f", ... ({len(vals) - limit} more)" if len(vals) > limit else ""
+    return ", ".join(vals[:limit]) + more
+
+
+def rule_top_level(spec: PlatformSpec) -> Iterator[Finding]:
+    """Cluster-wide fields: label domain, Kubernetes version, the cloud section."""
+    if len(spec.label_domain) > 253 or not _DNS_SUBDOMAIN.match(spec.label_domain):
+        yield _err("labelDomain", f"{spec.label_domain!r} is not a DNS subdomain; allowed: e.g. gpu.example.com")
+    if not _K8S_VERSION.match(spec.kubernetes_version):
+        yield _err("kubernetesVersion", f"{spec.kubernetes_version!r} is not a minor version; allowed: e.g. '1.33'")
+    section, other = (spec.aws, spec.gcp) if spec.cloud == Cloud.AWS else (spec.gcp, spec.aws)
+    other_name = "gcp" if spec.cloud == Cloud.AWS else "aws"
+    if section is None:
+        yield _err(spec.cloud.value, f"missing; cloud is {spec.cloud.value!r}, so the {spec.cloud.value} section is required")
+    if other is not None:
+        yield _err(other_name, f"set, but cloud is {spec.cloud.value!r}; remove it or change cloud")
+
+
+def rule_names(spec: PlatformSpec) -> Iterator[Finding]:
+    """Pool, tier and team names are unique DNS labels."""
+    for path, items, what in (("nodePools", spec.node_pools, "pool"), ("tiers", spec.tiers, "tier"),
+                              ("teams", spec.teams, "team")):
+        for i, item in enumerate(items):
+            yield from _dns_label(f"{path}[{i}].name", item.name)
+        yield from _unique(path, [x.name for x in items], what)
+
+
+def rule_pools(spec: PlatformSpec) -> Iterator[Finding]:
+    """Sizes, instance types, sharing settings and MIG layouts of every pool."""
+    hw = spec.hardware
+    cloud_types = sorted(n for n, t in hw.instance_types.items() if t.cloud == spec.cloud.value)
+    for i, pool in enumerate(spec.node_pools):
+        p = f"nodePools[{i}]"
+        if pool.min_size > pool.max_size:
+            yield _err(f"{p}.minSize", f"{pool.min_size} is greater than maxSize {pool.max_size}; allowed: 0..maxSize")
+        if "gcp" in pool.model_fields_set and spec.cloud == Cloud.AWS:
+            yield _err(f"{p}.gcp", "set, but cloud is 'aws'; use nodePools[].aws for EKS options")
+        if "aws" in pool.model_fields_set and spec.cloud == Cloud.GCP:
+            yield _err(f"{p}.aws", "set, but cloud is 'gcp'; use nodePools[].gcp for GKE options")
+        itype = hw.instance(pool.instance_type)
+        if itype is None:
+            yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is not in the catalog for {spec.cloud.value}; "
+                       f"allowed: {_choices(cloud_types)}, or describe it under catalog.instanceTypes")
+            continue
+        if itype.cloud != spec.cloud.value:
+            yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is a {itype.cloud} type but cloud is "
+                       f"{spec.cloud.value!r}; allowed: {_choices(cloud_types)}")
+            continue
+        yield from _rule_sharing(spec, p, pool, itype.gpu_model)
+
+
+def _rule_sharing(spec: PlatformSpec, p: str, pool, gpu_model: str) -> Iterator[Finding]:
+    s, gpu = pool.sharing, spec.hardware.gpu(gpu_model)
+    mode = s.mode.value
+    if s.mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
+        if s.replicas is None:
+            yield _err(f"{p}.sharing.replicas", f"missing; {mode} needs replicas >= 2 (pods per GPU)")
+        elif s.replicas < 2:
+            yield _err(f"{p}.sharing.replicas", f"{s.replicas} is too small; allowed: >= 2 (device-plugin rule)")
+        elif s.mode == SharingMode.MPS and gpu and s.replicas > gpu.mps_max_clients:
+            yield _err(f"{p}.sharing.replicas", f"{s.replicas} exceeds the MPS client limit; allowed: 2..{gpu.mps_max_clients}")
+    if s.mode == SharingMode.EXCLUSIVE and s.replicas is not None:
+        yield _err(f"{p}.sharing.replicas", f"{s.replicas} is not allowed with mode 'exclusive'; remove it "
+                   "or use mode time-slicing / mps")
+    if s.mode != SharingMode.MIG and s.mig_layout is not None:
+        yield _err(f"{p}.sharing.migLayout", f"only allowed with mode 'mig', not {mode!r}")
+    if s.mode == SharingMode.MIG:
+        yield from _rule_mig(p, s, gpu_model, gpu is not None and gpu.mig_capable)
+
+
+def _rule_mig(p: str, s, gpu_model: str, capable: bool) -> Iterator[Finding]:
+    if not capable:
+        yield _err(f"{p}.sharing.mode", f"'mig' on {gpu_model}, which has no MIG; allowed GPUs: "
+                   "A100-SXM4-40GB, A100-SXM4-80GB, H100-80GB, H200-141GB")
+        return
+    if s.replicas is not None and s.replicas < 2:
+        yield _err(f"{p}.sharing.replicas", f"{s.replicas} is too small for time-slicing MIG slices; allowed: >= 2, or omit")
+    layout = s.mig_layout or {}
+    profiles = profiles_for(gpu_model)
+    if not layout or not any(layout.values()):
+        yield _err(f"{p}.sharing.migLayout", f"missing or empty; mode 'mig' needs profile -> count per GPU; "
+                   f"allowed profiles on {gpu_model}: {', '.join(profiles)}")
+        return
+    unknown = [k for k in layout if k not in profiles]
+    for k in unknown:
+        yield _err(f"{p}.sharing.migLayout.{k}", f"{k!r} is not a MIG profile of {gpu_model}; "
+                   f"allowed: {', '.join(profiles)}")
+    if not unknown and not layout_fits(gpu_model, layout):
+        used_c = sum(profiles[k].compute * n for k, n in layout.items())
+        used_m = sum(profiles[k].size * n for k, n in layout.items())
+        yield _err(f"{p}.sharing.migLayout", f"{dict(layout)} does not fit one {gpu_model} under NVIDIA's placement "
+                   f"rules (uses {used_c}/7 compute and {used_m}/8 memory slices, or breaks a profile's placement "
+                   "or max count); allowed: e.g. {'3g.40gb': 1, '2g.20gb': 1, '1g.10gb': 2} on 80GB GPUs")
+
+
+def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
+    """Every tier names a pool and a resource that pool advertises; every pool has a tier."""
+    pools = spec.pools_by_name
+    for i, tier in enumerate(spec.tiers):
+        pool = pools.get(tier.pool)
+        if pool is None:
+            yield _err(f"tiers[{i}].pool", f"{tier.pool!r} is not a pool; allowed: {_choices(pools)}")
+            continue
+        resource = spec.resource_of(tier)
+        if pool.sharing.mode == SharingMode.MIG:
+            allowed = [f"nvidia.com/mig-{k}" for k, n in (pool.sharing.mig_layout or {}).items() if n > 0]
+            if resource not in allowed:
+                what = f"{tier.resource!r}" if tier.resource else "missing"
+                yield _err(f"tiers[{i}].resource", f"{what}; pool {pool.name!r} is MIG, so the tier must name one of "
+                           f"its resources; allowed: {', '.join(allowed)}")
+        elif resource != "nvidia.com/gpu":
+            yield _err(f"tiers[{i}].resource", f"{resource!r} on non-MIG pool {pool.name!r}; allowed: nvidia.com/gpu")
+    routed = {t.pool for t in spec.tiers}
+    for i, pool in enumerate(spec.node_pools):
+        if pool.name not in routed:
+            yield _err(f"nodePools[{i}]", f"pool {pool.name!r} is unclassified: no tier routes to it; add a tier "
+                       f"with pool: {pool.name}")
+
+
+def rule_teams(spec: PlatformSpec) -> Iterator[Finding]:
+    """Quotas name known tiers, limits need a cohort, a namespace belongs to one team."""
+    tiers = spec.tiers_by_name
+    owner: dict[str, str] = {}
+    for i, team in enumerate(spec.teams):
+        p = f"teams[{i}]"
+        for field, values in (("quotas", team.quotas), ("borrowingLimit", team.borrowing_limit),
+                              ("lendingLimit", team.lending_limit)):
+            for tier in values:
+                if tier not in tiers:
+                    yield _err(f"{p}.{field}.{tier}", f"{tier!r} is not a tier; allowed: {_choices(tiers)}")
+        for field, values in (("borrowingLimit", team.borrowing_limit), ("lendingLimit", team.lending_limit)):
+            if values and not team.cohort:
+                yield _err(f"{p}.{field}", f"{dict(values)} needs a cohort (Kueue: limits must be nil without one); "
+                           "set cohort or remove it")
+            for tier, n in values.items():
+                if tier in tiers and tier not in team.quotas:
+                    yield _err(f"{p}.{field}.{tier}", f"{n} for tier {tier!r} without a quota for it; add quotas.{tier}")
+        for tier, n in team.lending_limit.items():
+            if n > team.quotas.get(tier, n):
+                yield _err(f"{p}.lendingLimit.{tier}", f"{n} exceeds the quota {team.quotas[tier]}; allowed: 0..quota")
+        for j, ns in enumerate(team.namespaces):
+            yield from _dns_label(f"{p}.namespaces[{j}]", ns)
+            if ns in owner and owner[ns] != team.name:
+                yield _err(f"{p}.namespaces[{j}]", f"{ns!r} already belongs to team {owner[ns]!r}; a namespace "
+                           "belongs to one team")
+            owner.setdefault(ns, team.name)
+
+
+def rule_catalog(spec: PlatformSpec) -> Iterator[Finding]:
+    """Custom instance types name known GPU models; price overrides name known types."""
+    models = spec.hardware.gpu_models
+    for i, t in enumerate(spec.catalog.instance_types):
+        if t.gpu_model not in models:
+            yield _err(f"catalog.instanceTypes[{i}].gpuModel", f"{t.gpu_model!r} is not a known GPU model; "
+                       f"allowed: {_choices(models)}")
+    for name in spec.catalog.price_overrides:
+        if spec.hardware.instance(name) is None:
+            yield _err(f"catalog.priceOverrides.{name}", f"{name!r} is not a known instance type; describe it under "
+                       "catalog.instanceTypes first")
+
+
+def rule_cohorts(spec: PlatformSpec) -> Iterator[Finding]:
+    """Nested cohorts have unique names and known, acyclic parents."""
+    names = [c.name for c in spec.scheduling.cohorts]
+    yield from _unique("scheduling.cohorts", names, "cohort")
+    parents = {c.name: c.parent for c in spec.scheduling.cohorts}
+    for i, c in enumerate(spec.scheduling.cohorts):
+        yield from _dns_label(f"scheduling.cohorts[{i}].name", c.name)
+        seen, cur = {c.name}, c.parent
+        while cur is not None:
+            if cur in seen:
+                yield _err(f"scheduling.cohorts[{i}].parent", f"{c.parent!r} makes a cycle through {c.name!r}")
+                break
+            seen.add(cur)
+            cur = parents.get(cur)
+    for i, team in enumerate(spec.teams):
+        if team.cohort:
+            yield from _dns_label(f"teams[{i}].cohort", team.cohort)
+
+
+CORE_RULES: tuple[Check, ...] = (
+    rule_top_level,
+    rule_names,
+    rule_pools,
+    rule_tiers,
+    rule_teams,
+    rule_catalog,
+    rule_cohorts,
+)
+
+
+# Checks each domain registers once: "module:function", imported on first use.
+DOMAIN_CHECK_PATHS: list[str] = [
+]
+
+
+def DOMAIN_CHECKS() -> tuple[Check, ...]:  # noqa: N802 (reads as the registry it is)
+    """The registered domain checks, imported lazily so validation stays cheap to import."""
+    import importlib
+
+    out = []
+    for path in DOMAIN_CHECK_PATHS:
+        module, attr = path.split(":")
+        out.append(getattr(importlib.import_module(module), attr))
+    return tuple(out)
+
+
+def check_spec(spec: PlatformSpec) -> list[Finding]:
+    """Every finding for `spec`: core rule errors first, then domain checks (run only when the core rules pass)."""
+    findings = [f for rule in CORE_RULES for f in rule(spec)]
+    if not any(f.severity == "error" for f in findings):
+        findings += [f for check in DOMAIN_CHECKS() for f in check(spec)]
+    return findings
+
+
+def ensure_valid(spec: PlatformSpec, source: str | None = None) -> list[Finding]:
+    """Raise SpecError with every error, or return the warnings and notes."""
+    findings = check_spec(spec)
+    if any(f.severity == "error" for f in findings):
+        raise SpecError(findings, source)
+    return findings

@@ -1,0 +1,132 @@
+"""Shared fixtures: the dev spec, upstream reference data, and a recording Pulumi mock per test."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = Path(os.environ.get("GPU_PLATFORM_REFERENCE", ROOT.parent / "shared" / "reference"))
+DEV_STACK = ROOT / "Pulumi.dev.yaml"
+
+
+def reference_path(*parts: str) -> Path:
+    """A file under ../shared/reference; skip (or fail in CI) when the reference data is absent."""
+    path = REFERENCE.joinpath(*parts)
+    if not path.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"reference file missing in CI: {path}")
+        pytest.skip(f"upstream reference data not found at {path} (set GPU_PLATFORM_REFERENCE)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def reference() -> Any:
+    """Callable returning paths under ../shared/reference (conformance tests)."""
+    return reference_path
+
+
+@pytest.fixture
+def dev_data() -> dict[str, Any]:
+    """The dev stack's raw spec object (a fresh copy per test, safe to mutate)."""
+    return yaml.safe_load(DEV_STACK.read_text())["config"]["gpu-platform:platform"]
+
+
+@pytest.fixture
+def dev_spec(dev_data):
+    """The dev stack's validated spec."""
+    from gpu_platform.load import parse_spec
+
+    return parse_spec(dev_data)
+
+
+@dataclass
+class Registered:
+    """One resource registration the program made."""
+
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    parent: str
+    urn: str
+    custom: bool
+    protect: bool
+    ignore_changes: list[str]
+    delete_before_replace: bool
+    aliases: list[Any] = field(default_factory=list)
+
+    @property
+    def parent_name(self) -> str:
+        """The name part of the parent URN ('' for the stack)."""
+        return self.parent.rsplit("::", 1)[-1] if self.parent else ""
+
+
+class Recorder:
+    """Records every resource registered under the mock monitor."""
+
+    def __init__(self) -> None:
+        self.resources: list[Registered] = []
+
+    def of_type(self, typ: str) -> list[Registered]:
+        """Registrations of one type token."""
+        return [r for r in self.resources if r.type == typ]
+
+    def named(self, name: str) -> Registered:
+        """The registration called `name` (fails when absent)."""
+        found = [r for r in self.resources if r.name == name]
+        assert found, f"no resource named {name!r}; have {[r.name for r in self.resources]}"
+        return found[0]
+
+    def run(self, program) -> Recorder:
+        """Run `program()` under the mocks and wait for every registration to finish."""
+        import pulumi
+
+        @pulumi.runtime.test
+        def _run():
+            return program()
+
+        _run()
+        return self
+
+
+@pytest.fixture
+def pulumi_mocks(monkeypatch) -> Recorder:
+    """A fresh mock Pulumi runtime per test that records registrations (types, names, parents, inputs, options)."""
+    import pulumi
+    from pulumi.runtime import mocks as m
+
+    recorder = Recorder()
+
+    class _Mocks(pulumi.runtime.Mocks):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+            return f"{args.name}-id", dict(args.inputs)
+
+        def call(self, args: pulumi.runtime.MockCallArgs):
+            return {}
+
+    class _Monitor(m.MockMonitor):
+        def RegisterResource(self, request):
+            resp = super().RegisterResource(request)
+            if request.type != "pulumi:pulumi:Stack":
+                inputs = m.rpc.deserialize_properties(request.object) if request.object else {}
+                recorder.resources.append(Registered(
+                    request.type, request.name, inputs, request.parent, resp.urn, request.custom,
+                    request.protect, list(request.ignoreChanges), request.deleteBeforeReplace,
+                    [a for a in getattr(request, "aliases", [])]))
+            return resp
+
+    mocks = _Mocks()
+    pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack="test", preview=False, monitor=_Monitor(mocks))
+    yield recorder
+    pulumi.runtime.settings.reset_options() if hasattr(pulumi.runtime.settings, "reset_options") else None
+
+
+def loaded_modules() -> set[str]:
+    """Names of the modules imported so far in this process."""
+    return set(sys.modules)

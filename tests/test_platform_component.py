@@ -1,0 +1,57 @@
+"""GpuPlatform under Pulumi mocks: validates first, registers nothing for a bad spec."""
+
+from __future__ import annotations
+
+import runpy
+
+import pulumi
+import pytest
+
+from conftest import ROOT
+
+
+def test_platform_registers_component_with_type_token(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
+    comp = rec.named("plat")
+    assert comp.type == "gpu-platform:index:GpuPlatform"
+    assert comp.custom is False
+    assert all(r.parent for r in rec.resources if r.name != "plat"), "every child is parented"
+
+
+def test_bad_spec_registers_nothing(pulumi_mocks, dev_data):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
+    from gpu_platform.spec import PlatformSpec
+
+    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2, "1g.10gb": 1}
+    spec = PlatformSpec.model_validate(dev_data)  # structurally fine, semantically wrong
+    with pytest.raises(SpecError, match=r"nodePools\[1\]\.sharing\.migLayout"):
+        pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=spec)))
+    assert pulumi_mocks.resources == []
+
+
+def _run_stack_program(config: dict) -> None:
+    pulumi.runtime.set_all_config({f"gpu-platform:{k}": v for k, v in config.items()})
+    runpy.run_path(str(ROOT / "infra" / "__main__.py"), run_name="__main__")
+
+
+def test_stack_program_stops_cleanly_on_bad_config(pulumi_mocks, dev_data):
+    import json
+
+    dev_data["tiers"][0]["pool"] = "nope"
+    dev_data["teams"][0]["quotas"]["bogus"] = 1
+    with pytest.raises(pulumi.RunError) as exc:
+        pulumi_mocks.run(lambda: _run_stack_program({"platform": json.dumps(dev_data)}))
+    msg = str(exc.value)
+    assert "tiers[0].pool: 'nope' is not a pool" in msg
+    assert "teams[0].quotas.bogus" in msg
+    assert "Traceback" not in msg
+    assert pulumi_mocks.resources == []
+
+
+def test_stack_program_builds_platform_from_dev_config(pulumi_mocks, dev_data):
+    import json
+
+    rec = pulumi_mocks.run(lambda: _run_stack_program({"platform": json.dumps(dev_data)}))
+    assert rec.named("gpu-platform").type == "gpu-platform:index:GpuPlatform"
