@@ -130,3 +130,25 @@ def pulumi_mocks(monkeypatch) -> Recorder:
 def loaded_modules() -> set[str]:
     """Names of the modules imported so far in this process."""
     return set(sys.modules)
+
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+@pytest.fixture
+def golden():
+    """compare(relative_path, text): assert `text` equals tests/golden/<relative_path>.
+
+    Set GPU_PLATFORM_UPDATE_GOLDEN=1 (`make golden`) to rewrite the files instead.
+    """
+
+    def compare(relative: str, text: str) -> None:
+        path = GOLDEN / relative
+        if os.environ.get("GPU_PLATFORM_UPDATE_GOLDEN") == "1":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return
+        assert path.exists(), f"golden file {path} missing; run `make golden` to create it"
+        assert text == path.read_text(), f"{relative} differs from its golden file; review, then `make golden`"
+
+    return compare
