@@ -43,14 +43,17 @@ class Catalog:
         price_overrides: Mapping[str, float] | None = None,
         discount_percent: float = 0.0,
     ) -> Catalog:
-        """The built-in catalog plus `extra` types, with overridden prices and a flat discount applied."""
+        """The built-in catalog plus `extra` types, with overridden prices and a flat discount on list prices.
+
+        The discount applies to built-in list prices only: `extra` types and overrides carry the price paid.
+        """
         types = dict(INSTANCE_TYPES) | {t.name: t for t in extra}
         factor = 1.0 - discount_percent / 100.0
         out = {}
         for name, t in types.items():
             price = (price_overrides or {}).get(name)
             if price is None:
-                price, source = t.hourly_usd * factor, t.source
+                price, source = (t.hourly_usd if t.source == "spec" else t.hourly_usd * factor), t.source
             else:
                 source = "spec"
             out[name] = InstanceType(t.name, t.cloud, t.gpu_model, t.gpu_count, price, source)

@@ -1,0 +1,87 @@
+"""The CLI contract: exit codes, errors on stderr naming field paths, synth's directories and summary."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from conftest import DEV_STACK, ROOT
+
+from gpu_platform.cli import main
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def test_validate_dev_stack_exits_zero(runner):
+    res = runner.invoke(main, ["validate", str(DEV_STACK)])
+    assert res.exit_code == 0, res.output
+    assert "valid" in res.stdout and "4 pools, 5 tiers, 2 teams, up to 240 GPUs" in res.stdout
+
+
+def test_validate_plain_spec_file(runner, tmp_path, dev_data):
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(dev_data))
+    assert runner.invoke(main, ["validate", str(path)]).exit_code == 0
+
+
+def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_data):
+    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"1g.10gb": 8}
+    dev_data["tiers"][0]["pool"] = "nope"
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": dev_data}}))
+    res = runner.invoke(main, ["validate", str(path)])
+    assert res.exit_code == 1
+    assert "nodePools[1].sharing.migLayout" in res.stderr
+    assert "tiers[0].pool: 'nope' is not a pool" in res.stderr
+    assert "Traceback" not in res.output and res.stdout == ""
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    ("{not yaml", "not valid YAML"),
+    ("- a list", "expected a mapping"),
+    ("config: {other:key: 1}", "no 'gpu-platform:platform' key"),
+])
+def test_validate_unreadable_files_fail_cleanly(runner, tmp_path, content, words):
+    path = tmp_path / "x.yaml"
+    path.write_text(content)
+    res = runner.invoke(main, ["validate", str(path)])
+    assert res.exit_code == 1 and words in res.stderr and res.exception is None or isinstance(res.exception,
+                                                                                              SystemExit)
+
+
+def test_validate_missing_file(runner, tmp_path):
+    res = runner.invoke(main, ["validate", str(tmp_path / "absent.yaml")])
+    assert res.exit_code == 1 and "cannot read" in res.stderr
+
+
+def test_usage_error_exits_two(runner):
+    assert runner.invoke(main, ["synth", str(DEV_STACK)]).exit_code == 2
+
+
+def test_synth_writes_three_directories_and_summary(runner, tmp_path):
+    out = tmp_path / "out"
+    res = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert {p.name for p in out.iterdir()} >= {"kubernetes", "helm", "nodepools"}
+    assert sorted(p.stem for p in (out / "nodepools").glob("*.yaml")) == ["gpu-ci", "gpu-dev", "gpu-infer", "gpu-train"]
+    for line in ("gpu-infer", "mig-3g.40gb 8-64", "gpu 0-128", "nodepools/"):
+        assert line in res.stdout
+    infer = list(yaml.safe_load_all((out / "nodepools" / "gpu-infer.yaml").read_text()))[0]
+    assert infer["capacity"]["units"]["nvidia.com/mig-1g.10gb"] == {"min": 16, "max": 128}
+
+
+def test_synth_replaces_stale_output(runner, tmp_path):
+    out = tmp_path / "out"
+    (out / "nodepools").mkdir(parents=True)
+    (out / "nodepools" / "old-pool.yaml").write_text("stale")
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
+    assert not (out / "nodepools" / "old-pool.yaml").exists()
+
+
+@pytest.mark.parametrize("example", ["aws-1000-a100.yaml", "gke-a2.yaml"])
+def test_examples_validate_via_cli(runner, example):
+    assert runner.invoke(main, ["validate", str(ROOT / "examples" / example)]).exit_code == 0

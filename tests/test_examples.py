@@ -1,0 +1,54 @@
+"""The shipped examples validate, and the consumer stack builds its platform under mocks."""
+
+from __future__ import annotations
+
+import runpy
+
+import pytest
+
+from conftest import ROOT
+
+EXAMPLES = [ROOT / "Pulumi.dev.yaml", ROOT / "examples" / "aws-1000-a100.yaml", ROOT / "examples" / "gke-a2.yaml"]
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_validates_without_errors(path):
+    from gpu_platform.load import load_spec
+    from gpu_platform.validation import check_spec
+
+    spec = load_spec(path)
+    assert not [f for f in check_spec(spec) if f.severity == "error"]
+
+
+def test_thousand_gpu_example_has_thousand_gpus_across_all_modes():
+    from gpu_platform.capacity import pool_capacity
+    from gpu_platform.load import load_spec
+
+    spec = load_spec(ROOT / "examples" / "aws-1000-a100.yaml")
+    assert sum(pool_capacity(spec, p).gpus_max for p in spec.node_pools) == 1000
+    assert sum(p.max_size for p in spec.node_pools) == 125
+    assert {p.sharing.mode.value for p in spec.node_pools} == {"exclusive", "mig", "time-slicing", "mps"}
+
+
+def test_gke_example_mirrors_aws_shape():
+    from gpu_platform.load import load_spec
+
+    aws = load_spec(ROOT / "examples" / "aws-1000-a100.yaml")
+    gke = load_spec(ROOT / "examples" / "gke-a2.yaml")
+    assert gke.cloud.value == "gcp"
+    assert [(p.name, p.sharing, p.max_size) for p in aws.node_pools] == [
+        (p.name, p.sharing, p.max_size) for p in gke.node_pools]
+    assert {p.instance_type for p in gke.node_pools} == {"a2-ultragpu-8g"}
+
+
+def test_consumer_stack_builds_platform_from_python_objects(pulumi_mocks):
+    module: dict = {}
+    rec = pulumi_mocks.run(lambda: module.update(
+        runpy.run_path(str(ROOT / "examples" / "consumer-stack" / "__main__.py"), run_name="__main__")))
+    platform = rec.named("ml-team")
+    assert platform.type == "gpu-platform:index:GpuPlatform"
+    spec = module["build_spec"]("c1")
+    assert spec.resource_of(spec.tiers_by_name["serve"]) == "nvidia.com/mig-3g.40gb"
+    children = [r for r in rec.resources if r.parent_name == "ml-team"]
+    assert all(r.parent_name for r in rec.resources if r is not platform)
+    assert children or rec.resources == [platform]
