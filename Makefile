@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STACK   ?= dev
 OUT     ?= build/$(STACK)
 
-.PHONY: setup synth test validate bench clean golden
+.PHONY: setup synth test validate bench clean golden docs
 
 $(BIN)/gpu-platform: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,9 @@ test: setup
 
 golden: setup
 	GPU_PLATFORM_UPDATE_GOLDEN=1 $(BIN)/python -m pytest tests -k golden
+
+docs: setup
+	$(BIN)/python -m gpu_platform.spec_reference README.md
 
 bench: setup
 	$(BIN)/python benchmarks/bench_spec.py
