@@ -52,3 +52,18 @@ def test_consumer_stack_builds_platform_from_python_objects(pulumi_mocks):
     children = [r for r in rec.resources if r.parent_name == "ml-team"]
     assert all(r.parent_name for r in rec.resources if r is not platform)
     assert children or rec.resources == [platform]
+
+
+@pytest.mark.parametrize(("gpus", "teams"), [(100, 10), (1_000, 100)])
+def test_benchmark_specs_are_valid(gpus, teams):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from specgen import make_spec
+
+    from gpu_platform.capacity import pool_capacity
+    from gpu_platform.load import parse_spec
+
+    spec = parse_spec(make_spec(gpus, teams))
+    assert len(spec.teams) == teams
+    assert sum(pool_capacity(spec, p).gpus_max for p in spec.node_pools) == gpus // 8 * 8
