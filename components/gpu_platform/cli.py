@@ -18,7 +18,9 @@ from .errors import Finding, GpuPlatformError, SpecError
 __all__ = ["main"]
 
 # Commands that live with their domain: name -> "module:function" (imported only when used).
-LAZY_COMMANDS: dict[str, str] = {}
+LAZY_COMMANDS: dict[str, str] = {
+    "preflight": "gpu_platform.preflight:preflight",
+}
 
 _WIDTH = None if sys.stdout.isatty() else 160
 out = Console(highlight=False, soft_wrap=True, width=_WIDTH)

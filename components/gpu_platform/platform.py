@@ -43,7 +43,13 @@ class GpuPlatform(pulumi.ComponentResource):
     @staticmethod
     def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
         """One node pool component per pool, for the spec's cloud (its SDK imported only then)."""
-        return []
+        from .spec import Cloud
+
+        if spec.cloud == Cloud.AWS:
+            from .nodepools.aws import EksGpuNodePool as Pool, EksGpuNodePoolArgs as PoolArgs
+        else:
+            from .nodepools.gcp import GkeGpuNodePool as Pool, GkeGpuNodePoolArgs as PoolArgs
+        return [Pool(f"{name}-{p.name}", PoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools]
 
     @staticmethod
     def _gpu_operator(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:

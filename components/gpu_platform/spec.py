@@ -171,6 +171,11 @@ class NodePoolAws(_Model):
     max_unavailable_percentage: int = Field(
         default=10, ge=1, le=100, description="Share of nodes an update may take down at once."
     )
+    imds_hop_limit: int = Field(
+        default=1, ge=1, le=64,
+        description="IMDSv2 response hop limit: 1 keeps pods off the node role (use IRSA / Pod Identity); 2 lets pods in.",
+    )
+    node_repair: bool = Field(default=True, description="EKS node auto repair (replaces nodes with failed GPUs).")
 
 
 class NodePoolGcp(_Model):
@@ -183,6 +188,10 @@ class NodePoolGcp(_Model):
     gpu_driver_version: str = Field(
         default="LATEST", description="gke-native stack: DEFAULT | LATEST (gpu-operator stack disables GKE's driver)."
     )
+    image_type: str = Field(default="COS_CONTAINERD", description="Node image type.")
+    location_policy: str = Field(default="ANY", description="Autoscaler zone choice: ANY (obtainability) | BALANCED.")
+    auto_upgrade: bool = Field(default=True, description="GKE node auto-upgrade (required on release channels).")
+    max_unavailable: int = Field(default=1, ge=1, description="Nodes an upgrade may take down at once (no surge).")
 
 
 class NodePool(_Model):
@@ -245,6 +254,7 @@ class KueueSpec(_Model):
 
     enabled: bool = Field(default=True, description="Install Kueue and render its queues.")
     version: str = Field(default="0.19.2", description="Kueue Helm chart version.")
+    chart: str = Field(default="oci://registry.k8s.io/kueue/charts/kueue", description="Kueue chart (OCI reference).")
     namespace: str = Field(default="kueue-system", description="Kueue namespace.")
     fair_sharing: bool = Field(default=False, description="Enable fair sharing in the manager configuration.")
     queueing_strategy: str = Field(default="BestEffortFIFO", description="BestEffortFIFO | StrictFIFO.")
@@ -260,6 +270,7 @@ class VolcanoSpec(_Model):
 
     enabled: bool = Field(default=False, description="Install Volcano and render its queues.")
     version: str = Field(default="1.15.1", description="Volcano Helm chart version.")
+    repository: str = Field(default="https://volcano-sh.github.io/helm-charts", description="Volcano chart repository.")
     namespace: str = Field(default="volcano-system", description="Volcano namespace.")
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -270,6 +281,9 @@ class SchedulingSpec(_Model):
     kueue: KueueSpec = Field(default_factory=KueueSpec, description="Kueue settings.")
     volcano: VolcanoSpec = Field(default_factory=VolcanoSpec, description="Volcano settings.")
     cohorts: list[CohortSpec] = Field(default_factory=list, description="Nested Kueue cohorts.")
+    create_namespaces: bool = Field(
+        default=True, description="Create the teams' namespaces (labelled `<labelDomain>/team`) with their queues."
+    )
 
 
 class PrometheusSpec(_Model):
@@ -282,6 +296,12 @@ class PrometheusSpec(_Model):
     rule_labels: dict[str, str] = Field(
         default_factory=dict, description="Labels an existing Prometheus selects PrometheusRules/ServiceMonitors by."
     )
+    url: str | None = Field(
+        default=None, description="Query URL of an existing Prometheus (install: false); default prometheus-operated."
+    )
+    repository: str = Field(
+        default="https://prometheus-community.github.io/helm-charts", description="kube-prometheus-stack chart repository."
+    )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
 
@@ -291,6 +311,13 @@ class OpenCostSpec(_Model):
     enabled: bool = Field(default=True, description="Install OpenCost.")
     version: str = Field(default="2.5.17", description="OpenCost chart version.")
     namespace: str = Field(default="opencost", description="OpenCost namespace.")
+    release_name: str = Field(default="opencost", description="OpenCost Helm release name.")
+    repository: str = Field(
+        default="https://opencost.github.io/opencost-helm-chart", description="OpenCost chart repository."
+    )
+    gpu_hourly_price: PositiveFloat | None = Field(
+        default=None, description="Custom-pricing $/GPU-hour (default: GPU-weighted catalog price of the pools)."
+    )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
 
@@ -305,6 +332,13 @@ class Thresholds(_Model):
     pending_for: str = Field(default="30m", description="How long the backlog must last to alert.")
     mig_pending_for: str = Field(default="30m", description="How long a MIG reconfiguration may stay pending.")
     starved_queue_depth: float = Field(default=5, ge=0, description="App queue depth that marks a starved pod.")
+    starved_for: str = Field(default="10m", description="How long a time-sliced pod's queue must stay deep to alert.")
+    fb_memory_for: str = Field(default="15m", description="How long framebuffer use must stay high to alert.")
+    temperature_for: str = Field(default="5m", description="How long the temperature must stay high to alert.")
+    mig_failed_for: str = Field(default="5m", description="How long a failed MIG config may persist before alerting.")
+    capacity_mismatch_for: str = Field(
+        default="15m", description="How long a pool may advertise fewer units than its sharing config promises."
+    )
 
 
 class MonitoringSpec(_Model):

@@ -1,4 +1,8 @@
-"""Pure render of each pool's cloud node pool inputs (no pulumi import)."""
+"""Pure render of each pool's cloud node pool resources and capacity (no pulumi import).
+
+The document for `DIR/nodepools/<pool>.yaml` names the primary provider resource (`type`, `inputs`), the
+resources created with it (`resources`, each with its type and inputs) and the capacity the pool advertises.
+"""
 
 from __future__ import annotations
 
@@ -6,47 +10,54 @@ from typing import Any
 
 from ..artifacts import Artifact
 from ..capacity import pool_capacity
-from ..contract import pool_labels, pool_taints
 from ..spec import Cloud, NodePool, PlatformSpec
+from .eks import (
+    ASG_TAG_TYPE,
+    LAUNCH_TEMPLATE_TYPE,
+    NODE_GROUP_TYPE,
+    autoscaler_tags,
+    render_eks_launch_template,
+    render_eks_node_group,
+)
+from .gke import NODE_POOL_TYPE, gpu_stack, render_gke_node_pool
 
-__all__ = ["render_node_pool", "render_nodepool_artifacts"]
+__all__ = ["render_capacity", "render_node_pool", "render_nodepool_artifacts"]
 
-_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
+
+def render_capacity(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    """GPU model, GPUs and extended-resource units of a pool, per node and at min and max size."""
+    cap = pool_capacity(spec, pool)
+    return {
+        "gpuModel": cap.gpu_model,
+        "gpusPerNode": cap.gpus_per_node,
+        "gpus": {"min": cap.gpus_min, "max": cap.gpus_max},
+        "unitsPerNode": dict(cap.units_per_node),
+        "units": {r: {"min": n * pool.min_size, "max": n * pool.max_size} for r, n in cap.units_per_node.items()},
+    }
+
+
+def _render_aws(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    tags = autoscaler_tags(spec, pool)
+    return {
+        "type": NODE_GROUP_TYPE,
+        "inputs": render_eks_node_group(spec, pool),
+        "resources": [
+            {"role": "lt", "type": LAUNCH_TEMPLATE_TYPE, "inputs": render_eks_launch_template(spec, pool)},
+            # Node group tags do not reach its Auto Scaling group; the autoscaler reads the group's tags.
+            {"role": "asg-tags", "type": ASG_TAG_TYPE,
+             "inputs": [{"key": k, "value": v, "propagateAtLaunch": False} for k, v in tags.items()]},
+        ],
+    }
+
+
+def _render_gcp(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    return {"type": NODE_POOL_TYPE, "gpuStack": gpu_stack(spec).value, "inputs": render_gke_node_pool(spec, pool)}
 
 
 def render_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
-    """The provider resource type and inputs of one pool, plus its capacity."""
-    cap = pool_capacity(spec, pool)
-    taints = [{**t, "effect": _EFFECT[t["effect"]]} for t in pool_taints(spec, pool)]
-    if spec.cloud == Cloud.AWS:
-        rtype = "aws:eks/nodeGroup:NodeGroup"
-        inputs = {
-            "clusterName": spec.cluster_name,
-            "nodeGroupName": pool.name,
-            "instanceTypes": [pool.instance_type],
-            "labels": pool_labels(spec, pool),
-            "taints": taints,
-            "scalingConfig": {"minSize": pool.min_size, "maxSize": pool.max_size},
-        }
-    else:
-        rtype = "gcp:container/nodePool:NodePool"
-        inputs = {
-            "cluster": spec.cluster_name,
-            "name": pool.name,
-            "nodeConfig": {"machineType": pool.instance_type, "labels": pool_labels(spec, pool), "taints": taints},
-            "autoscaling": {"minNodeCount": pool.min_size, "maxNodeCount": pool.max_size},
-        }
-    return {
-        "type": rtype,
-        "name": pool.name,
-        "inputs": inputs,
-        "capacity": {
-            "gpuModel": cap.gpu_model,
-            "gpusPerNode": cap.gpus_per_node,
-            "gpus": {"min": cap.gpus_min, "max": cap.gpus_max},
-            "units": {r: {"min": n * pool.min_size, "max": n * pool.max_size} for r, n in cap.units_per_node.items()},
-        },
-    }
+    """The provider resource type(s) and inputs of one pool, plus its capacity."""
+    body = _render_aws(spec, pool) if spec.cloud == Cloud.AWS else _render_gcp(spec, pool)
+    return {"name": pool.name, "cloud": spec.cloud.value, **body, "capacity": render_capacity(spec, pool)}
 
 
 def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:

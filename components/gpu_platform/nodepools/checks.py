@@ -1,0 +1,125 @@
+"""Node pool validation checks (registered in `validation.DOMAIN_CHECK_PATHS`): what EKS and GKE can express.
+
+Limits: EKS labels and taints from the botocore EKS model (labelKey/labelValue 1-63, taintKey 1-63,
+taintValue 0-63); GKE sharing from the Terraform google provider (guest_accelerator fields are ForceNew)
+and GKE's docs (gpu_partition_size makes as many equal partitions as fit; at most 48 shared clients).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..contract import pool_labels, pool_taints
+from ..errors import Finding
+from ..spec import Cloud, CapacityType, GkeGpuStack, NodePool, PlatformSpec, SharingMode
+from .eks import EKS_MAX_TAGS, pool_subnets, render_eks_node_group
+from .gke import gke_accelerator, gke_partition_count, gpu_stack
+
+__all__ = ["check_node_pools"]
+
+_EKS_MAX = 63
+_EKS_MAX_TAINTS = 50
+_GKE_MAX_SHARED_CLIENTS = 48
+_GKE_DRIVER_VERSIONS = ("DEFAULT", "LATEST")
+_GKE_LOCATION_POLICIES = ("ANY", "BALANCED")
+_USE_OPERATOR = "set gcp.gpuStack: gpu-operator (the NVIDIA GPU Operator applies any MIG layout)"
+
+
+def _eks_labels(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
+    p = f"nodePools[{i}]"
+    for key, value in pool_labels(spec, pool).items():
+        where = f"{p}.labels.{key}" if key in pool.labels else "labelDomain"
+        if not 1 <= len(key) <= _EKS_MAX:
+            yield Finding(where, f"node label key {key!r} is {len(key)} characters; EKS allows 1-{_EKS_MAX}")
+        if not 1 <= len(value) <= _EKS_MAX:
+            yield Finding(f"{p}.labels.{key}", f"node label value {value!r} is {len(value)} characters; "
+                          f"EKS allows 1-{_EKS_MAX}")
+    taints = pool_taints(spec, pool)
+    for t in taints:
+        if len(t["key"]) > _EKS_MAX or len(t["value"]) > _EKS_MAX:
+            yield Finding("labelDomain", f"taint {t['key']}={t['value']} exceeds EKS's {_EKS_MAX}-character limit "
+                          "for taint keys and values; use a shorter labelDomain")
+    n_tags = len(render_eks_node_group(spec, pool)["tags"])
+    if n_tags > EKS_MAX_TAGS:
+        yield Finding(f"{p}.labels", f"{len(pool.labels)} extra labels make {n_tags} node group tags (one "
+                      f"cluster-autoscaler tag per label); AWS allows {EKS_MAX_TAGS}; remove some labels")
+    if len(taints) > _EKS_MAX_TAINTS:
+        yield Finding(p, f"{len(taints)} taints; EKS allows at most {_EKS_MAX_TAINTS} per node group")
+
+
+def _eks_capacity(i: int, pool: NodePool) -> Iterator[Finding]:
+    a, p = pool.aws, f"nodePools[{i}].aws"
+    if a.capacity_type == CapacityType.CAPACITY_BLOCK and not a.capacity_reservation_id:
+        yield Finding(f"{p}.capacityReservationId", "missing; capacityType CAPACITY_BLOCK needs the Capacity Block's "
+                      "reservation id (cr-...)")
+    if a.capacity_type == CapacityType.SPOT and a.capacity_reservation_id:
+        yield Finding(f"{p}.capacityReservationId", f"{a.capacity_reservation_id!r} cannot be used with SPOT; "
+                      "allowed with ON_DEMAND (capacity reservation) or CAPACITY_BLOCK")
+    if a.capacity_type == CapacityType.CAPACITY_BLOCK and pool.min_size > 0:
+        yield Finding(f"nodePools[{i}].minSize", f"{pool.min_size} on a Capacity Block pool: nodes only run "
+                      "inside the block's window; consider minSize 0", "warning")
+
+
+def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
+    """EKS: node role, subnets, capacity options, label and taint limits."""
+    if spec.aws is not None and not spec.aws.node_role_arn:
+        yield Finding("aws.nodeRoleArn", "missing; EKS managed node groups need the IAM role ARN the nodes run as")
+    for i, pool in enumerate(spec.node_pools):
+        if not pool_subnets(spec, pool):
+            yield Finding(f"nodePools[{i}].aws.subnetIds", "no subnets: set nodePools[].aws.subnetIds or aws.subnetIds")
+        yield from _eks_capacity(i, pool)
+        yield from _eks_labels(spec, i, pool)
+
+
+def _gke_mig(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iterator[Finding]:
+    p = f"nodePools[{i}].sharing"
+    layout = {k: n for k, n in (pool.sharing.mig_layout or {}).items() if n > 0}
+    if len(layout) > 1:
+        yield Finding(f"{p}.migLayout", f"{layout} mixes MIG profiles; GKE's gpuPartitionSize makes one profile per "
+                      f"pool; {_USE_OPERATOR}")
+        return
+    (profile, count), = layout.items()
+    gke_count = gke_partition_count(gpu_model, profile)
+    if count != gke_count:
+        yield Finding(f"{p}.migLayout.{profile}", f"{count} per GPU, but GKE's gpuPartitionSize {profile!r} always "
+                      f"makes {gke_count}; allowed: {gke_count}, or {_USE_OPERATOR}")
+        return
+    yield Finding(f"{p}.migLayout", f"GKE's device plugin advertises MIG partitions as nvidia.com/gpu (select them by "
+                  f"the cloud.google.com/gke-gpu-partition-size label), not nvidia.com/mig-{profile}; tiers on this "
+                  f"pool that request nvidia.com/mig-{profile} need {_USE_OPERATOR}", "warning")
+
+
+def _gke_native(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iterator[Finding]:
+    s, p = pool.sharing, f"nodePools[{i}]"
+    if pool.gcp.gpu_driver_version not in _GKE_DRIVER_VERSIONS:
+        yield Finding(f"{p}.gcp.gpuDriverVersion", f"{pool.gcp.gpu_driver_version!r} with gpuStack gke-native; "
+                      f"allowed: {', '.join(_GKE_DRIVER_VERSIONS)}")
+    if s.replicas and s.replicas > _GKE_MAX_SHARED_CLIENTS:
+        yield Finding(f"{p}.sharing.replicas", f"{s.replicas} exceeds GKE's maxSharedClientsPerGpu limit; "
+                      f"allowed: 2..{_GKE_MAX_SHARED_CLIENTS}")
+    if s.mode == SharingMode.MIG:
+        yield from _gke_mig(spec, i, pool, gpu_model)
+    yield Finding(f"{p}.sharing", f"mode {s.mode.value!r}: on GKE (gke-native) sharing lives in the node pool's guest "
+                  "accelerator, whose fields are immutable, so changing sharing replaces the pool (its nodes are "
+                  "drained and recreated); set protect: true to guard it", "warning")
+
+
+def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
+    """GKE: accelerator names, GPU-stack limits on sharing, replacement warnings."""
+    for i, pool in enumerate(spec.node_pools):
+        p = f"nodePools[{i}]"
+        acc, _ = gke_accelerator(spec, pool)
+        itype = spec.hardware.instance(pool.instance_type)
+        if acc is None:
+            yield Finding(f"{p}.instanceType", f"{pool.instance_type!r} has GPU {itype.gpu_model if itype else '?'}, "
+                          "which has no GKE accelerator type in the catalog; allowed GPUs: A100, H100, H200, L4, T4")
+        if pool.gcp.location_policy not in _GKE_LOCATION_POLICIES:
+            yield Finding(f"{p}.gcp.locationPolicy", f"{pool.gcp.location_policy!r}; allowed: "
+                          f"{', '.join(_GKE_LOCATION_POLICIES)}")
+        if gpu_stack(spec) == GkeGpuStack.GKE_NATIVE and itype is not None:
+            yield from _gke_native(spec, i, pool, itype.gpu_model)
+
+
+def check_node_pools(spec: PlatformSpec) -> list[Finding]:
+    """Every node pool finding for the spec's cloud."""
+    return list(check_eks(spec) if spec.cloud == Cloud.AWS else check_gke(spec))

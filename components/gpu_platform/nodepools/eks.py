@@ -1,0 +1,138 @@
+"""Pure render of one pool's EKS resources: launch template, managed node group, cluster-autoscaler tags.
+
+Security defaults: IMDSv2 only (hop limit 1 by default, so pods cannot borrow the node role: they use
+IRSA or EKS Pod Identity), an encrypted gp3 volume for container images, no SSH key and no remote access.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..capacity import pool_capacity
+from ..contract import pool_labels, pool_taints
+from ..spec import AmiType, CapacityType, NodePool, PlatformSpec
+
+__all__ = [
+    "CA_TEMPLATE_PREFIX",
+    "EKS_TAINT_EFFECT",
+    "LAUNCH_TEMPLATE_TYPE",
+    "NODE_GROUP_TYPE",
+    "ASG_TAG_TYPE",
+    "EKS_MAX_TAGS",
+    "LT_ID_REF",
+    "LT_VERSION_REF",
+    "autoscaler_tags",
+    "pool_subnets",
+    "render_eks_launch_template",
+    "render_eks_node_group",
+]
+
+NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
+ASG_TAG_TYPE = "aws:autoscaling/tag:Tag"
+EKS_MAX_TAGS = 50  # AWS tag limit per resource
+CA_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
+# Placeholders written by `synth`; the component replaces them with the launch template's outputs.
+LT_ID_REF = "${launchTemplate.id}"
+LT_VERSION_REF = "${launchTemplate.latestVersion}"
+
+# Kubernetes taint effect -> EKS API TaintEffect (botocore EKS model).
+EKS_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
+
+# Where container images live: AL2023 has one root volume; Bottlerocket keeps images on its data volume.
+_IMAGE_VOLUME_DEVICE = {AmiType.AL2023_NVIDIA: "/dev/xvda", AmiType.BOTTLEROCKET_NVIDIA: "/dev/xvdb"}
+
+
+def pool_subnets(spec: PlatformSpec, pool: NodePool) -> list[str]:
+    """The pool's subnets: its own override, else the account-wide `aws.subnetIds`."""
+    if pool.aws.subnet_ids is not None:
+        return list(pool.aws.subnet_ids)
+    return list(spec.aws.subnet_ids) if spec.aws else []
+
+
+def autoscaler_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
+    """Cluster-autoscaler node-template tags: labels, taints and extended resources of one node."""
+    tags = {f"{CA_TEMPLATE_PREFIX}/label/{k}": v for k, v in pool_labels(spec, pool).items()}
+    for t in pool_taints(spec, pool):
+        tags[f"{CA_TEMPLATE_PREFIX}/taint/{t['key']}"] = f"{t['value']}:{t['effect']}"
+    units = dict(pool_capacity(spec, pool).units_per_node)
+    # A MIG node advertises no whole GPUs; without this the autoscaler assumes the instance type's count.
+    units.setdefault("nvidia.com/gpu", 0)
+    for resource, count in units.items():
+        tags[f"{CA_TEMPLATE_PREFIX}/resources/{resource}"] = str(count)
+    return tags
+
+
+def _base_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
+    return {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name}
+
+
+def _ebs(pool: NodePool) -> dict[str, Any]:
+    a = pool.aws
+    ebs: dict[str, Any] = {
+        "volumeSize": a.root_volume_gib,
+        "volumeType": "gp3",
+        "iops": a.root_volume_iops,
+        "throughput": a.root_volume_throughput,
+        "encrypted": "true",
+        "deleteOnTermination": "true",
+    }
+    if a.kms_key_id:
+        ebs["kmsKeyId"] = a.kms_key_id
+    return ebs
+
+
+def _capacity_options(pool: NodePool) -> dict[str, Any]:
+    a = pool.aws
+    out: dict[str, Any] = {}
+    if a.capacity_reservation_id:
+        target = {"capacityReservationId": a.capacity_reservation_id}
+        out["capacityReservationSpecification"] = {"capacityReservationTarget": target}
+    if a.capacity_type == CapacityType.CAPACITY_BLOCK:
+        # EKS: a Capacity Block node group names its instance type in the launch template, not the node group.
+        out["instanceMarketOptions"] = {"marketType": "capacity-block"}
+        out["instanceType"] = pool.instance_type
+    return out
+
+
+def render_eks_launch_template(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    """`aws.ec2.LaunchTemplate` inputs: IMDSv2, encrypted gp3 image volume, no SSH key, capacity options."""
+    tags = _base_tags(spec, pool)
+    return {
+        "description": f"gpu-platform GPU nodes of {spec.cluster_name}/{pool.name}",
+        "updateDefaultVersion": True,
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpTokens": "required",
+            "httpPutResponseHopLimit": pool.aws.imds_hop_limit,
+            "instanceMetadataTags": "disabled",
+        },
+        "blockDeviceMappings": [{"deviceName": _IMAGE_VOLUME_DEVICE[pool.aws.ami_type], "ebs": _ebs(pool)}],
+        **_capacity_options(pool),
+        "tagSpecifications": [{"resourceType": kind, "tags": dict(tags)} for kind in ("instance", "volume")],
+        "tags": tags,
+    }
+
+
+def render_eks_node_group(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    """`aws.eks.NodeGroup` inputs; the launch template is referenced through LT_ID_REF / LT_VERSION_REF."""
+    a = pool.aws
+    inputs: dict[str, Any] = {
+        "clusterName": spec.cluster_name,
+        "nodeGroupName": pool.name,
+        "nodeRoleArn": spec.aws.node_role_arn if spec.aws else None,
+        "subnetIds": pool_subnets(spec, pool),
+        "amiType": a.ami_type.value,
+        "capacityType": a.capacity_type.value,
+        "labels": pool_labels(spec, pool),
+        "taints": [{**t, "effect": EKS_TAINT_EFFECT[t["effect"]]} for t in pool_taints(spec, pool)],
+        # desiredSize starts at minSize; the component ignores later changes so the autoscaler owns it.
+        "scalingConfig": {"minSize": pool.min_size, "maxSize": pool.max_size, "desiredSize": pool.min_size},
+        "updateConfig": {"maxUnavailablePercentage": a.max_unavailable_percentage},
+        "nodeRepairConfig": {"enabled": a.node_repair},
+        "launchTemplate": {"id": LT_ID_REF, "version": LT_VERSION_REF},
+        "tags": {**_base_tags(spec, pool), **autoscaler_tags(spec, pool)},
+    }
+    if a.capacity_type != CapacityType.CAPACITY_BLOCK:
+        inputs["instanceTypes"] = [pool.instance_type]
+    return inputs

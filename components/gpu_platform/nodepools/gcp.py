@@ -1,0 +1,47 @@
+"""GkeGpuNodePool: one GPU pool as a GKE node pool (inputs from `gke`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..spec import PlatformSpec
+from .gke import render_gke_node_pool
+
+__all__ = ["GkeGpuNodePool", "GkeGpuNodePoolArgs"]
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _snake_kwargs(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {_CAMEL.sub("_", k).lower(): v for k, v in inputs.items()}
+
+
+@dataclass(frozen=True)
+class GkeGpuNodePoolArgs:
+    """Inputs of GkeGpuNodePool: the validated spec and the name of the pool to build."""
+
+    spec: PlatformSpec
+    pool: str
+
+
+class GkeGpuNodePool(pulumi.ComponentResource):
+    """A GPU pool on GKE (`gpu-platform:nodepools:GkeGpuNodePool`): one `gcp.container.NodePool`."""
+
+    node_pool_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        spec, pool = args.spec, args.spec.pools_by_name[args.pool]
+        protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
+        super().__init__("gpu-platform:nodepools:GkeGpuNodePool", name, None,
+                         pulumi.ResourceOptions.merge(opts, protect))
+        # The pool name is fixed, so a replacement (any guest accelerator change) must delete first.
+        child = pulumi.ResourceOptions(parent=self, protect=pool.protect, delete_before_replace=True)
+        self.node_pool = gcp.container.NodePool(f"{name}-np", opts=child,
+                                                **_snake_kwargs(render_gke_node_pool(spec, pool)))
+        self.node_pool_name = self.node_pool.name
+        self.register_outputs({"nodePoolName": self.node_pool_name})

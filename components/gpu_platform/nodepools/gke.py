@@ -1,0 +1,127 @@
+"""Pure render of one pool's GKE node pool (`gcp.container.NodePool` inputs), for both GPU stacks.
+
+gke-native: GKE installs the driver and runs its device plugin; sharing lives in the guest accelerator
+(`gpuSharingConfig` TIME_SHARING / MPS, `gpuPartitionSize` for one-profile MIG). gpu-operator: GKE's driver
+install is disabled and its device plugin switched off by a node label, so the NVIDIA GPU Operator owns both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog import layout_fits, profiles_for
+from ..contract import pool_labels, pool_taints
+from ..spec import GkeGpuStack, NodePool, PlatformSpec, SharingMode
+
+__all__ = [
+    "GKE_NO_DEVICE_PLUGIN_LABEL",
+    "GKE_TAINT_EFFECT",
+    "NODE_POOL_TYPE",
+    "gke_accelerator",
+    "gke_partition_count",
+    "gpu_stack",
+    "render_gke_node_pool",
+]
+
+NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
+GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+GKE_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
+_STRATEGY = {SharingMode.TIME_SLICING: "TIME_SHARING", SharingMode.MPS: "MPS"}
+_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+
+
+def gpu_stack(spec: PlatformSpec) -> GkeGpuStack:
+    """The spec's GKE GPU stack (gke-native when the gcp section is absent)."""
+    return spec.gcp.gpu_stack if spec.gcp else GkeGpuStack.GKE_NATIVE
+
+
+def gke_accelerator(spec: PlatformSpec, pool: NodePool) -> tuple[str | None, int]:
+    """GKE accelerator type name and GPUs per node of the pool's machine type, from the catalog."""
+    itype = spec.hardware.instance(pool.instance_type)
+    if itype is None:
+        return None, 0
+    model = spec.hardware.gpu(itype.gpu_model)
+    return (model.gke_accelerator if model else None), itype.gpu_count
+
+
+def gke_partition_count(gpu_model: str, profile: str) -> int:
+    """How many `profile` instances GKE makes per GPU for `gpuPartitionSize` (as many as fit)."""
+    prof = profiles_for(gpu_model).get(profile)
+    if prof is None:
+        return 0
+    return next((n for n in range(prof.max_instances, 0, -1) if layout_fits(gpu_model, {profile: n})), 0)
+
+
+def _native_accelerator(pool: NodePool, driver_version: str) -> dict[str, Any]:
+    s = pool.sharing
+    acc: dict[str, Any] = {"gpuDriverInstallationConfig": {"gpuDriverVersion": driver_version}}
+    if s.mode == SharingMode.MIG:
+        profiles = [p for p, n in (s.mig_layout or {}).items() if n > 0]
+        acc["gpuPartitionSize"] = profiles[0] if profiles else None
+        if s.replicas:  # time-sharing on top of MIG partitions
+            acc["gpuSharingConfig"] = {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": s.replicas}
+    elif s.mode in _STRATEGY:
+        acc["gpuSharingConfig"] = {"gpuSharingStrategy": _STRATEGY[s.mode], "maxSharedClientsPerGpu": s.replicas}
+    return acc
+
+
+def _accelerator(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    acc_type, count = gke_accelerator(spec, pool)
+    base = {"type": acc_type, "count": count}
+    if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR:
+        return {**base, "gpuDriverInstallationConfig": {"gpuDriverVersion": "INSTALLATION_DISABLED"}}
+    return {**base, **_native_accelerator(pool, pool.gcp.gpu_driver_version)}
+
+
+def _labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
+    labels = pool_labels(spec, pool)
+    if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR:
+        labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
+    return labels
+
+
+def _node_config(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    g = pool.gcp
+    config: dict[str, Any] = {
+        "machineType": pool.instance_type,
+        "imageType": g.image_type,
+        "diskSizeGb": g.disk_size_gb,
+        "diskType": g.disk_type,
+        "spot": g.spot,
+        "guestAccelerators": [_accelerator(spec, pool)],
+        "labels": _labels(spec, pool),
+        "taints": [{**t, "effect": GKE_TAINT_EFFECT[t["effect"]]} for t in pool_taints(spec, pool)],
+        "oauthScopes": list(_SCOPES),
+        "metadata": {"disable-legacy-endpoints": "true"},
+        "workloadMetadataConfig": {"mode": "GKE_METADATA"},
+        "shieldedInstanceConfig": {"enableSecureBoot": True, "enableIntegrityMonitoring": True},
+        "resourceLabels": {"gpu-platform-pool": pool.name},
+    }
+    if spec.gcp and spec.gcp.service_account:
+        config["serviceAccount"] = spec.gcp.service_account
+    return config
+
+
+def render_gke_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    """`gcp.container.NodePool` inputs of one pool."""
+    g, gcp = pool.gcp, spec.gcp
+    zones = g.zones if g.zones is not None else (gcp.zones if gcp else [])
+    inputs: dict[str, Any] = {
+        "cluster": spec.cluster_name,
+        "name": pool.name,
+        "project": gcp.project if gcp else None,
+        "location": gcp.location if gcp else None,
+        "nodeConfig": _node_config(spec, pool),
+        # Total counts across zones (minNodeCount/maxNodeCount would be per zone).
+        "autoscaling": {
+            "totalMinNodeCount": pool.min_size,
+            "totalMaxNodeCount": pool.max_size,
+            "locationPolicy": g.location_policy,
+        },
+        "management": {"autoRepair": True, "autoUpgrade": g.auto_upgrade},
+        # No surge: a surge node is one more scarce GPU machine. Take down at most maxUnavailable nodes.
+        "upgradeSettings": {"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": g.max_unavailable},
+    }
+    if zones:
+        inputs["nodeLocations"] = list(zones)
+    return inputs

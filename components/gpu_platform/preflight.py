@@ -1,0 +1,163 @@
+"""`gpu-platform preflight FILE`: check an AWS account is ready for the spec's node pools (boto3, read-only).
+
+Checks: the EKS cluster exists and runs the spec's Kubernetes version, the node role exists, every pool's
+subnets exist, and each pool's instance type is offered in every availability zone of its subnets.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import boto3
+import click
+from botocore.exceptions import BotoCoreError, ClientError
+from rich.table import Table
+
+from .nodepools.eks import pool_subnets
+from .spec import Cloud, CapacityType, PlatformSpec
+
+__all__ = ["Check", "preflight", "preflight_table", "run_preflight"]
+
+OK, FAIL, WARN = "ok", "FAIL", "warn"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One preflight result."""
+
+    check: str
+    target: str
+    status: str  # ok | FAIL | warn
+    detail: str
+
+
+def _code(e: ClientError) -> str:
+    return e.response.get("Error", {}).get("Code", "")
+
+
+def check_cluster(spec: PlatformSpec, eks) -> list[Check]:
+    """The cluster exists, is ACTIVE, and runs the spec's Kubernetes version."""
+    name = spec.cluster_name
+    try:
+        cluster = eks.describe_cluster(name=name)["cluster"]
+    except ClientError as e:
+        if _code(e) == "ResourceNotFoundException":
+            return [Check("cluster", name, FAIL, f"EKS cluster {name!r} not found in {spec.aws.region}")]
+        raise
+    out = [Check("cluster", name, OK if cluster.get("status") == "ACTIVE" else WARN,
+                 f"status {cluster.get('status')}")]
+    version = cluster.get("version")
+    ok = version == spec.kubernetes_version
+    out.append(Check("kubernetes version", name, OK if ok else FAIL,
+                     f"cluster runs {version}" + ("" if ok else f", spec says kubernetesVersion {spec.kubernetes_version!r}")))
+    return out
+
+
+def check_node_role(spec: PlatformSpec, iam) -> list[Check]:
+    """The node role named by aws.nodeRoleArn exists."""
+    arn = spec.aws.node_role_arn
+    if not arn:
+        return [Check("node role", "-", FAIL, "aws.nodeRoleArn is not set")]
+    role = arn.rsplit("/", 1)[-1]
+    try:
+        iam.get_role(RoleName=role)
+    except ClientError as e:
+        if _code(e) == "NoSuchEntity":
+            return [Check("node role", arn, FAIL, f"IAM role {role!r} not found")]
+        raise
+    return [Check("node role", arn, OK, "exists")]
+
+
+def subnet_zones(spec: PlatformSpec, ec2) -> tuple[dict[str, str], list[Check]]:
+    """Availability zone of every subnet the pools use, and a check per subnet."""
+    ids = sorted({s for p in spec.node_pools for s in pool_subnets(spec, p)})
+    zones: dict[str, str] = {}
+    checks = []
+    for sid in ids:  # one call per subnet, so a missing one is named
+        try:
+            subnet = ec2.describe_subnets(SubnetIds=[sid])["Subnets"][0]
+        except ClientError as e:
+            if _code(e) in ("InvalidSubnetID.NotFound", "InvalidSubnetID.Malformed"):
+                checks.append(Check("subnet", sid, FAIL, f"not found ({_code(e)})"))
+                continue
+            raise
+        zones[sid] = subnet["AvailabilityZone"]
+        checks.append(Check("subnet", sid, OK, f"{subnet['AvailabilityZone']}, {subnet.get('VpcId', '?')}"))
+    return zones, checks
+
+
+def offered_zones(ec2, instance_type: str) -> set[str]:
+    """Availability zones where EC2 offers `instance_type`."""
+    pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
+        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance_type]}])
+    return {o["Location"] for page in pages for o in page["InstanceTypeOfferings"]}
+
+
+def check_offerings(spec: PlatformSpec, ec2, zones: dict[str, str]) -> list[Check]:
+    """Each pool's instance type is offered in the zone of each of its (existing) subnets."""
+    out, cache = [], {}
+    for pool in spec.node_pools:
+        itype = pool.instance_type
+        offered = cache.setdefault(itype, offered_zones(ec2, itype))
+        pool_zones = sorted({zones[s] for s in pool_subnets(spec, pool) if s in zones})
+        missing = [z for z in pool_zones if z not in offered]
+        target = f"{pool.name} ({itype})"
+        if not pool_zones:
+            out.append(Check("instance offering", target, FAIL, "no existing subnet to place nodes in"))
+        elif missing:
+            hint = "; Capacity Blocks are zonal, check the block's zone" if pool.aws.capacity_type == \
+                CapacityType.CAPACITY_BLOCK else ""
+            out.append(Check("instance offering", target, FAIL, f"not offered in {', '.join(missing)} (offered in "
+                             f"{', '.join(sorted(offered)) or 'no zone'}); move the pool's subnets{hint}"))
+        else:
+            out.append(Check("instance offering", target, OK, f"offered in {', '.join(pool_zones)}"))
+    return out
+
+
+def run_preflight(spec: PlatformSpec, session: boto3.session.Session | None = None) -> list[Check]:
+    """Every preflight check for an AWS spec, in order."""
+    session = session or boto3.session.Session(region_name=spec.aws.region)
+    region = spec.aws.region
+    eks, iam, ec2 = (session.client(s, region_name=region) for s in ("eks", "iam", "ec2"))
+    checks = check_cluster(spec, eks) + check_node_role(spec, iam)
+    zones, subnet_checks = subnet_zones(spec, ec2)
+    return checks + subnet_checks + check_offerings(spec, ec2, zones)
+
+
+def preflight_table(spec: PlatformSpec, checks: list[Check]) -> Table:
+    """The checks as a rich table."""
+    table = Table(title=f"preflight: {spec.cluster_name} in {spec.aws.region}", title_justify="left")
+    for col in ("check", "target", "status", "detail"):
+        table.add_column(col)
+    style = {OK: "green", FAIL: "red", WARN: "yellow"}
+    for c in checks:
+        table.add_row(c.check, c.target, f"[{style[c.status]}]{c.status}[/]", c.detail)
+    return table
+
+
+@click.command("preflight")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--profile", default=None, help="AWS profile (default: the standard credential chain).")
+def preflight(file: str, profile: str | None) -> None:
+    """Check the AWS account for FILE: cluster and version, node role, subnets, instance offerings per zone."""
+    from .cli import err, load_or_fail, out, print_findings
+
+    spec, findings = load_or_fail(file)
+    if any(f.severity == "error" for f in findings):
+        print_findings(findings)
+        sys.exit(1)
+    if spec.cloud != Cloud.AWS:
+        err.print(f"[red]error:[/] preflight checks AWS accounts; {file} has cloud {spec.cloud.value!r}")
+        sys.exit(1)
+    try:
+        checks = run_preflight(spec, boto3.session.Session(profile_name=profile, region_name=spec.aws.region))
+    except (ClientError, BotoCoreError) as e:
+        err.print(f"[red]error:[/] AWS call failed: {e}")
+        sys.exit(1)
+    out.print(preflight_table(spec, checks))
+    failed = [c for c in checks if c.status == FAIL]
+    if failed:
+        err.print(f"[red]preflight failed[/]: {len(failed)} of {len(checks)} checks")
+        sys.exit(1)
+    out.print(f"[green]preflight passed[/]: {len(checks)} checks")
