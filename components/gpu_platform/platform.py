@@ -53,8 +53,14 @@ class GpuPlatform(pulumi.ComponentResource):
 
     @staticmethod
     def _gpu_operator(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
-        """The NVIDIA GPU Operator with per-pool sharing."""
-        return None
+        """The NVIDIA GPU Operator with per-pool sharing (not installed on GKE's gke-native GPU stack)."""
+        from .gpu_operator.render import operator_enabled
+
+        if not operator_enabled(spec):
+            return None
+        from .gpu_operator.component import GpuOperator, GpuOperatorArgs
+
+        return GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), opts)
 
     @staticmethod
     def _queues(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from .artifacts import KINDS, Artifact
+from .gpu_operator.render import render_gpu_operator_artifacts
 from .nodepools.render import render_nodepool_artifacts
 from .spec import PlatformSpec
 
@@ -21,6 +22,7 @@ Renderer = Callable[[PlatformSpec], list[Artifact]]
 
 RENDERERS: dict[str, Renderer] = {
     "nodepools": render_nodepool_artifacts,
+    "gpu-operator": render_gpu_operator_artifacts,
 }
 
 

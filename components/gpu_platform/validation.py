@@ -236,6 +236,7 @@ CORE_RULES: tuple[Check, ...] = (
 # Checks each domain registers once: "module:function", imported on first use.
 DOMAIN_CHECK_PATHS: list[str] = [
     "gpu_platform.nodepools.checks:check_node_pools",
+    "gpu_platform.gpu_operator.checks:check_gpu_operator",
 ]
 
 

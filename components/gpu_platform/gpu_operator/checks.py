@@ -1,0 +1,59 @@
+"""GPU Operator rules of the spec (registered in `validation.DOMAIN_CHECK_PATHS`): what the operator cannot do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..contract import device_plugin_config_key
+from ..errors import Finding
+from ..spec import AmiType, Cloud, PlatformSpec, SharingMode
+from .device_plugin import DEFAULT_CONFIG_KEY
+from .mig import mig_pools
+from .render import DEPLOY_OPERANDS_LABEL, mig_drain_notes, operator_enabled
+from .values import mig_strategy
+
+__all__ = ["check_gpu_operator"]
+
+
+def _bottlerocket(spec: PlatformSpec) -> Iterator[Finding]:
+    if spec.cloud != Cloud.AWS:
+        return
+    for i, pool in enumerate(spec.node_pools):
+        if pool.aws.ami_type != AmiType.BOTTLEROCKET_NVIDIA:
+            continue
+        if pool.sharing.mode != SharingMode.EXCLUSIVE:
+            yield Finding(f"nodePools[{i}].sharing.mode", (
+                f"{pool.sharing.mode.value!r} on amiType {AmiType.BOTTLEROCKET_NVIDIA.value}: Bottlerocket's own device "
+                f"plugin serves these nodes and the GPU Operator's operands are off there ({DEPLOY_OPERANDS_LABEL}=false), "
+                "so no MIG layout, time-slicing or MPS config can reach them; allowed: exclusive, or amiType "
+                f"{AmiType.AL2023_NVIDIA.value}"))
+        yield Finding(f"nodePools[{i}].aws.amiType", (
+            f"{AmiType.BOTTLEROCKET_NVIDIA.value}: the GPU Operator's DCGM exporter does not run on pool "
+            f"{pool.name!r}, so its GPUs have no DCGM metrics (utilisation, XID) unless another exporter runs there"),
+            "warning")
+
+
+def _default_key(spec: PlatformSpec) -> Iterator[Finding]:
+    for i, pool in enumerate(spec.node_pools):
+        if device_plugin_config_key(pool) == DEFAULT_CONFIG_KEY and pool.sharing.mode != SharingMode.EXCLUSIVE:
+            yield Finding(f"nodePools[{i}].name", (
+                f"{pool.name!r} collides with the device-plugin default entry {DEFAULT_CONFIG_KEY!r} (whole GPUs for "
+                "unlabelled nodes); allowed: any other pool name"))
+
+
+def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
+    """Bottlerocket limits, config-key collisions, and notes on MIG drains and the MIG strategy."""
+    if not operator_enabled(spec):
+        yield Finding("gcp.gpuStack", (
+            "gke-native: the GPU Operator is not installed; GKE's driver and device plugin serve the GPUs, so "
+            "sharing comes from the node pools' GKE settings and DCGM metrics need a separate exporter"), "info")
+        return
+    yield from _bottlerocket(spec)
+    yield from _default_key(spec)
+    index = {p.name: i for i, p in enumerate(spec.node_pools)}
+    for pool, note in zip(mig_pools(spec), mig_drain_notes(spec), strict=True):
+        yield Finding(f"nodePools[{index[pool.name]}].sharing.migLayout", note, "info")
+    if mig_pools(spec) and not mig_strategy(spec):
+        yield Finding("gpuOperator", (
+            "MIG and MPS pools coexist: mig.strategy is left unset (MPS refuses mixed) and each node's "
+            "device-plugin config sets its own strategy"), "info")
