@@ -20,6 +20,7 @@ __all__ = ["main"]
 # Commands that live with their domain: name -> "module:function" (imported only when used).
 LAZY_COMMANDS: dict[str, str] = {
     "preflight": "gpu_platform.preflight:preflight",
+    "plan": "gpu_platform.planner.cli:plan_command",
 }
 
 _WIDTH = None if sys.stdout.isatty() else 160

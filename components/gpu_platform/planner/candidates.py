@@ -1,0 +1,103 @@
+"""Candidate pools a planner may open: (instance type, sharing) pairs, and which tiers each can serve.
+
+A candidate is a pool shape: an exclusive pool, a time-slicing or MPS pool with a replica count, or a MIG
+pool with one layout per GPU (the spec's `sharing.migLayout` is per pool). Only layouts that are maximal over
+the demanded profiles are offered: a layout with more instances never costs more and covers at least as much.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..catalog import Catalog, InstanceType, profiles_for
+from ..spec import SharingMode
+from .demand import Demand, DemandTier, accepted_modes
+from .mig_packing import Layout, maximal_layouts
+
+__all__ = ["Candidate", "allowed_types", "build_candidates", "unit_capacity"]
+
+_GB = re.compile(r"\.(\d+)gb")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One pool shape on one instance type."""
+
+    itype: InstanceType
+    mode: SharingMode
+    replicas: int | None = None
+    layout: Layout | None = None
+
+    @property
+    def units_per_gpu(self) -> dict[str, int]:
+        """Units one GPU offers, keyed by kind: 'gpu' (whole or shared GPUs) or a MIG profile."""
+        if self.mode == SharingMode.MIG:
+            return dict(self.layout or ())
+        return {"gpu": self.replicas or 1}
+
+
+def allowed_types(demand: Demand, tier: DemandTier, catalog: Catalog) -> list[InstanceType]:
+    """The instance types a tier may run on: its own list, the file's, or every GPU type of the cloud."""
+    names = tier.instance_types or demand.instance_types
+    cloud = demand.cloud.value if demand.cloud else None
+    types = [catalog.instance(n) for n in names] if names else [
+        t for t in catalog.instance_types.values() if t.cloud == cloud
+    ]
+    return [t for t in types if t is not None and t.cloud == cloud]
+
+
+def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[str, int] | None:
+    """(unit kind, units per GPU) when `cand` can serve `tier`, else None."""
+    if cand.mode not in accepted_modes(tier):
+        return None
+    gpu = catalog.gpu(cand.itype.gpu_model)
+    if tier.kind == "gpus":
+        return ("gpu", 1)
+    if tier.kind == "mig":
+        profile = tier.mig.profile
+        if cand.mode == SharingMode.MIG:
+            n = dict(cand.layout or ()).get(profile, 0)
+            return (profile, n) if n > 0 else None
+        need = _GB.search(profile)
+        fits = gpu is not None and need is not None and int(need.group(1)) <= gpu.memory_gb
+        return ("gpu", 1) if fits else None
+    seats = tier.seats
+    if cand.replicas != seats.per_gpu:
+        return None
+    if cand.mode == SharingMode.MPS and (gpu is None or seats.per_gpu > gpu.mps_max_clients):
+        return None
+    return ("gpu", seats.per_gpu)
+
+
+def _mig_profiles(demand: Demand, itype: InstanceType, catalog: Catalog) -> tuple[str, ...]:
+    known = profiles_for(itype.gpu_model)
+    return tuple(sorted({
+        t.mig.profile for t in demand.tiers
+        if t.kind == "mig" and SharingMode.MIG in accepted_modes(t) and t.mig.profile in known
+        and itype in allowed_types(demand, t, catalog)
+    }))
+
+
+def _shapes_for(demand: Demand, itype: InstanceType, catalog: Catalog) -> list[Candidate]:
+    shapes = [Candidate(itype, SharingMode.EXCLUSIVE)]
+    shared = {(m, t.seats.per_gpu) for t in demand.tiers if t.kind == "seats" for m in accepted_modes(t)}
+    shapes += [Candidate(itype, m, r) for m, r in sorted(shared)]
+    profiles = _mig_profiles(demand, itype, catalog)
+    if profiles:
+        shapes += [Candidate(itype, SharingMode.MIG, None, lay) for lay in maximal_layouts(itype.gpu_model, profiles)]
+    return shapes
+
+
+def build_candidates(demand: Demand, catalog: Catalog) -> list[Candidate]:
+    """Every candidate pool that at least one tier can use."""
+    types: dict[str, InstanceType] = {}
+    for tier in demand.tiers:
+        for t in allowed_types(demand, tier, catalog):
+            types.setdefault(t.name, t)
+    out = []
+    for itype in types.values():
+        for cand in _shapes_for(demand, itype, catalog):
+            if any(unit_capacity(t, cand, catalog) and itype in allowed_types(demand, t, catalog) for t in demand.tiers):
+                out.append(cand)
+    return out

@@ -1,0 +1,44 @@
+"""`gpu-platform plan DEMAND`: the cheapest pools, MIG layouts and replicas for a demand file."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import yaml
+
+from ..cli import err, fail, out
+from ..errors import GpuPlatformError
+
+__all__ = ["plan_command"]
+
+
+@click.command("plan")
+@click.argument("demand", type=click.Path(dir_okay=False))
+@click.option("--time-limit", default=10.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Solver time limit in seconds; the MIP gap is reported when it is hit.")
+@click.option("--format", "fmt", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True,
+              help="table: tables and the spec fragment; yaml: the spec fragment only; json: everything.")
+@click.option("--cloud", type=click.Choice(["aws", "gcp"]), default=None, help="Override the demand's cloud.")
+def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
+    """Plan the cheapest pools, instance types, node counts and MIG layouts that serve DEMAND."""
+    from .demand import load_demand
+    from .report import plan_dict, plan_tables, spec_fragment
+    from .solve import plan
+
+    try:
+        result = plan(load_demand(demand, cloud), time_limit)
+    except GpuPlatformError as e:
+        fail(e)
+    if fmt == "json":
+        click.echo(json.dumps(plan_dict(result), indent=2))
+        return
+    fragment = yaml.safe_dump(spec_fragment(result), sort_keys=False, default_flow_style=None, width=120)
+    if fmt == "yaml":
+        click.echo(fragment, nl=False)
+        return
+    out.print(plan_tables(result))
+    if not result.optimal:
+        err.print(f"[yellow]warning[/]: time limit {time_limit}s hit; MIP gap {result.gap:.2%}")
+    out.print("[bold]spec fragment[/] (merge into a spec with cloud, clusterName, labelDomain and aws/gcp):")
+    out.print(fragment, markup=False)

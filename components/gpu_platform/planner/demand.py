@@ -1,0 +1,224 @@
+"""The demand file: per tier, what it needs (whole GPUs, MIG instances or shared seats) and where it may run.
+
+Frozen pydantic v2 models, camelCase on the wire, unknown keys rejected. `parse_demand` raises `SpecError`
+with every error at once, each naming its field path, the bad value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+from ..catalog import Catalog
+from ..errors import Finding, SpecError
+from ..spec import Cloud, SharingMode
+
+__all__ = [
+    "Demand",
+    "DemandTier",
+    "Isolation",
+    "MigDemand",
+    "SeatDemand",
+    "accepted_modes",
+    "catalog_of",
+    "load_demand",
+    "parse_demand",
+]
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class Isolation(StrEnum):
+    """How strongly a tier must be kept apart from its neighbours on a GPU (DESIGN's tier model)."""
+
+    EXCLUSIVE = "exclusive"  # whole GPUs only
+    HARDWARE = "hardware"  # MIG slices (or whole GPUs)
+    PROCESS = "process"  # MPS clients with per-client limits
+    NONE = "none"  # time-slicing
+
+
+class MigDemand(_Model):
+    """MIG instances of one profile (the tier's resource is `nvidia.com/mig-<profile>`)."""
+
+    profile: str = Field(description="MIG profile name, e.g. 3g.40gb (names are per GPU model).")
+    instances: int = Field(ge=1, description="Instances needed at once.")
+
+
+class SeatDemand(_Model):
+    """Pods sharing a GPU by time-slicing or MPS."""
+
+    count: int = Field(ge=1, description="Seats (pods) needed at once.")
+    per_gpu: int = Field(ge=2, le=48, description="Seats per GPU: the pool's replicas (MPS: <= 48).")
+
+
+class DemandTier(_Model):
+    """One workload class and exactly one of `gpus`, `mig`, `seats`."""
+
+    name: str = Field(description="Tier name (a DNS label); becomes the spec's tier.")
+    gpus: int | None = Field(default=None, ge=1, description="Whole GPUs needed (exclusive).")
+    mig: MigDemand | None = Field(default=None, description="MIG instances needed.")
+    seats: SeatDemand | None = Field(default=None, description="Time-sliced or MPS seats needed.")
+    isolation: Isolation | None = Field(
+        default=None, description="exclusive | hardware | process | none; default from what the tier needs."
+    )
+    instance_types: list[str] | None = Field(default=None, description="Allowed types (default: the file's).")
+    priority: int | None = Field(default=None, description="PriorityClass value (default by kind).")
+    description: str | None = Field(default=None, description="Human description, copied to the spec.")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> DemandTier:
+        given = [k for k in ("gpus", "mig", "seats") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"set exactly one of gpus, mig, seats (got {', '.join(given) or 'none'})")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """gpus | mig | seats."""
+        return "gpus" if self.gpus is not None else ("mig" if self.mig is not None else "seats")
+
+    @property
+    def units(self) -> int:
+        """Units demanded: GPUs, MIG instances or seats."""
+        return self.gpus or (self.mig.instances if self.mig else self.seats.count)
+
+    @property
+    def effective_isolation(self) -> Isolation:
+        """The isolation class, defaulted from the kind."""
+        default = {"gpus": Isolation.EXCLUSIVE, "mig": Isolation.HARDWARE, "seats": Isolation.NONE}[self.kind]
+        return self.isolation or default
+
+    @property
+    def default_priority(self) -> int:
+        """The priority, defaulted from the kind (training above inference above shared)."""
+        return self.priority if self.priority is not None else {"gpus": 100000, "mig": 50000, "seats": 10000}[self.kind]
+
+
+class Demand(_Model):
+    """A fleet's demand: tiers, the cloud, allowed instance types and prices."""
+
+    cloud: Cloud | None = Field(default=None, description="aws | gcp (or `plan --cloud`).")
+    instance_types: list[str] = Field(default_factory=list, description="Types every tier may use by default.")
+    price_overrides: dict[str, float] = Field(default_factory=dict, description="Instance type -> $/hour.")
+    discount_percent: float = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
+    headroom_percent: float = Field(default=0, ge=0, le=1000, description="maxSize above the planned nodes.")
+    tiers: list[DemandTier] = Field(min_length=1, description="Workload classes and what each needs.")
+
+
+def accepted_modes(tier: DemandTier) -> list[SharingMode]:
+    """Sharing modes that serve the tier's demand within its isolation class, preferred first."""
+    iso = tier.effective_isolation
+    if tier.kind == "gpus":
+        return [SharingMode.EXCLUSIVE]
+    if tier.kind == "mig":
+        return [SharingMode.EXCLUSIVE] if iso == Isolation.EXCLUSIVE else [SharingMode.MIG, SharingMode.EXCLUSIVE]
+    return {Isolation.PROCESS: [SharingMode.MPS], Isolation.NONE: [SharingMode.TIME_SLICING]}.get(iso, [])
+
+
+def catalog_of(demand: Demand) -> Catalog:
+    """The built-in catalog with the demand's price overrides and discount."""
+    return Catalog.build((), demand.price_overrides, demand.discount_percent)
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _owner(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    model: Any = Demand
+    for part in (p for p in loc if not isinstance(p, int)):
+        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        if field is None:
+            return None
+        model = next((a for a in (*getattr(field.annotation, "__args__", ()), field.annotation)
+                      if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if model is None:
+            return None
+    return model
+
+
+def _finding(err: dict[str, Any]) -> Finding:
+    loc = tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        owner = _owner(loc[:-1])
+        known = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return Finding(_path(loc), f"unknown key{hint} allowed: {', '.join(known)}")
+    if err["type"] == "missing":
+        return Finding(_path(loc), "missing; this field is required")
+    value = err.get("input")
+    shown = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 80 else type(value).__name__
+    return Finding(_path(loc), f"{shown}: {err['msg']}")
+
+
+def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
+    found: list[Finding] = []
+    cloud_types = sorted(n for n, t in catalog.instance_types.items() if t.cloud == cloud.value)
+    for name in demand.price_overrides:
+        if catalog.instance(name) is None:
+            found.append(Finding(f"priceOverrides.{name}", f"{name!r} is not a known instance type"))
+    for path, types in [("instanceTypes", demand.instance_types)] + [
+        (f"tiers[{i}].instanceTypes", t.instance_types or []) for i, t in enumerate(demand.tiers)
+    ]:
+        for j, name in enumerate(types):
+            itype = catalog.instance(name)
+            if itype is None or itype.cloud != cloud.value:
+                found.append(Finding(f"{path}[{j}]", f"{name!r} is not a {cloud.value} instance type in the catalog; "
+                                     f"allowed: {', '.join(cloud_types)}"))
+    seen: set[str] = set()
+    for i, tier in enumerate(demand.tiers):
+        if len(tier.name) > 63 or not _DNS_LABEL.match(tier.name):
+            found.append(Finding(f"tiers[{i}].name", f"{tier.name!r} is not a lower-case DNS label"))
+        if tier.name in seen:
+            found.append(Finding(f"tiers[{i}].name", f"duplicate tier name {tier.name!r}"))
+        seen.add(tier.name)
+        if not accepted_modes(tier):
+            found.append(Finding(f"tiers[{i}].isolation", f"{tier.effective_isolation.value!r} cannot serve seats "
+                                 "(seats share a GPU); allowed: process (MPS) or none (time-slicing); use mig for "
+                                 "hardware isolation"))
+    return found
+
+
+def parse_demand(data: Any, source: str | None = None, cloud: str | None = None) -> Demand:
+    """Validate a raw demand object (structure and cross-field rules). Raises SpecError with every error."""
+    if not isinstance(data, dict):
+        raise SpecError([Finding("", f"expected a mapping, got {type(data).__name__}")], source)
+    try:
+        demand = Demand.model_validate(data)
+    except ValidationError as e:
+        raise SpecError([_finding(err) for err in e.errors()], source) from None
+    if cloud is not None:
+        demand = demand.model_copy(update={"cloud": Cloud(cloud)})
+    if demand.cloud is None:
+        raise SpecError([Finding("cloud", "missing; set cloud: aws | gcp in the file or pass --cloud")], source)
+    findings = _check(demand, catalog_of(demand), demand.cloud)
+    if findings:
+        raise SpecError(findings, source)
+    return demand
+
+
+def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
+    """Read and validate the demand file at `path`."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
+    except yaml.YAMLError as e:
+        raise SpecError([Finding("", f"not valid YAML: {e}")], str(path)) from None
+    return parse_demand(data, str(path), cloud)
