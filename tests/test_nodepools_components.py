@@ -1,0 +1,124 @@
+"""EksGpuNodePool and GkeGpuNodePool under Pulumi mocks: type tokens, names, parents, options and inputs."""
+
+from __future__ import annotations
+
+from gpu_platform.load import parse_spec
+from gpu_platform.nodepools.eks import CA_TEMPLATE_PREFIX
+from test_nodepools_render import gke_data
+
+LT, NG, TAG = "aws:ec2/launchTemplate:LaunchTemplate", "aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/tag:Tag"
+NP = "gcp:container/nodePool:NodePool"
+
+
+def _eks(rec, spec, pool):
+    from gpu_platform.nodepools.aws import EksGpuNodePool, EksGpuNodePoolArgs
+
+    return rec.run(lambda: EksGpuNodePool(pool, EksGpuNodePoolArgs(spec=spec, pool=pool)))
+
+
+def test_eks_pool_children_types_names_parents(pulumi_mocks, dev_spec):
+    rec = _eks(pulumi_mocks, dev_spec, "gpu-infer")
+    comp = rec.named("gpu-infer")
+    assert comp.type == "gpu-platform:nodepools:EksGpuNodePool" and comp.custom is False
+    assert rec.named("gpu-infer-lt").type == LT and rec.named("gpu-infer-ng").type == NG
+    children = [r for r in rec.resources if r.name != "gpu-infer"]
+    assert children and all(r.parent_name == "gpu-infer" for r in children)
+    tags = rec.of_type(TAG)
+    assert len(tags) == 9  # 3 labels + 2 taints + 3 MIG profiles + nvidia.com/gpu=0
+    by_key = {t.inputs["tag"]["key"]: t for t in tags}
+    mig = by_key[f"{CA_TEMPLATE_PREFIX}/resources/nvidia.com/mig-1g.10gb"]
+    assert mig.name == "gpu-infer-asg-resources/nvidia.com/mig-1g.10gb"
+    assert mig.inputs["tag"] == {"key": f"{CA_TEMPLATE_PREFIX}/resources/nvidia.com/mig-1g.10gb", "value": "16",
+                                 "propagateAtLaunch": False}
+
+
+def test_eks_node_group_inputs_and_options(pulumi_mocks, dev_spec):
+    rec = _eks(pulumi_mocks, dev_spec, "gpu-infer")
+    ng = rec.named("gpu-infer-ng")
+    i = ng.inputs
+    assert i["amiType"] == "AL2023_x86_64_NVIDIA" and i["capacityType"] == "ON_DEMAND"
+    assert i["labels"]["nvidia.com/mig.config"] == "gpu-infer-3g40-2g20-1g10x2"
+    assert {"key": "gpu.example.com/gpu-pool", "value": "gpu-infer", "effect": "NO_SCHEDULE"} in i["taints"]
+    assert i["scalingConfig"] == {"minSize": 1, "maxSize": 8, "desiredSize": 1}
+    assert i["updateConfig"] == {"maxUnavailablePercentage": 10}
+    assert i["tags"][f"{CA_TEMPLATE_PREFIX}/resources/nvidia.com/mig-3g.40gb"] == "8"
+    # The launch template reference is the real resource's id, not the synth placeholder.
+    assert i["launchTemplate"]["id"] == "gpu-infer-lt-id"
+    assert "remoteAccess" not in i
+    assert ng.ignore_changes == ["scalingConfig.desiredSize"]
+    assert ng.delete_before_replace is True
+    assert ng.protect is False
+
+
+def test_eks_launch_template_inputs(pulumi_mocks, dev_spec):
+    rec = _eks(pulumi_mocks, dev_spec, "gpu-train")
+    lt = rec.named("gpu-train-lt").inputs
+    assert lt["metadataOptions"]["httpTokens"] == "required"
+    assert lt["metadataOptions"]["httpPutResponseHopLimit"] == 1
+    ebs = lt["blockDeviceMappings"][0]["ebs"]
+    assert ebs["encrypted"] == "true" and ebs["volumeType"] == "gp3" and ebs["volumeSize"] == 500
+    assert "keyName" not in lt
+
+
+def test_eks_protected_pool_protects_component_and_children(pulumi_mocks, dev_data):
+    dev_data["nodePools"][0]["protect"] = True
+    spec = parse_spec(dev_data)
+    rec = _eks(pulumi_mocks, spec, "gpu-train")
+    assert rec.named("gpu-train").protect is True
+    assert rec.named("gpu-train-ng").protect is True and rec.named("gpu-train-lt").protect is True
+
+
+def test_gke_pool_component(pulumi_mocks):
+    from gpu_platform.nodepools.gcp import GkeGpuNodePool, GkeGpuNodePoolArgs
+
+    data = gke_data()
+    data["nodePools"][1]["protect"] = True
+    spec = parse_spec(data)
+    rec = pulumi_mocks.run(lambda: GkeGpuNodePool("gpu-dev", GkeGpuNodePoolArgs(spec=spec, pool="gpu-dev")))
+    comp, np = rec.named("gpu-dev"), rec.named("gpu-dev-np")
+    assert comp.type == "gpu-platform:nodepools:GkeGpuNodePool" and comp.protect is True
+    assert np.type == NP and np.parent_name == "gpu-dev" and np.protect is True and np.delete_before_replace
+    cfg = np.inputs["nodeConfig"]
+    (acc,) = cfg["guestAccelerators"]
+    assert acc["type"] == "nvidia-tesla-a100" and acc["count"] == 1
+    assert acc["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4}
+    assert cfg["labels"]["gpu.example.com/gpu-pool"] == "gpu-dev"
+    assert cfg["taints"][0] == {"key": "gpu.example.com/gpu-pool", "value": "gpu-dev", "effect": "NO_SCHEDULE"}
+    assert np.inputs["autoscaling"]["totalMaxNodeCount"] == 2
+
+
+def test_gke_operator_stack_component_inputs(pulumi_mocks):
+    from gpu_platform.nodepools.gcp import GkeGpuNodePool, GkeGpuNodePoolArgs
+
+    spec = parse_spec(gke_data("gpu-operator"))
+    rec = pulumi_mocks.run(lambda: GkeGpuNodePool("gpu-ci", GkeGpuNodePoolArgs(spec=spec, pool="gpu-ci")))
+    cfg = rec.named("gpu-ci-np").inputs["nodeConfig"]
+    assert cfg["guestAccelerators"][0]["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "INSTALLATION_DISABLED"}
+    assert "gpuSharingConfig" not in cfg["guestAccelerators"][0]
+    assert cfg["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"
+
+
+def _platform_pools(spec):
+    """GpuPlatform._node_pools under a bare parent (the other domains' methods are not exercised here)."""
+    import pulumi
+
+    from gpu_platform.platform import GpuPlatform
+
+    parent = pulumi.ComponentResource("gpu-platform:index:GpuPlatform", "plat")
+    return GpuPlatform._node_pools("plat", spec, pulumi.ResourceOptions(parent=parent))
+
+
+def test_platform_builds_one_pool_component_per_pool(pulumi_mocks, dev_spec):
+    rec = pulumi_mocks.run(lambda: _platform_pools(dev_spec))
+    pools = rec.of_type("gpu-platform:nodepools:EksGpuNodePool")
+    assert sorted(p.name for p in pools) == ["plat-gpu-ci", "plat-gpu-dev", "plat-gpu-infer", "plat-gpu-train"]
+    assert all(p.parent_name == "plat" for p in pools)
+    assert len(rec.of_type(NG)) == 4 and len(rec.of_type(LT)) == 4
+    assert rec.named("plat-gpu-infer-ng").parent_name == "plat-gpu-infer"
+
+
+def test_platform_on_gke_builds_gke_pools(pulumi_mocks):
+    spec = parse_spec(gke_data("gpu-operator"))
+    rec = pulumi_mocks.run(lambda: _platform_pools(spec))
+    assert len(rec.of_type("gpu-platform:nodepools:GkeGpuNodePool")) == 4
+    assert len(rec.of_type(NP)) == 4 and not rec.of_type(NG)
