@@ -65,7 +65,9 @@ class GpuPlatform(pulumi.ComponentResource):
     @staticmethod
     def _queues(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
         """Kueue / Volcano queues and the PriorityClass ladder."""
-        return None
+        from .queues.component import GpuQueues, GpuQueuesArgs
+
+        return GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), opts)
 
     @staticmethod
     def _observability(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:

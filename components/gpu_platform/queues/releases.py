@@ -1,0 +1,65 @@
+"""Pure render of the Kueue and Volcano Helm release documents (chart, version, namespace, values)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ..artifacts import deep_merge, helm_release
+from ..spec import PlatformSpec
+from .kueue import namespace_selector
+from .volcano import scheduler_config
+
+__all__ = ["kueue_manager_config", "render_kueue_release", "render_volcano_release"]
+
+
+def kueue_manager_config(spec: PlatformSpec) -> dict[str, Any]:
+    """Kueue's `Configuration` (config.kueue.x-k8s.io/v1beta2): the chart's defaults, the spec's integrations,
+    Kueue limited to the teams' namespaces, and fair sharing when asked for."""
+    kueue = spec.scheduling.kueue
+    config: dict[str, Any] = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "clientConnection": {"qps": 300, "burst": 500},
+    }
+    namespaces = [ns for t in spec.teams for ns in t.namespaces]
+    if namespaces:
+        # Only team namespaces are managed; the `pod` integration then never gates system pods.
+        config["managedJobsNamespaceSelector"] = namespace_selector(namespaces)
+    config["integrations"] = {"frameworks": list(kueue.integrations)}
+    if kueue.fair_sharing:
+        config["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
+    return config
+
+
+def render_kueue_release(spec: PlatformSpec) -> dict[str, Any]:
+    """Kueue's Helm release from its OCI chart (no separate repository), pinned image, manager config.
+
+    `enablePrometheus` stays at the chart default (off): its ServiceMonitor needs the Prometheus Operator CRDs
+    first; turn it on with `valuesOverrides: {enablePrometheus: true}` once they exist.
+    """
+    kueue = spec.scheduling.kueue
+    values: dict[str, Any] = {
+        "controllerManager": {"manager": {"image": {"tag": f"v{kueue.version}", "pullPolicy": "IfNotPresent"}}},
+        "managerConfig": {
+            "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(spec), sort_keys=False),
+        },
+    }
+    values = deep_merge(values, kueue.values_overrides, "scheduling.kueue.valuesOverrides")
+    return helm_release("kueue", kueue.chart, "", kueue.version, kueue.namespace, values)
+
+
+def render_volcano_release(spec: PlatformSpec) -> dict[str, Any]:
+    """Volcano's Helm release: pinned images and a scheduler configuration with the gang plugin on."""
+    volcano = spec.scheduling.volcano
+    values: dict[str, Any] = {
+        "basic": {"image_tag_version": f"v{volcano.version}", "image_pull_policy": "IfNotPresent"},
+        "custom": {"scheduler_config_override": scheduler_config(spec)},
+    }
+    values = deep_merge(values, volcano.values_overrides, "scheduling.volcano.valuesOverrides")
+    return helm_release("volcano", "volcano", volcano.repository, volcano.version, volcano.namespace, values)
