@@ -1,0 +1,110 @@
+"""Node pool validation checks: GKE MIG limits, capacity blocks, EKS limits, warnings; each names its field path."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_platform.errors import SpecError
+from gpu_platform.load import parse_spec
+from gpu_platform.nodepools.checks import check_node_pools
+from gpu_platform.spec import PlatformSpec
+from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
+from test_nodepools_render import gke_data
+
+
+def _errors(data: dict) -> list[str]:
+    return [str(f) for f in check_spec(PlatformSpec.model_validate(data)) if f.severity == "error"]
+
+
+def _warnings(data: dict) -> list[str]:
+    return [str(f) for f in check_spec(PlatformSpec.model_validate(data)) if f.severity == "warning"]
+
+
+def test_check_is_registered():
+    assert "gpu_platform.nodepools.checks:check_node_pools" in DOMAIN_CHECK_PATHS
+
+
+def test_dev_spec_has_no_node_pool_findings(dev_spec):
+    assert check_node_pools(dev_spec) == []
+
+
+def test_gke_native_rejects_mixed_mig_layout_and_points_to_gpu_operator():
+    data = gke_data(**{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"3g.20gb": 1, "1g.5gb": 2}}}})
+    data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
+    (err,) = _errors(data)
+    assert err.startswith("nodePools[3].sharing.migLayout:")
+    assert "gcp.gpuStack: gpu-operator" in err and "mixes MIG profiles" in err
+    data["gcp"]["gpuStack"] = "gpu-operator"
+    assert _errors(data) == []
+    parse_spec(data)  # valid on the operator stack
+
+
+def test_gke_native_rejects_partition_count_gke_cannot_make():
+    data = gke_data(**{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"1g.5gb": 3}}}})
+    (err,) = _errors(data)
+    assert err.startswith("nodePools[3].sharing.migLayout.1g.5gb: 3 per GPU")
+    assert "always makes 7" in err and "gpu-operator" in err
+
+
+def test_gke_native_warns_sharing_replaces_pool_and_mig_resource_names():
+    warnings = _warnings(gke_data())
+    replace = [w for w in warnings if "replaces the pool" in w]
+    assert [w.split(":")[0] for w in replace] == [f"nodePools[{i}].sharing" for i in range(4)]
+    mig = [w for w in warnings if "gke-gpu-partition-size" in w]
+    assert len(mig) == 1 and mig[0].startswith("nodePools[3].sharing.migLayout")
+    assert not [w for w in _warnings(gke_data("gpu-operator")) if "replaces the pool" in w]
+
+
+def test_gke_native_limits_shared_clients_and_driver_version():
+    data = gke_data(**{"gpu-dev": {"sharing": {"mode": "time-slicing", "replicas": 64},
+                                   "gcp": {"gpuDriverVersion": "INSTALLATION_DISABLED"}}})
+    errs = _errors(data)
+    assert any(e.startswith("nodePools[1].sharing.replicas: 64 exceeds GKE's") for e in errs)
+    assert any(e.startswith("nodePools[1].gcp.gpuDriverVersion: 'INSTALLATION_DISABLED'") for e in errs)
+
+
+def test_gke_machine_without_accelerator_name_is_rejected():
+    data = gke_data()
+    data["catalog"] = {"instanceTypes": [{"name": "g2-custom-a10g", "gpuModel": "A10G", "gpuCount": 1,
+                                          "hourlyPrice": 1.0}]}
+    data["nodePools"][1]["instanceType"] = "g2-custom-a10g"
+    (err,) = _errors(data)
+    assert err.startswith("nodePools[1].instanceType: 'g2-custom-a10g' has GPU A10G")
+
+
+def test_capacity_block_needs_reservation_id(dev_data):
+    dev_data["nodePools"][0]["aws"] = {"capacityType": "CAPACITY_BLOCK"}
+    with pytest.raises(SpecError) as exc:
+        parse_spec(dev_data)
+    assert [str(f).split(":")[0] for f in exc.value.findings] == ["nodePools[0].aws.capacityReservationId"]
+    dev_data["nodePools"][0]["aws"]["capacityReservationId"] = "cr-0abc"
+    parse_spec(dev_data)
+
+
+def test_spot_with_reservation_is_rejected(dev_data):
+    dev_data["nodePools"][2]["aws"] = {"capacityType": "SPOT", "capacityReservationId": "cr-0abc"}
+    (err,) = _errors(dev_data)
+    assert err.startswith("nodePools[2].aws.capacityReservationId: 'cr-0abc' cannot be used with SPOT")
+
+
+def test_missing_role_and_subnets(dev_data):
+    dev_data["aws"] = {"region": "us-east-1"}
+    dev_data["nodePools"][1]["aws"] = {"subnetIds": ["subnet-x"]}
+    errs = _errors(dev_data)
+    assert any(e.startswith("aws.nodeRoleArn: missing") for e in errs)
+    assert sorted(e.split(":")[0] for e in errs if "no subnets" in e) == [
+        "nodePools[0].aws.subnetIds", "nodePools[2].aws.subnetIds", "nodePools[3].aws.subnetIds"]
+
+
+def test_eks_label_length_limits(dev_data):
+    dev_data["labelDomain"] = "gpu." + "a" * 40 + ".example.com"  # pool label key > 63 characters
+    dev_data["nodePools"][0]["labels"] = {"team": "x" * 64}
+    errs = _errors(dev_data)
+    assert any(e.startswith("labelDomain: node label key") and "EKS allows 1-63" in e for e in errs)
+    assert any(e.startswith("nodePools[0].labels.team: node label value") for e in errs)
+
+
+def test_eks_tag_limit(dev_data):
+    dev_data["nodePools"][0]["labels"] = {f"l{i}": "v" for i in range(45)}
+    errs = _errors(dev_data)
+    assert any(e.startswith("nodePools[0].labels: 45 extra labels make") for e in errs)
