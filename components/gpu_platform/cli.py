@@ -21,6 +21,7 @@ __all__ = ["main"]
 LAZY_COMMANDS: dict[str, str] = {
     "preflight": "gpu_platform.preflight:preflight",
     "plan": "gpu_platform.planner.cli:plan_command",
+    "cost": "gpu_platform.observability.cost_cli:cost",
 }
 
 _WIDTH = None if sys.stdout.isatty() else 160

@@ -72,7 +72,9 @@ class GpuPlatform(pulumi.ComponentResource):
     @staticmethod
     def _observability(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
         """DCGM scraping, rules, alerts, OpenCost and dashboards."""
-        return None
+        from .observability.component import GpuObservability, GpuObservabilityArgs
+
+        return GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), opts)
 
     @staticmethod
     def _admission(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:

@@ -255,7 +255,6 @@ class KueueSpec(_Model):
     enabled: bool = Field(default=True, description="Install Kueue and render its queues.")
     version: str = Field(default="0.19.2", description="Kueue Helm chart version.")
     chart: str = Field(default="oci://registry.k8s.io/kueue/charts/kueue", description="Kueue chart (OCI reference).")
-    chart: str = Field(default="oci://registry.k8s.io/kueue/charts/kueue", description="Kueue chart (OCI reference).")
     namespace: str = Field(default="kueue-system", description="Kueue namespace.")
     fair_sharing: bool = Field(default=False, description="Enable fair sharing in the manager configuration.")
     queueing_strategy: str = Field(default="BestEffortFIFO", description="BestEffortFIFO | StrictFIFO.")
@@ -272,7 +271,6 @@ class VolcanoSpec(_Model):
     enabled: bool = Field(default=False, description="Install Volcano and render its queues.")
     version: str = Field(default="1.15.1", description="Volcano Helm chart version.")
     repository: str = Field(default="https://volcano-sh.github.io/helm-charts", description="Volcano chart repository.")
-    repository: str = Field(default="https://volcano-sh.github.io/helm-charts", description="Volcano chart repository.")
     namespace: str = Field(default="volcano-system", description="Volcano namespace.")
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -283,9 +281,6 @@ class SchedulingSpec(_Model):
     kueue: KueueSpec = Field(default_factory=KueueSpec, description="Kueue settings.")
     volcano: VolcanoSpec = Field(default_factory=VolcanoSpec, description="Volcano settings.")
     cohorts: list[CohortSpec] = Field(default_factory=list, description="Nested Kueue cohorts.")
-    create_namespaces: bool = Field(
-        default=True, description="Create the teams' namespaces (labelled `<labelDomain>/team`) with their queues."
-    )
     create_namespaces: bool = Field(
         default=True, description="Create the teams' namespaces (labelled `<labelDomain>/team`) with their queues."
     )

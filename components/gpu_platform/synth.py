@@ -14,6 +14,7 @@ import yaml
 from .artifacts import KINDS, Artifact
 from .gpu_operator.render import render_gpu_operator_artifacts
 from .nodepools.render import render_nodepool_artifacts
+from .observability.render import render_observability_artifacts
 from .queues.render import render_queue_artifacts
 from .spec import PlatformSpec
 
@@ -25,6 +26,7 @@ RENDERERS: dict[str, Renderer] = {
     "nodepools": render_nodepool_artifacts,
     "gpu-operator": render_gpu_operator_artifacts,
     "queues": render_queue_artifacts,
+    "observability": render_observability_artifacts,
 }
 
 

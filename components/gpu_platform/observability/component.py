@@ -1,0 +1,41 @@
+"""GpuObservability: the Prometheus stack, OpenCost, the platform's rules, ServiceMonitors and dashboard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from ..k8s import helm_release_resource, k8s_objects
+from ..spec import PlatformSpec
+from .render import render_observability
+
+__all__ = ["GpuObservability", "GpuObservabilityArgs"]
+
+
+@dataclass(frozen=True)
+class GpuObservabilityArgs:
+    """Inputs of GpuObservability: the validated spec. The Kubernetes provider comes in `opts.providers`."""
+
+    spec: PlatformSpec
+
+
+class GpuObservability(pulumi.ComponentResource):
+    """Monitoring and cost (`gpu-platform:observability:GpuObservability`)."""
+
+    rule_name: pulumi.Output[str]
+    releases: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:observability:GpuObservability", name, None, opts)
+        docs = render_observability(args.spec)
+        child = pulumi.ResourceOptions(parent=self)
+        self.prometheus = (helm_release_resource(f"{name}-kube-prometheus-stack", docs.prometheus, child)
+                           if docs.prometheus else None)
+        # The rule and ServiceMonitor CRDs come with kube-prometheus-stack when it is installed here.
+        after = pulumi.ResourceOptions(parent=self, depends_on=[self.prometheus] if self.prometheus else [])
+        self.opencost = helm_release_resource(f"{name}-opencost", docs.opencost, after) if docs.opencost else None
+        self.objects = k8s_objects(name, docs.objects, after)
+        self.rule_name = pulumi.Output.from_input(docs.rule["metadata"]["name"])
+        self.releases = pulumi.Output.from_input([d["name"] for d in (docs.prometheus, docs.opencost) if d])
+        self.register_outputs({"ruleName": self.rule_name, "releases": self.releases})

@@ -1,0 +1,144 @@
+"""The cost report: per pool and tier $/hour and $/month at min and max size, against a whole-GPU baseline.
+
+Baseline (how it is computed): every unit each tier can use at the pool's max size, served instead on whole
+exclusive GPUs of the same instance type, one GPU per unit, priced at the instance's $/GPU-hour
+(node $/h / GPUs per node, no rounding up to whole nodes). A resource shared by two tiers of a pool counts
+once. Exclusive pools therefore cost the same as their baseline; a time-sliced x4 pool's baseline is 4 times
+its price. saving % = (baseline - max-size price) / baseline x 100.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..spec import PlatformSpec
+from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
+
+__all__ = ["CostReport", "PoolCost", "TierCost", "cost_report"]
+
+
+@dataclass(frozen=True)
+class TierCost:
+    """One tier's resource on its pool."""
+
+    tier: str
+    resource: str
+    units_per_node: int
+    units_min: int
+    units_max: int
+    unit_hourly: float
+
+    @property
+    def hourly_max(self) -> float:
+        """$/hour of all the tier's units at max size."""
+        return self.units_max * self.unit_hourly
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    """One pool's figures."""
+
+    price: PoolPrice
+    tiers: tuple[TierCost, ...]
+    baseline_gpus: int
+
+    @property
+    def baseline_hourly(self) -> float:
+        """$/hour of the baseline: one whole GPU per tier unit at max size."""
+        return self.baseline_gpus * self.price.gpu_hourly
+
+
+def _saving(baseline: float, actual: float) -> float:
+    return (baseline - actual) / baseline * 100 if baseline else 0.0
+
+
+def _pool_cost(spec: PlatformSpec, price: PoolPrice) -> PoolCost:
+    pool, cap = price.pool, price.capacity
+    tiers = []
+    for tier in spec.tiers_of(pool.name):
+        r = spec.resource_of(tier)
+        n = cap.units_per_node.get(r, 0)
+        tiers.append(TierCost(tier.name, r, n, n * pool.min_size, n * pool.max_size, price.unit_hourly.get(r, 0.0)))
+    demand = {t.resource: t.units_max for t in tiers}
+    return PoolCost(price, tuple(tiers), sum(demand.values()))
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """The whole fleet's cost figures."""
+
+    cluster: str
+    pools: tuple[PoolCost, ...]
+
+    @property
+    def total_hourly_min(self) -> float:
+        """$/hour of every pool at min size."""
+        return sum(p.price.hourly_min for p in self.pools)
+
+    @property
+    def total_hourly_max(self) -> float:
+        """$/hour of every pool at max size."""
+        return sum(p.price.hourly_max for p in self.pools)
+
+    @property
+    def baseline_hourly(self) -> float:
+        """$/hour of the whole-GPU baseline."""
+        return sum(p.baseline_hourly for p in self.pools)
+
+    @property
+    def saving_percent(self) -> float:
+        """Saving of the max-size fleet against the baseline, in percent."""
+        return _saving(self.baseline_hourly, self.total_hourly_max)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--format json` document (DESIGN contract keys plus detail)."""
+        return {
+            "cluster": self.cluster,
+            "currency": "USD",
+            "hoursPerMonth": HOURS_PER_MONTH,
+            "pools": [_pool_json(p) for p in self.pools],
+            "totalHourlyMin": _r(self.total_hourly_min),
+            "totalHourlyMax": _r(self.total_hourly_max),
+            "totalMonthlyMin": _r(self.total_hourly_min * HOURS_PER_MONTH),
+            "totalMonthlyMax": _r(self.total_hourly_max * HOURS_PER_MONTH),
+            "baselineHourly": _r(self.baseline_hourly),
+            "baselineMonthly": _r(self.baseline_hourly * HOURS_PER_MONTH),
+            "savingPercent": round(self.saving_percent, 2),
+        }
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+def _pool_json(p: PoolCost) -> dict[str, Any]:
+    pr, cap, pool = p.price, p.price.capacity, p.price.pool
+    return {
+        "name": pool.name,
+        "instanceType": pool.instance_type,
+        "gpuModel": cap.gpu_model,
+        "sharing": pool.sharing.mode.value,
+        "nodesMin": pool.min_size,
+        "nodesMax": pool.max_size,
+        "gpusMin": cap.gpus_min,
+        "gpusMax": cap.gpus_max,
+        "nodeHourly": _r(pr.node_hourly),
+        "gpuHourly": _r(pr.gpu_hourly),
+        "hourlyMin": _r(pr.hourly_min),
+        "hourlyMax": _r(pr.hourly_max),
+        "monthlyMin": _r(pr.hourly_min * HOURS_PER_MONTH),
+        "monthlyMax": _r(pr.hourly_max * HOURS_PER_MONTH),
+        "baselineGpus": p.baseline_gpus,
+        "baselineHourly": _r(p.baseline_hourly),
+        "savingPercent": round(_saving(p.baseline_hourly, pr.hourly_max), 2),
+        "tiers": [{"name": t.tier, "resource": t.resource, "unitsPerNode": t.units_per_node,
+                   "unitsMin": t.units_min, "unitsMax": t.units_max, "unitHourly": round(t.unit_hourly, 6),
+                   "hourlyMin": _r(t.units_min * t.unit_hourly), "hourlyMax": _r(t.hourly_max),
+                   "monthlyMax": _r(t.hourly_max * HOURS_PER_MONTH)} for t in p.tiers],
+    }
+
+
+def cost_report(spec: PlatformSpec) -> CostReport:
+    """The cost report of a validated spec."""
+    return CostReport(spec.cluster_name, tuple(_pool_cost(spec, pool_price(spec, p)) for p in spec.node_pools))
