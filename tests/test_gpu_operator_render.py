@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from gpu_operator_specs import gke_data, without_mig, without_mps
+from test_gpu_operator_specs import gke_data, without_mig, without_mps
 from gpu_platform.contract import mig_layout_name
 from gpu_platform.errors import OverrideConflictError, RenderError
 from gpu_platform.gpu_operator.device_plugin import check_entry, render_device_plugin_configs

@@ -1,0 +1,64 @@
+"""GPU Operator validation rules: Bottlerocket limits, the default-key collision, MIG drain and strategy notes."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_gpu_operator_specs import gke_data
+from gpu_platform.errors import SpecError
+from gpu_platform.load import parse_spec
+from gpu_platform.spec import PlatformSpec
+from gpu_platform.validation import check_spec
+
+
+def _findings(data, severity=None):
+    found = check_spec(PlatformSpec.model_validate(data))
+    return [f for f in found if severity is None or f.severity == severity]
+
+
+@pytest.mark.parametrize("pool", [1, 2, 3])  # mig, time-slicing, mps
+def test_bottlerocket_rejects_sharing_through_the_operator(dev_data, pool):
+    dev_data["nodePools"][pool]["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+    errors = _findings(dev_data, "error")
+    assert [f.path for f in errors] == [f"nodePools[{pool}].sharing.mode"]
+    assert "allowed: exclusive, or amiType AL2023_x86_64_NVIDIA" in errors[0].message
+    with pytest.raises(SpecError, match=rf"nodePools\[{pool}\]\.sharing\.mode"):
+        parse_spec(dev_data)
+
+
+def test_bottlerocket_exclusive_is_valid_with_a_metrics_warning(dev_data):
+    dev_data["nodePools"][0]["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+    assert _findings(dev_data, "error") == []
+    (warning,) = _findings(dev_data, "warning")
+    assert warning.path == "nodePools[0].aws.amiType" and "no DCGM metrics" in warning.message
+
+
+def test_pool_named_default_with_sharing_is_rejected(dev_data):
+    dev_data["nodePools"][2]["name"] = "default"
+    dev_data["tiers"][3]["pool"] = "default"
+    errors = _findings(dev_data, "error")
+    assert [f.path for f in errors] == ["nodePools[2].name"] and "collides" in errors[0].message
+
+
+def test_exclusive_pool_named_default_is_fine(dev_data):
+    dev_data["nodePools"][0]["name"] = "default"
+    dev_data["tiers"][0]["pool"] = "default"
+    assert _findings(dev_data, "error") == []
+
+
+def test_dev_stack_notes_mig_drain_and_per_node_strategy(dev_data):
+    infos = {f.path: f.message for f in _findings(dev_data, "info")}
+    assert "evicts the GPU pods" in infos["nodePools[1].sharing.migLayout"]
+    assert "gpu-infer-3g40-2g20-1g10x2" in infos["nodePools[1].sharing.migLayout"]
+    assert "MPS refuses mixed" in infos["gpuOperator"]
+
+
+def test_gke_native_notes_that_the_operator_is_not_installed(dev_data):
+    data = gke_data(dev_data, stack="gke-native")
+    data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
+    for tier in data["tiers"]:
+        if tier["pool"] == "gpu-infer":
+            tier["resource"] = "nvidia.com/mig-3g.40gb"
+    infos = {f.path: f.message for f in _findings(data, "info")}
+    assert "GPU Operator is not installed" in infos["gcp.gpuStack"]
+    assert not any(p.endswith("migLayout") for p in infos)
