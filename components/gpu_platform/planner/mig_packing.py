@@ -116,13 +116,19 @@ def first_fit(gpu_model: str, counts: Mapping[str, int]) -> list[dict[str, int]]
     order = sorted(counts, key=lambda p: (-profiles[p].size, -profiles[p].compute, p))
     gpus: list[dict[str, int]] = []
     for name in order:
+        # GPUs (in opening order) that can still take one `name`; a GPU that cannot never can again.
+        open_ = [g for g in gpus if layout_fits(gpu_model, {**g, name: g.get(name, 0) + 1})]
         for _ in range(counts[name]):
-            for layout in gpus:
-                if layout_fits(gpu_model, {**layout, name: layout.get(name, 0) + 1}):
-                    layout[name] = layout.get(name, 0) + 1
-                    break
+            if open_:
+                layout = open_[0]
+                layout[name] = layout.get(name, 0) + 1
+                if not layout_fits(gpu_model, {**layout, name: layout[name] + 1}):
+                    open_.pop(0)
             else:
-                gpus.append({name: 1})
+                layout = {name: 1}
+                gpus.append(layout)
+                if layout_fits(gpu_model, {name: 2}):
+                    open_.append(layout)
     return gpus
 
 

@@ -1,0 +1,180 @@
+"""The fleet planner end to end: demand parsing, cost-minimising plans, the spec fragment, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpu_platform.capacity import pool_capacity
+from gpu_platform.catalog import layout_fits
+from gpu_platform.cli import main
+from gpu_platform.errors import SpecError
+from gpu_platform.load import parse_spec
+from gpu_platform.planner import PlanningError, parse_demand, plan, spec_fragment
+from gpu_platform.synth import render_all
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = {"clusterName": "planned", "labelDomain": "gpu.example.com"}
+CLOUD = {"aws": {"region": "us-east-1", "subnetIds": ["subnet-a"],
+                 "nodeRoleArn": "arn:aws:iam::111122223333:role/gpu-nodes"},
+         "gcp": {"project": "p", "location": "us-central1", "zones": ["us-central1-a"]}}
+
+
+def merged_spec(result, cloud: str = "aws"):
+    """The plan's fragment merged into a minimal spec, validated."""
+    return parse_spec({"cloud": cloud, **BASE, cloud: CLOUD[cloud], **spec_fragment(result)})
+
+
+def assert_serves(result, spec) -> None:
+    """Every tier's demand fits the capacity its pool has at minSize, and every MIG layout is valid."""
+    for tier in result.demand.tiers:
+        spec_tier = spec.tiers_by_name[tier.name]
+        pool = spec.pools_by_name[spec_tier.pool]
+        cap = pool_capacity(spec, pool)
+        resource = spec.resource_of(spec_tier)
+        served = sum(t.units for t in result.demand.tiers if result.tier_pool[t.name] == pool.name
+                     and spec.resource_of(spec.tiers_by_name[t.name]) == resource)
+        assert cap.units(resource, pool.min_size) >= served >= tier.units
+        if pool.sharing.mig_layout:
+            assert layout_fits(cap.gpu_model, pool.sharing.mig_layout)
+
+
+def demand(*tiers, **top):
+    return parse_demand({"cloud": "aws", "instanceTypes": ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"],
+                         **top, "tiers": list(tiers)})
+
+
+def test_mig_tiers_share_a_mixed_layout_pool_when_cheaper():
+    result = plan(demand({"name": "infer", "mig": {"profile": "3g.40gb", "instances": 8}},
+                         {"name": "small", "mig": {"profile": "2g.20gb", "instances": 16}}))
+    # 8 x (3g + 2x2g) GPUs = one p4de node serves both; separate pools would need two nodes.
+    assert len(result.pools) == 1 and result.pools[0].nodes == 1
+    assert dict(result.pools[0].candidate.layout) == {"3g.40gb": 1, "2g.20gb": 2}
+    spec = merged_spec(result)
+    assert_serves(result, spec)
+    assert render_all(spec)
+
+
+def test_hand_checked_costs_and_baseline():
+    result = plan(demand({"name": "train", "gpus": 10, "instanceTypes": ["p5.48xlarge"]},
+                         {"name": "dev", "seats": {"count": 12, "perGpu": 4}}))
+    by_tier = {t: result.pool_of(t) for t in ("train", "dev")}
+    assert by_tier["train"].nodes == 2 and by_tier["train"].candidate.itype.name == "p5.48xlarge"
+    assert by_tier["dev"].nodes == 1 and by_tier["dev"].candidate.itype.name == "p4d.24xlarge"  # cheapest node
+    assert result.hourly == pytest.approx(2 * 55.04 + 21.957642)
+    assert result.baseline_gpus == 22
+    assert result.baseline_hourly == pytest.approx(10 * 55.04 / 8 + 12 * 21.957642 / 8)
+    assert result.lower_bound_gpus == 10 + 3
+    assert result.optimal and result.cost_bound == pytest.approx(result.hourly)
+
+
+def test_price_override_changes_the_choice():
+    tier = {"name": "train", "gpus": 8}
+    assert plan(demand(tier)).pools[0].candidate.itype.name == "p4d.24xlarge"
+    cheap = plan(demand(tier, priceOverrides={"p5.48xlarge": 10.0}))
+    assert cheap.pools[0].candidate.itype.name == "p5.48xlarge"
+    assert spec_fragment(cheap)["catalog"]["priceOverrides"] == {"p5.48xlarge": 10.0}
+    assert merged_spec(cheap).hardware.instance("p5.48xlarge").hourly_usd == 10.0
+
+
+def test_exclusive_isolation_keeps_mig_tier_on_whole_gpus_and_headroom_sets_max():
+    result = plan(demand({"name": "infer", "mig": {"profile": "3g.40gb", "instances": 9}, "isolation": "exclusive"},
+                         headroomPercent=50))
+    pool = result.pools[0]
+    assert pool.candidate.mode.value == "exclusive" and pool.nodes == 2 and pool.max_nodes == 3
+    assert "resource" not in spec_fragment(result)["tiers"][0]
+
+
+def test_mps_isolation_and_gcp():
+    result = parse_demand({"cloud": "gcp", "instanceTypes": ["a2-highgpu-1g", "a2-highgpu-8g"], "tiers": [
+        {"name": "ci", "seats": {"count": 10, "perGpu": 8}, "isolation": "process"}]})
+    planned = plan(result)
+    pool = planned.pools[0]
+    assert (pool.candidate.mode.value, pool.candidate.replicas, pool.candidate.itype.name, pool.nodes) == (
+        "mps", 8, "a2-highgpu-1g", 2)
+    assert_serves(planned, merged_spec(planned, "gcp"))
+
+
+@pytest.mark.parametrize(("data", "path", "words"), [
+    ({"tiers": [{"name": "a", "gpus": 1, "isolaton": "none"}]}, "tiers[0].isolaton", "did you mean 'isolation'"),
+    ({"tiers": [{"name": "a"}]}, "tiers[0]", "exactly one of gpus, mig, seats"),
+    ({"tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 4}, "isolation": "hardware"}]},
+     "tiers[0].isolation", "allowed: process"),
+    ({"instanceTypes": ["p9.huge"], "tiers": [{"name": "a", "gpus": 1}]}, "instanceTypes[0]", "p4d.24xlarge"),
+    ({"tiers": [{"name": "A_b", "gpus": 1}, {"name": "A_b", "gpus": 1}]}, "tiers[1].name", "duplicate"),
+    ({"tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 1}}]}, "tiers[0].seats.perGpu", "greater than"),
+])
+def test_demand_errors_name_the_field(data, path, words):
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", **data})
+    assert any(f.path == path and words in f.message for f in info.value.findings), info.value.findings
+
+
+def test_missing_cloud_and_unservable_tier():
+    with pytest.raises(SpecError, match="cloud: missing"):
+        parse_demand({"tiers": [{"name": "a", "gpus": 1}]})
+    # A100-40GB has no 7g.80gb profile and too little memory to hold one on a whole GPU.
+    bad = demand({"name": "a", "mig": {"profile": "7g.80gb", "instances": 1}, "instanceTypes": ["p4d.24xlarge"]})
+    with pytest.raises(PlanningError, match=r"tiers\[0\] \(a\): no allowed instance type"):
+        plan(bad)
+
+
+_TIER = st.one_of(
+    st.builds(lambda n: {"gpus": n}, st.integers(1, 20)),
+    st.builds(lambda p, n: {"mig": {"profile": p, "instances": n}},
+              st.sampled_from(["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]), st.integers(1, 30)),
+    st.builds(lambda n, r, iso: {"seats": {"count": n, "perGpu": r}, "isolation": iso},
+              st.integers(1, 60), st.sampled_from([2, 4, 8]), st.sampled_from(["none", "process"])),
+)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=1, max_size=5))
+def test_every_plan_is_valid_covers_the_demand_and_synthesizes(tiers):
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)))
+    result = plan(d, time_limit=5)
+    spec = merged_spec(result)
+    assert_serves(result, spec)
+    assert result.lower_bound_gpus <= result.gpus and result.cost_bound <= result.hourly + 1e-6
+    assert all(m.lower_bound <= m.exact <= m.first_fit for m in result.mig)
+    assert render_all(spec)
+
+
+def test_cli_plan_table_yaml_json(tmp_path):
+    runner = CliRunner()
+    path = str(ROOT / "examples" / "demand-small.yaml")
+    table = runner.invoke(main, ["plan", path])
+    assert table.exit_code == 0, table.output
+    assert "cost comparison" in table.output and "whole-GPU baseline" in table.output
+    fragment = yaml.safe_load(runner.invoke(main, ["plan", path, "--format", "yaml"]).output)
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump({"cloud": "aws", **BASE, "aws": CLOUD["aws"], **fragment}))
+    assert runner.invoke(main, ["validate", str(spec_file)]).exit_code == 0
+    data = json.loads(runner.invoke(main, ["plan", path, "--format", "json", "--time-limit", "2"]).output)
+    assert data["optimal"] and data["totalHourly"] <= data["baselineHourly"]
+    assert {p["name"] for p in data["pools"]} == {p["name"] for p in fragment["nodePools"]}
+
+
+def test_cli_plan_reports_bad_demand(tmp_path):
+    bad = tmp_path / "demand.yaml"
+    bad.write_text("cloud: aws\ntiers: [{name: a, gpus: 0}]\n")
+    result = CliRunner().invoke(main, ["plan", str(bad)])
+    assert result.exit_code == 1
+    assert "tiers[0].gpus" in result.output
+
+
+def test_readme_example_plan_is_current():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("<!-- section:planner -->", 1)[1].split("<!-- /section:planner -->", 1)[0]
+    blocks = section.split("```yaml\n")[1:]
+    demand_text, fragment_text = (b.split("```", 1)[0] for b in blocks[:2])
+    assert yaml.safe_load(demand_text) == yaml.safe_load((ROOT / "examples" / "demand-small.yaml").read_text())
+    result = plan(parse_demand(yaml.safe_load(demand_text)))
+    assert yaml.safe_load(fragment_text) == spec_fragment(result)
+    assert f"{result.hourly:,.2f}" in section and f"{result.saving_percent:.1f}%" in section
