@@ -1,0 +1,92 @@
+"""Budget policy: the stack's GPU node pools at max size stay under a configured $/hour."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..catalog import INSTANCE_TYPES
+from .config import PolicyConfig, config_of
+from .props import dig, gpu_pool, items
+
+__all__ = ["PoolCost", "check_budget", "pool_costs"]
+
+Report = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    """One GPU pool's maximum hourly cost (None when its instance type has no known price)."""
+
+    pool: str
+    instance_type: str
+    max_nodes: int
+    hourly: float | None
+
+
+def _price(cfg: PolicyConfig, instance_type: str) -> float | None:
+    if instance_type in cfg.prices:
+        return cfg.prices[instance_type]
+    it = INSTANCE_TYPES.get(instance_type)
+    return it.hourly_usd if it else None
+
+
+def _shape(r: Any) -> tuple[str, int] | None:
+    """(instance type, max node count) of a node pool resource, or None when it cannot be costed."""
+    if r.resource_type == "aws:eks/nodeGroup:NodeGroup":
+        types = [str(t) for t in items(dig(r.props, "instanceTypes"))]
+        return (types[0] if types else "?"), int(dig(r.props, "scalingConfig", "maxSize", default=0) or 0)
+    if r.resource_type == "gcp:container/nodePool:NodePool":
+        machine = str(dig(r.props, "nodeConfig", "machineType", default="?"))
+        total = dig(r.props, "autoscaling", "totalMaxNodeCount")
+        if total:
+            return machine, int(total)
+        zones = max(1, len(items(dig(r.props, "nodeLocations"))))
+        per_zone = dig(r.props, "autoscaling", "maxNodeCount", default=dig(r.props, "nodeCount", default=0))
+        return machine, int(per_zone or 0) * zones
+    return None
+
+
+def pool_costs(resources: list[Any], cfg: PolicyConfig) -> list[PoolCost]:
+    """Max-size hourly cost of every costable GPU node pool in a stack."""
+    out = []
+    for r in resources:
+        pool = gpu_pool(r.resource_type, r.name, r.props)
+        shape = _shape(r) if pool else None
+        if shape is None:
+            continue
+        itype, nodes = shape
+        if r.resource_type == "aws:eks/nodeGroup:NodeGroup":
+            prices = [_price(cfg, str(t)) for t in items(dig(r.props, "instanceTypes"))]
+            price = max(prices) if prices and None not in prices else None  # mixed types: the dearest
+        else:
+            price = _price(cfg, itype)
+        out.append(PoolCost(pool.name, itype, nodes, None if price is None else price * nodes))
+    return out
+
+
+def _summary(costs: list[PoolCost]) -> str:
+    parts = [f"{c.pool} ${c.hourly:,.2f} ({c.max_nodes} x {c.instance_type})" for c in costs if c.hourly is not None]
+    unknown = [f"{c.pool} ({c.instance_type})" for c in costs if c.hourly is None]
+    tail = [f"not costed, no price known: {', '.join(unknown)} (set prices)"] if unknown else []
+    return "; ".join([", ".join(parts)] * bool(parts) + tail)
+
+
+def check_budget(args: Any, report_violation: Report) -> None:
+    """GPU node pools at max size cost no more than budgetHourly (advisory until a budget is set)."""
+    cfg = config_of(args)
+    costs = pool_costs(list(args.resources), cfg)
+    if not costs:
+        args.not_applicable("no GPU node pools in this stack")
+    total = sum(c.hourly or 0 for c in costs)
+    if cfg.budget_hourly is None:
+        args.not_applicable(f"no budgetHourly set; GPU node pools at max size cost ${total:,.2f}/hour: "
+                            f"{_summary(costs)}")
+    unknown = [c for c in costs if c.hourly is None]
+    if unknown and total <= cfg.budget_hourly:
+        report_violation(f"GPU node pools cannot be checked against the budget of ${cfg.budget_hourly:,.2f}/hour: "
+                         f"{_summary(costs)}.")
+    elif total > cfg.budget_hourly:
+        report_violation(f"GPU node pools at max size cost ${total:,.2f}/hour, over the budget of "
+                         f"${cfg.budget_hourly:,.2f}/hour: {_summary(costs)}. Lower maxSize or raise budgetHourly.")

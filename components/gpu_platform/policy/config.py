@@ -1,0 +1,154 @@
+"""The policy pack's configuration: one pydantic model, the pack's config schema derived from it."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from ..errors import GpuPlatformError
+from ..spec import PlatformSpec
+
+__all__ = [
+    "DEFAULT_EXEMPT_NAMESPACES",
+    "Enforcement",
+    "PolicyConfig",
+    "PolicyConfigError",
+    "TierRule",
+    "config_from_spec",
+    "config_of",
+    "config_schema",
+]
+
+DEFAULT_EXEMPT_NAMESPACES = ["kube-system", "gpu-operator", "kueue-system", "volcano-system", "monitoring"]
+
+
+class PolicyConfigError(GpuPlatformError):
+    """The pack's configuration does not parse."""
+
+
+class Enforcement(StrEnum):
+    """Pulumi enforcement levels a policy can be set to."""
+
+    ADVISORY = "advisory"
+    MANDATORY = "mandatory"
+    DISABLED = "disabled"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class TierRule(_Model):
+    """What pods of one tier may request."""
+
+    resources: list[str] = Field(min_length=1, description="Extended resources the tier's pods may request.")
+    pool: str | None = Field(default=None, description="The pool the tier routes to (for messages).")
+    priority_class: str | None = Field(
+        default=None, description="PriorityClass the tier's pods must name (unset: any non-empty name)."
+    )
+
+
+class PolicyConfig(_Model):
+    """Configuration shared by every policy of the pack (each policy receives the same properties)."""
+
+    label_domain: str = Field(
+        default="gpu.example.com", description="Prefix of the platform's label and taint keys (set it to yours)."
+    )
+    tiers: dict[str, TierRule] = Field(
+        default_factory=dict, description="Tier name -> allowed resources. Empty: only the tier label is required."
+    )
+    exempt_namespaces: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_EXEMPT_NAMESPACES),
+        description="Namespaces whose workloads the workload policy skips.",
+    )
+    budget_hourly: float | None = Field(
+        default=None, ge=0, description="Max $/hour of the stack's GPU node pools at max size (unset: advisory)."
+    )
+    prices: dict[str, float] = Field(
+        default_factory=dict, description="Instance / machine type -> $/hour, over the built-in catalog prices."
+    )
+    enforcement: dict[str, Enforcement] = Field(
+        default_factory=dict, description="Policy name -> advisory | mandatory | disabled (audit and pack defaults)."
+    )
+
+    @property
+    def pool_key(self) -> str:
+        """Node label and taint key naming a node's pool."""
+        return f"{self.label_domain}/gpu-pool"
+
+    @property
+    def tier_key(self) -> str:
+        """Pod label key naming a pod's tier."""
+        return f"{self.label_domain}/gpu-tier"
+
+
+def _inline_refs(node: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline_refs(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+        return {k: _inline_refs(v, defs) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inline_refs(v, defs) for v in node]
+    return node
+
+
+def config_schema() -> dict[str, Any]:
+    """JSON schema of a policy's config (`properties`, `required`), with every `$ref` inlined."""
+    schema = PolicyConfig.model_json_schema(by_alias=True)
+    inlined = _inline_refs(schema, schema.get("$defs", {}))
+    return {"properties": inlined["properties"], "required": inlined.get("required", [])}
+
+
+@lru_cache(maxsize=64)
+def _parse(text: str) -> PolicyConfig:
+    try:
+        return PolicyConfig.model_validate(json.loads(text))
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise PolicyConfigError(f"policy config {where}: {first['msg']} (got {first.get('input')!r})") from None
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "items"):
+        return {str(k): _plain(value[k]) for k in value}
+    if isinstance(value, list | tuple) or (hasattr(value, "__len__") and hasattr(value, "__getitem__")
+                                           and not isinstance(value, str)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def config_of(args: Any) -> PolicyConfig:
+    """The PolicyConfig of a policy call (`args.get_config()`; the engine strips `enforcementLevel`)."""
+    raw = _plain(args.get_config() or {})
+    raw.pop("enforcementLevel", None)
+    return _parse(json.dumps(raw))
+
+
+def config_from_spec(spec: PlatformSpec) -> PolicyConfig:
+    """The pack config a platform spec implies: label domain, tiers and their resources, budget, prices."""
+    from ..queues.priorities import priority_class_name
+
+    tiers = {
+        t.name: TierRule(resources=[spec.resource_of(t)], pool=t.pool, priority_class=priority_class_name(t))
+        for t in spec.tiers
+    }
+    prices = {}
+    for pool in spec.node_pools:
+        it = spec.hardware.instance(pool.instance_type)
+        if it is not None:
+            prices[pool.instance_type] = round(it.hourly_usd, 6)
+    enforcement = dict(getattr(spec.policy, "enforcement", {}) or {})
+    return PolicyConfig(
+        label_domain=spec.label_domain,
+        tiers=tiers,
+        exempt_namespaces=list(spec.admission.exempt_namespaces),
+        budget_hourly=spec.policy.budget_hourly,
+        prices=prices,
+        enforcement=enforcement,
+    )

@@ -1,0 +1,158 @@
+"""Node pool policies: GPU pools are classified (labels, taints) and hardened (IMDSv2, encryption, no SSH)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, GPU_TAINT
+from .config import PolicyConfig, config_of
+from .props import (
+    EKS_LAUNCH_TEMPLATE,
+    EKS_NODE_GROUP,
+    GKE_NODE_POOL,
+    KARPENTER_NODE_CLASS,
+    KARPENTER_NODE_POOL,
+    GpuPool,
+    dig,
+    gpu_pool,
+    items,
+)
+
+__all__ = ["NODE_POOL_TYPES", "check_pool_classified", "check_pools_hardened", "classification_gaps"]
+
+NODE_POOL_TYPES = (EKS_NODE_GROUP, GKE_NODE_POOL, *KARPENTER_NODE_POOL)
+Report = Callable[..., None]
+
+
+def classification_gaps(pool: GpuPool, cfg: PolicyConfig) -> list[str]:
+    """What a GPU pool lacks to be classified, one phrase each (empty when classified)."""
+    gaps = []
+    name = str(pool.labels.get(cfg.pool_key) or "")
+    if not name:
+        gaps.append(f"label {cfg.pool_key}=<pool name>")
+    if not pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL):
+        gaps.append(f"label {DEVICE_PLUGIN_CONFIG_LABEL}=<device-plugin config of the pool>")
+    if not any(k == GPU_TAINT["key"] and e == "NoSchedule" for k, _, e in pool.taints):
+        gaps.append(f"taint {GPU_TAINT['key']}={GPU_TAINT['value']}:NoSchedule")
+    pool_taints = [v for k, v, e in pool.taints if k == cfg.pool_key and e == "NoSchedule"]
+    if not pool_taints:
+        gaps.append(f"taint {cfg.pool_key}={name or '<pool name>'}:NoSchedule")
+    elif name and name not in pool_taints:
+        gaps.append(f"taint {cfg.pool_key}={name}:NoSchedule (the taint says {pool_taints[0]!r}, the label {name!r})")
+    return gaps
+
+
+def check_pool_classified(args: Any, report_violation: Report) -> None:
+    """GPU node pools carry the pool label, the device-plugin config label and both NoSchedule taints."""
+    if args.resource_type not in NODE_POOL_TYPES:
+        args.not_applicable(f"{args.resource_type} is not a node pool")
+    pool = gpu_pool(args.resource_type, args.name, args.props)
+    if pool is None:
+        args.not_applicable("not a GPU node pool")
+    gaps = classification_gaps(pool, config_of(args))
+    if gaps:
+        report_violation(
+            f"GPU node pool {pool.name!r} ({pool.why}) is unclassified: missing {', '.join(gaps)}. "
+            "Declare the pool in the platform spec (gpu_platform renders these), or add the missing labels and "
+            "taints so only classified pods land on it."
+        )
+
+
+def _launch_template_of(group: Any, by_urn: Mapping[str, Any]) -> Any | None:
+    deps = list(getattr(group, "property_dependencies", {}).get("launchTemplate", []) or [])
+    deps += list(getattr(group, "dependencies", []) or [])
+    for dep in deps:
+        dep = by_urn.get(getattr(dep, "urn", dep), dep)
+        if getattr(dep, "resource_type", None) == EKS_LAUNCH_TEMPLATE:
+            return dep
+    ref = dig(group.props, "launchTemplate", default={})
+    want_id, want_name = dig(ref, "id"), dig(ref, "name")
+    for r in by_urn.values():
+        if r.resource_type != EKS_LAUNCH_TEMPLATE:
+            continue
+        if (want_name and dig(r.props, "name") == want_name) or (want_id and dig(r.props, "id") == want_id):
+            return r
+    return None
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).lower() == "true"
+
+
+def _launch_template_gaps(lt: Any) -> list[str]:
+    label = repr(dig(lt.props, "name", default=lt.name))
+    gaps = []
+    tokens = dig(lt.props, "metadataOptions", "httpTokens")
+    if tokens != "required":
+        gaps.append(f"launch template {label} does not require IMDSv2 (metadataOptions.httpTokens is "
+                    f"{tokens!r}; set 'required')")
+    ebs = [dig(m, "ebs") for m in items(dig(lt.props, "blockDeviceMappings")) if dig(m, "ebs") is not None]
+    if not ebs or not all(_truthy(dig(e, "encrypted")) for e in ebs):
+        gaps.append(f"launch template {label} root volume is not encrypted (set blockDeviceMappings[].ebs.encrypted "
+                    "to true)")
+    if dig(lt.props, "keyName"):
+        gaps.append(f"launch template {label} installs SSH key {dig(lt.props, 'keyName')!r} (remove keyName)")
+    return gaps
+
+
+def _eks_gaps(group: Any, by_urn: Mapping[str, Any]) -> list[str]:
+    gaps = []
+    if dig(group.props, "remoteAccess"):
+        gaps.append("remote SSH access is enabled (remove remoteAccess; use SSM Session Manager)")
+    if not dig(group.props, "launchTemplate"):
+        return gaps + ["no launch template: IMDSv2 and root volume encryption are not enforced (attach a launch "
+                       "template with metadataOptions.httpTokens=required and an encrypted root volume)"]
+    lt = _launch_template_of(group, by_urn)
+    if lt is None:
+        return gaps + ["its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
+    return gaps + _launch_template_gaps(lt)
+
+
+def _gke_gaps(pool: Any) -> list[str]:
+    node = dig(pool.props, "nodeConfig", default={})
+    gaps = []
+    if str(dig(node, "metadata", "disable-legacy-endpoints", default="true")).lower() == "false":
+        gaps.append("legacy metadata endpoints are enabled (set metadata disable-legacy-endpoints=true)")
+    if dig(node, "workloadMetadataConfig", "mode") == "GCE_METADATA":
+        gaps.append("pods can read the node's metadata credentials (set workloadMetadataConfig.mode=GKE_METADATA)")
+    if str(dig(node, "metadata", "block-project-ssh-keys", default="")).lower() == "false":
+        gaps.append("project-wide SSH keys are accepted (set metadata block-project-ssh-keys=true)")
+    return gaps
+
+
+def _karpenter_gaps(pool: Any, by_urn: Mapping[str, Any]) -> list[str]:
+    ref = dig(pool.props, "spec", "template", "spec", "nodeClassRef", "name")
+    cls = next((r for r in by_urn.values() if r.resource_type in KARPENTER_NODE_CLASS
+                and dig(r.props, "metadata", "name") == ref), None)
+    if cls is None:
+        return [f"its EC2NodeClass {ref!r} is not in this stack, so IMDSv2 and encryption cannot be verified"]
+    gaps = []
+    if dig(cls.props, "spec", "metadataOptions", "httpTokens", default="required") != "required":
+        gaps.append(f"EC2NodeClass {ref!r} does not require IMDSv2 (set spec.metadataOptions.httpTokens=required)")
+    for m in items(dig(cls.props, "spec", "blockDeviceMappings")):
+        if dig(m, "ebs") is not None and not _truthy(dig(m, "ebs", "encrypted")):
+            gaps.append(f"EC2NodeClass {ref!r} has an unencrypted volume {dig(m, 'deviceName', default='')!r}")
+    return gaps
+
+
+def check_pools_hardened(args: Any, report_violation: Report) -> None:
+    """GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH (stack policy)."""
+    config_of(args)  # a bad config fails here, like in every policy
+    by_urn = {r.urn: r for r in args.resources}
+    checked = 0
+    for r in args.resources:
+        pool = gpu_pool(r.resource_type, r.name, r.props)
+        if pool is None:
+            continue
+        checked += 1
+        if pool.kind == "eks":
+            gaps = _eks_gaps(r, by_urn)
+        elif pool.kind == "gke":
+            gaps = _gke_gaps(r)
+        else:
+            gaps = _karpenter_gaps(r, by_urn)
+        if gaps:
+            report_violation(f"GPU node pool {pool.name!r} is not hardened: {'; '.join(gaps)}.", r.urn)
+    if not checked:
+        args.not_applicable("no GPU node pools in this stack")

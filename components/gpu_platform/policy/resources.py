@@ -1,0 +1,110 @@
+"""Resources as the policy engine presents them: from `synth` artifacts, `pulumi stack export` or `preview --json`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..artifacts import Artifact
+
+__all__ = ["StackResource", "from_artifacts", "from_document", "k8s_type_token", "UnsupportedDocumentError"]
+
+
+class UnsupportedDocumentError(ValueError):
+    """A document is neither a stack export nor a preview."""
+
+
+@dataclass
+class StackResource:
+    """One resource: Pulumi type token, URN, name and the properties the policies read."""
+
+    type: str
+    urn: str
+    name: str
+    props: dict[str, Any]
+    parent: str | None = None
+    dependencies: list[str] = field(default_factory=list)
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _urn(stack: str, rtype: str, name: str) -> str:
+    return f"urn:pulumi:{stack}::gpu-platform::{rtype}::{name}"
+
+
+def k8s_type_token(api_version: str, kind: str) -> str:
+    """Pulumi type token of a Kubernetes object: `kubernetes:<group or core>/<version>:<Kind>`."""
+    group, _, version = api_version.rpartition("/")
+    return f"kubernetes:{group or 'core'}/{version}:{kind}"
+
+
+def _helm_props(doc: dict[str, Any]) -> dict[str, Any]:
+    props = {k: doc[k] for k in ("name", "chart", "version", "namespace", "values") if k in doc}
+    if doc.get("repository"):
+        props["repositoryOpts"] = {"repo": doc["repository"]}
+    return props
+
+
+def from_artifacts(artifacts: list[Artifact], stack: str = "dev") -> list[StackResource]:
+    """What the engine would be shown for every rendered artifact (node pools, Kubernetes objects, Helm releases)."""
+    out: list[StackResource] = []
+    for a in artifacts:
+        for doc in a.documents:
+            if a.kind == "nodepools" and "type" in doc:
+                out.extend(_node_pool_resources(doc, stack))
+                continue
+            if a.kind == "helm":
+                rtype, name, props = "kubernetes:helm.sh/v3:Release", doc["name"], _helm_props(doc)
+            elif a.kind == "kubernetes" and "kind" in doc:
+                rtype = k8s_type_token(doc["apiVersion"], doc["kind"])
+                meta = doc.get("metadata", {})
+                name = "-".join(x for x in (meta.get("namespace"), meta.get("name")) if x)
+                props = doc
+            else:
+                continue
+            out.append(StackResource(rtype, _urn(stack, rtype, name), name, props))
+    return out
+
+
+def _node_pool_resources(doc: dict[str, Any], stack: str) -> list[StackResource]:
+    """A rendered pool and its companion resources (launch template ...), children named `<pool>-<role>`."""
+    name = str(doc.get("name"))
+    main = StackResource(doc["type"], _urn(stack, doc["type"], name), name, dict(doc.get("inputs") or {}))
+    out = [main]
+    for sub in doc.get("resources") or []:
+        if not isinstance(sub.get("inputs"), dict):
+            continue  # e.g. one tag resource per list item: nothing the policies read
+        sub_name = f"{name}-{sub.get('role', 'child')}"
+        child = StackResource(sub["type"], _urn(stack, sub["type"], sub_name), sub_name, dict(sub["inputs"]))
+        out.append(child)
+        if sub["type"] == "aws:ec2/launchTemplate:LaunchTemplate" and "launchTemplate" in main.props:
+            # The node group's launchTemplate.id is this template's output: the engine records the dependency.
+            main.property_dependencies.setdefault("launchTemplate", []).append(child.urn)
+            main.dependencies.append(child.urn)
+    return out
+
+
+def _from_state(state: dict[str, Any], prefer_outputs: bool) -> StackResource | None:
+    rtype, urn = state.get("type", ""), state.get("urn", "")
+    if not rtype or rtype.startswith("pulumi:"):
+        return None  # the stack itself and providers
+    inputs, outputs = state.get("inputs") or {}, state.get("outputs") or {}
+    props = {**inputs, **outputs} if prefer_outputs else {**outputs, **inputs}
+    if state.get("id"):
+        props.setdefault("id", state["id"])
+    deps = {k: list(v) for k, v in (state.get("propertyDependencies") or {}).items()}
+    return StackResource(rtype, urn, urn.rsplit("::", 1)[-1], props, state.get("parent"),
+                         list(state.get("dependencies") or []), deps)
+
+
+def from_document(doc: Any) -> list[StackResource]:
+    """Resources of a `pulumi stack export` (deployment.resources) or `pulumi preview --json` (steps[].newState)."""
+    if isinstance(doc, dict) and isinstance(doc.get("deployment"), dict):
+        states = doc["deployment"].get("resources") or []
+        return [r for s in states if (r := _from_state(s, prefer_outputs=False))]
+    if isinstance(doc, dict) and isinstance(doc.get("steps"), list):
+        states = [s.get("newState") for s in doc["steps"] if s.get("op") != "delete" and s.get("newState")]
+        return [r for s in states if (r := _from_state(s, prefer_outputs=False))]
+    raise UnsupportedDocumentError(
+        "expected a `pulumi stack export` document (with deployment.resources) or a `pulumi preview --json` "
+        "document (with steps[].newState)"
+    )

@@ -1,0 +1,73 @@
+"""Run the policies offline over a list of resources, the way the analyzer does (used by `audit` and tests)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_policy import (
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
+from pulumi_policy.policy import PolicyCustomTimeouts, _NotApplicableError
+
+from . import POLICIES, Enforcement, PolicyConfig, PolicyDef, enforcement_of, pack_config
+from .resources import StackResource
+
+__all__ = ["Violation", "run_policies"]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One reported violation."""
+
+    policy: str
+    enforcement: Enforcement
+    urn: str
+    message: str
+
+
+def _opts() -> PolicyResourceOptions:
+    return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
+
+
+def _policy_resources(resources: list[StackResource]) -> list[PolicyResource]:
+    out = [PolicyResource(r.type, r.props, r.urn, r.name, _opts(), None, None, [], {}) for r in resources]
+    by_urn = {p.urn: p for p in out}
+    for r, p in zip(resources, out, strict=True):
+        p.parent = by_urn.get(r.parent) if r.parent else None
+        p.dependencies.extend(by_urn[d] for d in r.dependencies if d in by_urn)
+        for key, deps in r.property_dependencies.items():
+            p.property_dependencies[key] = [by_urn[d] for d in deps if d in by_urn]
+    return out
+
+
+def _run_one(policy: PolicyDef, level: Enforcement, args: Any, urn: str, found: list[Violation]) -> None:
+    def report(message: str, at: str | None = None) -> None:
+        found.append(Violation(policy.name, level, at or urn, message))
+
+    try:
+        policy.validate(args, report)
+    except _NotApplicableError:
+        pass
+
+
+def run_policies(resources: list[StackResource], cfg: PolicyConfig) -> list[Violation]:
+    """Every violation the pack would report for `resources` under `cfg` (disabled policies skipped)."""
+    config = pack_config(cfg)
+    found: list[Violation] = []
+    stack = _policy_resources(resources)
+    for policy in POLICIES:
+        level = enforcement_of(policy, cfg)
+        if level == Enforcement.DISABLED:
+            continue
+        props = {k: v for k, v in config[policy.name].items() if k != "enforcementLevel"}
+        if policy.kind == "stack":
+            _run_one(policy, level, StackValidationArgs(stack, props), "", found)
+            continue
+        for r in resources:
+            args = ResourceValidationArgs(r.type, r.props, r.urn, r.name, _opts(), None, props)
+            _run_one(policy, level, args, r.urn, found)
+    return found
