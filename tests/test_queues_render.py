@@ -1,0 +1,263 @@
+"""Queues render: flavors, team ClusterQueues and their resource groups, pool isolation, priorities, Volcano, goldens."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from gpu_platform.contract import pool_label_key, pool_labels, pool_taints
+from gpu_platform.load import load_spec, parse_spec
+from gpu_platform.queues.kueue import resource_groups
+from gpu_platform.queues.render import render_queue_artifacts, render_queues
+from gpu_platform.synth import dump_documents
+
+EXAMPLE = ROOT / "examples" / "aws-1000-a100.yaml"
+
+
+def _by_kind(docs, kind):
+    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
+
+
+def _shared_resource_spec(dev_data):
+    """A team whose tiers put nvidia.com/gpu on two pools and mig-3g.40gb on two MIG pools."""
+    data = copy.deepcopy(dev_data)
+    data["nodePools"].append({"name": "gpu-infer2", "instanceType": "p4de.24xlarge", "maxSize": 2,
+                              "sharing": {"mode": "mig", "migLayout": {"3g.40gb": 2}}})
+    data["tiers"].append({"name": "batch-infer", "pool": "gpu-infer2", "resource": "nvidia.com/mig-3g.40gb",
+                          "priority": 30000})
+    data["teams"].append({"name": "mixed", "namespaces": ["mixed"], "cohort": "ml",
+                          "quotas": {"train": 8, "ci": 4, "inference": 2, "finetune": 2, "batch-infer": 4},
+                          "lendingLimit": {"train": 4}})
+    return parse_spec(data)
+
+
+# --- ResourceFlavors -------------------------------------------------------------------------------------------
+
+def test_one_flavor_per_pool_with_pool_label_and_taint_tolerations(dev_spec):
+    flavors = _by_kind(render_queues(dev_spec).kueue, "ResourceFlavor")
+    assert list(flavors) == [p.name for p in dev_spec.node_pools]
+    for pool in dev_spec.node_pools:
+        f = flavors[pool.name]["spec"]
+        assert f["nodeLabels"] == {pool_label_key(dev_spec.label_domain): pool.name}
+        assert f["nodeLabels"].items() <= pool_labels(dev_spec, pool).items()
+        assert [(t["key"], t["value"], t["effect"]) for t in f["tolerations"]] == \
+            [(t["key"], t["value"], t["effect"]) for t in pool_taints(dev_spec, pool)]
+        assert "nodeTaints" not in f
+
+
+# --- ClusterQueues ----------------------------------------------------------------------------------------------
+
+def test_cluster_queue_per_team_with_cohort_namespaces_quota_preemption(dev_spec):
+    cqs = _by_kind(render_queues(dev_spec).kueue, "ClusterQueue")
+    research, production = cqs["research"]["spec"], cqs["production"]["spec"]
+    assert research["cohortName"] == "ml" and "cohortName" not in production
+    assert research["namespaceSelector"]["matchExpressions"][0]["values"] == ["research"]
+    assert research["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+    assert production["preemption"] == {"withinClusterQueue": "LowerPriority"}
+    assert research["queueingStrategy"] == "BestEffortFIFO"
+    # train (exclusive) and dev (time-sliced) both request nvidia.com/gpu: one group, two flavors
+    [group] = research["resourceGroups"]
+    assert group["coveredResources"] == ["nvidia.com/gpu"]
+    assert [(f["name"], f["resources"]) for f in group["flavors"]] == [
+        ("gpu-train", [{"name": "nvidia.com/gpu", "nominalQuota": 16, "borrowingLimit": 8}]),
+        ("gpu-dev", [{"name": "nvidia.com/gpu", "nominalQuota": 8}]),
+    ]
+    # inference and finetune: two MIG resources of one pool share its flavor
+    [group] = production["resourceGroups"]
+    assert group["coveredResources"] == ["nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"]
+    assert group["flavors"] == [{"name": "gpu-infer", "resources": [
+        {"name": "nvidia.com/mig-2g.20gb", "nominalQuota": 4}, {"name": "nvidia.com/mig-3g.40gb", "nominalQuota": 12}]}]
+
+
+def test_resource_groups_merge_pools_sharing_a_resource(dev_data):
+    spec = _shared_resource_spec(dev_data)
+    groups = resource_groups(spec, spec.teams[-1])
+    assert [(g.resources, list(g.flavors)) for g in groups] == [
+        (["nvidia.com/gpu"], ["gpu-train", "gpu-ci"]),
+        (["nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"], ["gpu-infer", "gpu-infer2"]),
+    ]
+    infer2 = groups[1].flavors["gpu-infer2"]
+    assert infer2["nvidia.com/mig-2g.20gb"].nominal == 0 and infer2["nvidia.com/mig-2g.20gb"].borrowing == 0
+    assert infer2["nvidia.com/mig-3g.40gb"].nominal == 4 and infer2["nvidia.com/mig-3g.40gb"].borrowing is None
+    assert groups[0].flavors["gpu-train"]["nvidia.com/gpu"].lending == 4
+
+
+def test_fair_sharing_weight_only_when_enabled(dev_data):
+    assert "fairSharing" not in _by_kind(render_queues(parse_spec(dev_data)).kueue, "ClusterQueue")["research"]["spec"]
+    dev_data["scheduling"]["kueue"]["fairSharing"] = True
+    dev_data["teams"][0]["weight"] = 3
+    spec = parse_spec(dev_data)
+    assert _by_kind(render_queues(spec).kueue, "ClusterQueue")["research"]["spec"]["fairSharing"] == {"weight": 3}
+    cfg = yaml.safe_load(render_queues(spec).kueue_release["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert cfg["fairSharing"]["preemptionStrategies"] == ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+
+
+def test_local_queue_per_namespace_and_cohorts(dev_data):
+    dev_data["teams"][0]["namespaces"] = ["research", "research-2"]
+    dev_data["scheduling"]["cohorts"] = [{"name": "org"}, {"name": "ml", "parent": "org"}]
+    q = render_queues(parse_spec(dev_data))
+    lqs = [(d["metadata"]["namespace"], d["metadata"]["name"], d["spec"]["clusterQueue"])
+           for d in q.kueue if d["kind"] == "LocalQueue"]
+    assert lqs == [("research", "research", "research"), ("research-2", "research", "research"),
+                   ("prod-inference", "production", "production")]
+    cohorts = _by_kind(q.kueue, "Cohort")
+    assert cohorts["org"]["spec"] == {} and cohorts["ml"]["spec"] == {"parentName": "org"}
+    assert [d["metadata"]["name"] for d in q.namespaces] == ["research", "research-2", "prod-inference"]
+
+
+# --- Isolation: a tier's workloads can be admitted only on its own pool's flavor --------------------------------
+
+def _admissible_flavors(kueue_docs, cq_name, resource, node_selector):
+    """Flavors of a ClusterQueue Kueue could assign a pod set requesting `resource` with `node_selector`.
+
+    Kueue skips a flavor whose nodeLabels conflict with the pod's nodeSelector (same key, other value) and
+    needs quota (nominal > 0, or borrowing allowed) for the resource in that flavor.
+    """
+    flavors = _by_kind(kueue_docs, "ResourceFlavor")
+    cq = _by_kind(kueue_docs, "ClusterQueue")[cq_name]
+    out = []
+    for group in cq["spec"].get("resourceGroups", []):
+        if resource not in group["coveredResources"]:
+            continue
+        for f in group["flavors"]:
+            entry = next(r for r in f["resources"] if r["name"] == resource)
+            usable = entry["nominalQuota"] > 0 or entry.get("borrowingLimit", 1) > 0 and "cohortName" in cq["spec"]
+            labels = flavors[f["name"]]["spec"].get("nodeLabels", {})
+            compatible = all(node_selector.get(k, v) == v for k, v in labels.items())
+            if usable and compatible:
+                out.append(f["name"])
+    return out
+
+
+@pytest.mark.parametrize("which", ["dev", "shared", "example"])
+def test_tier_admitted_only_on_its_own_pools_flavor(which, dev_data):
+    if which == "example" and not EXAMPLE.exists():
+        pytest.skip(f"{EXAMPLE} not present")
+    spec = {"dev": lambda: parse_spec(dev_data), "shared": lambda: _shared_resource_spec(dev_data),
+            "example": lambda: load_spec(EXAMPLE)}[which]()
+    docs = render_queues(spec).kueue
+    flavors = _by_kind(docs, "ResourceFlavor")
+    checked = 0
+    for team in spec.teams:
+        for tier_name in team.quotas:
+            tier = spec.tiers_by_name[tier_name]
+            selector = {pool_label_key(spec.label_domain): tier.pool}
+            assert _admissible_flavors(docs, team.name, spec.resource_of(tier), selector) == [tier.pool]
+            # the flavor's labels are the pool's node labels and no other pool's
+            for pool in spec.node_pools:
+                fits = flavors[tier.pool]["spec"]["nodeLabels"].items() <= pool_labels(spec, pool).items()
+                assert fits == (pool.name == tier.pool)
+            checked += 1
+    assert checked == sum(len(t.quotas) for t in spec.teams) > 0
+
+
+def test_isolation_check_would_fail_without_the_node_selector(dev_spec):
+    """Negative control: without the pool selector research's nvidia.com/gpu could land on either pool."""
+    docs = render_queues(dev_spec).kueue
+    assert _admissible_flavors(docs, "research", "nvidia.com/gpu", {}) == ["gpu-train", "gpu-dev"]
+
+
+# --- Priorities -------------------------------------------------------------------------------------------------
+
+def test_priority_ladder_and_workload_priority_classes(dev_data):
+    dev_data["tiers"][4]["preemptionPolicy"] = "Never"
+    q = render_queues(parse_spec(dev_data))
+    pcs = q.priority_classes
+    assert [(p["metadata"]["name"], p["value"]) for p in pcs] == [
+        ("gpu-train", 100000), ("gpu-inference", 50000), ("gpu-finetune", 40000), ("gpu-dev", 10000), ("gpu-ci", 1000)]
+    assert pcs[-1]["preemptionPolicy"] == "Never" and pcs[0]["preemptionPolicy"] == "PreemptLowerPriority"
+    assert not any(p["globalDefault"] for p in pcs)
+    wpcs = _by_kind(q.kueue, "WorkloadPriorityClass")
+    assert {n: d["value"] for n, d in wpcs.items()} == {p["metadata"]["name"]: p["value"] for p in pcs}
+
+
+# --- Volcano ----------------------------------------------------------------------------------------------------
+
+def _volcano(dev_data, kueue: bool):
+    dev_data["scheduling"] = {"kueue": {"enabled": kueue}, "volcano": {"enabled": True}}
+    dev_data["teams"][0]["lendingLimit"] = {"train": 6}
+    return render_queues(parse_spec(dev_data))
+
+
+def test_volcano_alone_owns_quota(dev_data):
+    q = _volcano(dev_data, kueue=False)
+    assert q.kueue == [] and q.kueue_release is None
+    queues = _by_kind(q.volcano, "Queue")
+    research, production = queues["research"]["spec"], queues["production"]["spec"]
+    assert research["reclaimable"] is True and research["weight"] == 1
+    assert research["deserved"] == {"nvidia.com/gpu": 24}
+    # train: 16 + borrowing 8; dev: unlimited borrowing -> the pool's 4 x 8 x 4 = 128
+    assert research["capability"] == {"nvidia.com/gpu": 24 + 128}
+    assert research["guarantee"] == {"resource": {"nvidia.com/gpu": 10}}  # train 16 - lends 6
+    assert production["guarantee"] == {"resource": {"nvidia.com/mig-3g.40gb": 12, "nvidia.com/mig-2g.20gb": 4}}
+    conf = yaml.safe_load(q.volcano_release["values"]["custom"]["scheduler_config_override"])
+    assert "reclaim" in conf["actions"] and "preempt" in conf["actions"]
+    assert {"name": "gang", "enablePreemptable": False} in conf["tiers"][0]["plugins"]
+
+
+def test_kueue_admits_volcano_schedules(dev_data):
+    q = _volcano(dev_data, kueue=True)
+    for queue in q.volcano:
+        assert queue["spec"]["reclaimable"] is False and "guarantee" not in queue["spec"]
+    cq = _by_kind(q.kueue, "ClusterQueue")["production"]["spec"]
+    nominal = {r["name"]: r["nominalQuota"] for g in cq["resourceGroups"] for f in g["flavors"] for r in f["resources"]}
+    assert _by_kind(q.volcano, "Queue")["production"]["spec"]["capability"] == nominal  # no cohort: ceiling = nominal
+    conf = yaml.safe_load(q.volcano_release["values"]["custom"]["scheduler_config_override"])
+    assert conf["actions"] == "enqueue, allocate, backfill"
+    assert any(p["name"] == "gang" for p in conf["tiers"][0]["plugins"])
+
+
+# --- Releases and synth ----------------------------------------------------------------------------------------
+
+def test_kueue_release_pins_chart_and_manages_team_namespaces(dev_spec):
+    rel = render_queues(dev_spec).kueue_release
+    assert (rel["chart"], rel["repository"], rel["version"], rel["namespace"]) == \
+        ("oci://registry.k8s.io/kueue/charts/kueue", "", "0.19.2", "kueue-system")
+    assert rel["values"]["controllerManager"]["manager"]["image"]["tag"] == "v0.19.2"
+    cfg = yaml.safe_load(rel["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert cfg["integrations"]["frameworks"] == list(dev_spec.scheduling.kueue.integrations)
+    assert cfg["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"] == ["prod-inference", "research"]
+    assert "fairSharing" not in cfg
+
+
+def test_version_and_values_overrides(dev_data):
+    dev_data["scheduling"] = {"kueue": {"version": "0.19.3", "valuesOverrides": {"enablePrometheus": True}},
+                              "volcano": {"enabled": True, "version": "1.15.0"}}
+    q = render_queues(parse_spec(dev_data))
+    assert q.kueue_release["version"] == "0.19.3" and q.kueue_release["values"]["enablePrometheus"] is True
+    assert q.volcano_release["version"] == "1.15.0"
+    assert q.volcano_release["values"]["basic"]["image_tag_version"] == "v1.15.0"
+    assert q.volcano_release["repository"] == "https://volcano-sh.github.io/helm-charts"
+
+
+def test_synth_files(dev_data):
+    names = [(a.kind, a.name) for a in render_queue_artifacts(parse_spec(dev_data))]
+    assert names == [("kubernetes", "team-namespaces"), ("kubernetes", "priorities"), ("kubernetes", "kueue"),
+                     ("helm", "kueue")]
+    dev_data["scheduling"] = {"kueue": {"enabled": False}, "volcano": {"enabled": True}, "createNamespaces": False}
+    names = [(a.kind, a.name) for a in render_queue_artifacts(parse_spec(dev_data))]
+    assert names == [("kubernetes", "priorities"), ("kubernetes", "volcano"), ("helm", "volcano")]
+
+
+def test_synth_registers_queues(dev_spec):
+    from gpu_platform.synth import RENDERERS, render_all
+
+    assert RENDERERS["queues"] is render_queue_artifacts
+    assert {("helm", "kueue"), ("kubernetes", "kueue")} <= {(a.kind, a.name) for a in render_all(dev_spec)}
+
+
+def _golden_text(spec) -> str:
+    return "".join(f"# {a.kind}/{a.name}.yaml\n{dump_documents(a.documents)}" for a in render_queue_artifacts(spec))
+
+
+def test_golden_dev(golden, dev_spec):
+    golden("queues/dev.yaml", _golden_text(dev_spec))
+
+
+def test_golden_aws_1000_a100(golden):
+    if not EXAMPLE.exists():
+        pytest.skip(f"{EXAMPLE} not present")
+    golden("queues/aws-1000-a100.yaml", _golden_text(load_spec(EXAMPLE)))
