@@ -196,8 +196,9 @@ def test_device_plugin_configmap_entries_validate(any_spec):
 
 def test_mig_parted_configmap_validates_and_layouts_fit(any_spec, reference):
     r = render_gpu_operator(any_spec)
-    if r.mig_parted_config is None:
-        pytest.skip("no MIG pool in this spec")
+    if not any(p.sharing.mode.value == "mig" for p in any_spec.node_pools):
+        assert r.mig_parted_config is None and not any("mig-parted" in d["metadata"]["name"] for d in r.documents)
+        return
     cm = _configmap(r, "mig-parted-config-")
     assert list(cm["data"]) == [MIG_CONFIG_KEY]
     cfg = MigPartedConfig.model_validate(yaml.safe_load(cm["data"][MIG_CONFIG_KEY]))

@@ -258,3 +258,30 @@ def test_golden_dev_stack(dev_spec, golden):
     golden("gpu_operator/device-plugin-config.yaml", yaml.safe_dump(r.device_plugin_configs, sort_keys=False))
     golden("gpu_operator/mig-parted-config.yaml", yaml.safe_dump(r.mig_parted_config, sort_keys=False))
     golden("gpu_operator/helm-values.yaml", dump_documents([r.release]))
+
+
+def test_readme_device_plugin_example_is_what_the_dev_stack_renders(dev_spec):
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("<!-- section:gpu-operator -->", 1)[1].split("<!-- /section:gpu-operator -->", 1)[0]
+    block = next(b for b in section.split("```yaml\n")[1:] if b.startswith("# device-plugin entries"))
+    documented = yaml.safe_load(block.split("```", 1)[0])
+    configs = render_device_plugin_configs(dev_spec)
+    assert documented == {k: configs[k] for k in documented} and set(documented) == {"gpu-dev", "gpu-ci"}
+
+
+def test_synth_cli_writes_operator_files_and_notes(tmp_path):
+    from click.testing import CliRunner
+
+    from conftest import DEV_STACK
+    from gpu_platform.cli import main
+
+    result = CliRunner().invoke(main, ["synth", str(DEV_STACK), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    release = yaml.safe_load((tmp_path / "helm" / "gpu-operator.yaml").read_text())
+    docs = list(yaml.safe_load_all((tmp_path / "kubernetes" / "gpu-operator-configs.yaml").read_text()))
+    cm_names = {d["metadata"]["name"] for d in docs if d["kind"] == "ConfigMap"}
+    assert release["values"]["devicePlugin"]["config"]["name"] in cm_names
+    assert release["values"]["migManager"]["config"]["name"] in cm_names
+    assert "evicts the GPU pods" in " ".join(result.output.split())
