@@ -35,11 +35,22 @@ def _containers(spec: Any) -> list[Any]:
     return [*items(dig(spec, "initContainers")), *items(dig(spec, "containers"))]
 
 
+def _quantity(value: Any) -> str:
+    """A count as text; 1, 1.0 and "1" are the same quantity (the engine sends numbers as floats)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return str(int(number)) if number.is_integer() else str(number)
+
+
+def _gpu_part(section: Any) -> dict[str, str]:
+    return {str(k): _quantity(v) for k, v in mapping(section).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
+
+
 def _gpu_resources(container: Any) -> tuple[dict[str, str], dict[str, str]]:
     res = dig(container, "resources", default={})
-    req = {str(k): str(v) for k, v in mapping(dig(res, "requests", default={})).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
-    lim = {str(k): str(v) for k, v in mapping(dig(res, "limits", default={})).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
-    return req, lim
+    return _gpu_part(dig(res, "requests", default={})), _gpu_part(dig(res, "limits", default={}))
 
 
 def _container_gaps(c: Any, allowed: list[str] | None, tier: str) -> list[str]:

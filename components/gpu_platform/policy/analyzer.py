@@ -1,0 +1,101 @@
+"""Drive a policy pack process the way the Pulumi engine does: start it, read its port, call it over gRPC.
+
+Used to test the real pack (`policies/`) and to measure it, without the Pulumi CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, plugin_pb2
+
+from .resources import StackResource
+
+__all__ = ["PackProcess", "PackStartError"]
+
+_LEVELS = {"advisory": 0, "mandatory": 1, "disabled": 2, "remediate": 3}
+
+
+class PackStartError(RuntimeError):
+    """The pack process did not print its port in time."""
+
+
+def _struct(props: dict[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(props)
+    return s
+
+
+class PackProcess:
+    """A running policy pack (`python -m pulumi.policy <engine> <dir>`); use as a context manager."""
+
+    def __init__(self, pack_dir: str | Path, timeout: float = 60.0, engine: str = "127.0.0.1:0") -> None:
+        self.pack_dir, self.timeout, self.engine = Path(pack_dir), timeout, engine
+        self.proc: subprocess.Popen | None = None
+        self.channel: grpc.Channel | None = None
+        self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
+
+    def __enter__(self) -> PackProcess:
+        cmd = [sys.executable, "-m", "pulumi.policy", self.engine, str(self.pack_dir)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+        line = self.proc.stdout.readline().decode().strip() if ready else ""
+        if not line.isdigit():
+            self.__exit__()
+            raise PackStartError(f"policy pack in {self.pack_dir} printed no port within {self.timeout}s: {line!r}")
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{line}")
+        grpc.channel_ready_future(self.channel).result(timeout=self.timeout)
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.channel is not None:
+            self.channel.close()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        for pipe in (self.proc.stdout, self.proc.stderr) if self.proc else ():
+            pipe.close()
+
+    def info(self) -> analyzer_pb2.AnalyzerInfo:
+        """GetAnalyzerInfo: the pack's name, policies, levels and initial config."""
+        return self.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=self.timeout)
+
+    def plugin_info(self) -> plugin_pb2.PluginInfo:
+        """GetPluginInfo: the pulumi-policy version."""
+        return self.stub.GetPluginInfo(empty_pb2.Empty(), timeout=self.timeout)
+
+    def configure(self, config: dict[str, dict[str, Any]]) -> None:
+        """Configure: per policy `{enforcementLevel, ...properties}`, as the engine sends it."""
+        req = analyzer_pb2.ConfigureAnalyzerRequest()
+        for name, value in config.items():
+            props = {k: v for k, v in value.items() if k != "enforcementLevel"}
+            level = _LEVELS[value.get("enforcementLevel", "mandatory")]
+            req.policyConfig[name].CopyFrom(analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=_struct(props)))
+        self.stub.Configure(req, timeout=self.timeout)
+
+    def analyze(self, r: StackResource) -> analyzer_pb2.AnalyzeResponse:
+        """Analyze one resource (resource policies)."""
+        req = analyzer_pb2.AnalyzeRequest(type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name)
+        return self.stub.Analyze(req, timeout=self.timeout)
+
+    def analyze_stack(self, resources: list[StackResource]) -> analyzer_pb2.AnalyzeResponse:
+        """AnalyzeStack over every resource (stack policies)."""
+        req = analyzer_pb2.AnalyzeStackRequest()
+        for r in resources:
+            ar = req.resources.add(type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name,
+                                   parent=r.parent or "", dependencies=r.dependencies)
+            for key, urns in r.property_dependencies.items():
+                ar.propertyDependencies[key].urns.extend(urns)
+        return self.stub.AnalyzeStack(req, timeout=self.timeout)
