@@ -90,14 +90,32 @@ def _shapes_for(demand: Demand, itype: InstanceType, catalog: Catalog) -> list[C
 
 
 def build_candidates(demand: Demand, catalog: Catalog) -> list[Candidate]:
-    """Every candidate pool that at least one tier can use."""
+    """Every candidate pool that at least one tier can use, without dominated ones."""
     types: dict[str, InstanceType] = {}
+    allowed = [{t.name for t in allowed_types(demand, tier, catalog)} for tier in demand.tiers]
     for tier in demand.tiers:
         for t in allowed_types(demand, tier, catalog):
             types.setdefault(t.name, t)
     out = []
     for itype in types.values():
         for cand in _shapes_for(demand, itype, catalog):
-            if any(unit_capacity(t, cand, catalog) and itype in allowed_types(demand, t, catalog) for t in demand.tiers):
-                out.append(cand)
-    return out
+            serves = tuple(unit_capacity(t, cand, catalog) if itype.name in allowed[i] else None
+                           for i, t in enumerate(demand.tiers))
+            if any(serves):
+                out.append((cand, serves))
+    return _undominated(out)
+
+
+def _undominated(found: list[tuple[Candidate, tuple]]) -> list[Candidate]:
+    """Drop a candidate when a no-dearer one of the same shape serves every tier it serves, the same way."""
+    groups: dict[tuple, list[tuple[Candidate, tuple]]] = {}
+    for cand, serves in found:
+        key = (cand.mode, cand.replicas, cand.layout, cand.itype.gpu_count)
+        groups.setdefault(key, []).append((cand, serves))
+    keep = []
+    for members in groups.values():
+        members.sort(key=lambda m: (m[0].itype.hourly_usd, m[0].itype.name))
+        for i, (cand, serves) in enumerate(members):
+            if not any(all(s is None or s == other[k] for k, s in enumerate(serves)) for _, other in members[:i]):
+                keep.append(cand)
+    return keep

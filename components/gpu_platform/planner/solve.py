@@ -20,10 +20,13 @@ from scipy.sparse import lil_array
 from ..catalog import Catalog
 from ..spec import SharingMode
 from .candidates import Candidate, allowed_types, build_candidates, unit_capacity
-from .demand import Demand, DemandTier, catalog_of
+from .demand import Demand, DemandTier, accepted_modes, catalog_of
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
 
 __all__ = ["MigFigures", "Plan", "PlannedPool", "plan"]
+
+_TIE_BREAK = 1e-3  # $/hour; far below any price difference between two node counts
+_REL_GAP = 1e-6  # HiGHS stops at this relative gap (its default, 1e-4, could hide a node's price)
 
 
 @dataclass(frozen=True)
@@ -115,26 +118,33 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
 
 
 def _solve(demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], time_limit: float):
-    nc, ny = len(cands), len(pairs)
+    nc, ny, nt = len(cands), len(pairs), len(demand.tiers)
     rows = sorted({(c, k) for _, c, k in pairs})
     row_of = {rk: i for i, rk in enumerate(rows)}
-    a = lil_array((len(rows) + len(demand.tiers), nc + ny))
+    # Rows: capacity per (pool, unit kind); one pool per tier; and the cut "a tier alone needs
+    # ceil(units / per node) nodes of its pool", which tightens the relaxation a lot.
+    a = lil_array((len(rows) + nt + ny, nc + ny))
     load: dict[tuple[int, str], int] = defaultdict(int)
-    for j, (t, c, k) in enumerate(pairs):
-        a[row_of[(c, k)], nc + j] = demand.tiers[t].units
-        a[len(rows) + t, nc + j] = 1
-        load[(c, k)] += demand.tiers[t].units
     upper = np.zeros(nc + ny)
     upper[nc:] = 1
+    for j, (t, c, k) in enumerate(pairs):
+        units, per_node = demand.tiers[t].units, cands[c].itype.gpu_count * cands[c].units_per_gpu[k]
+        a[row_of[(c, k)], nc + j] = units
+        a[len(rows) + t, nc + j] = 1
+        a[len(rows) + nt + j, nc + j] = math.ceil(units / per_node)
+        a[len(rows) + nt + j, c] = -1
+        load[(c, k)] += units
     for (c, k), i in row_of.items():
         per_node = cands[c].itype.gpu_count * cands[c].units_per_gpu[k]
         a[i, c] = -per_node
         upper[c] = max(upper[c], math.ceil(load[(c, k)] / per_node))
-    cost = np.concatenate([[x.itype.hourly_usd for x in cands], np.zeros(ny)])
-    lb = np.concatenate([np.full(len(rows), -np.inf), np.ones(len(demand.tiers))])
-    ub = np.concatenate([np.zeros(len(rows)), np.ones(len(demand.tiers))])
+    # A tiny charge on routes outside a tier's preferred sharing mode breaks ties towards the preferred one.
+    tie = [_TIE_BREAK * (cands[c].mode != accepted_modes(demand.tiers[t])[0]) for t, c, _ in pairs]
+    cost = np.concatenate([[x.itype.hourly_usd for x in cands], tie])
+    lb = np.concatenate([np.full(len(rows), -np.inf), np.ones(nt), np.full(ny, -np.inf)])
+    ub = np.concatenate([np.zeros(len(rows)), np.ones(nt), np.zeros(ny)])
     res = milp(cost, constraints=LinearConstraint(a.tocsr(), lb, ub), integrality=np.ones(nc + ny),
-               bounds=Bounds(np.zeros(nc + ny), upper), options={"time_limit": time_limit})
+               bounds=Bounds(np.zeros(nc + ny), upper), options={"time_limit": time_limit, "mip_rel_gap": _REL_GAP})
     if res.x is None:
         raise PlanningError(f"the planner found no plan within {time_limit}s: {res.message}")
     return res
@@ -205,6 +215,7 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     return Plan(
         demand=demand, pools=tuple(pools), tier_pool=tier_pool, optimal=optimal,
         gap=0.0 if optimal else float(getattr(res, "mip_gap", float("nan"))),
-        cost_bound=float(getattr(res, "mip_dual_bound", res.fun)), seconds=time.perf_counter() - start,
+        cost_bound=min(float(getattr(res, "mip_dual_bound", res.fun)), sum(p.hourly for p in pools)),
+        seconds=time.perf_counter() - start,
         lower_bound_gpus=bound, baseline_gpus=sum(t.units for t in demand.tiers), baseline_hourly=baseline, mig=mig,
     )
