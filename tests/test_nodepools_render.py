@@ -34,8 +34,8 @@ def gke_data(stack: str = "gke-native", **pool_overrides) -> dict:
         "gcp": {"project": "proj", "location": "us-central1", "zones": ["us-central1-a", "us-central1-c"],
                 "gpuStack": stack, "serviceAccount": "gpu-nodes@proj.iam.gserviceaccount.com"},
         "nodePools": pools,
-        "tiers": [{"name": "train", "pool": "gpu-train", "priority": 100}, {"name": "dev", "pool": "gpu-dev", "priority": 10},
-                  {"name": "ci", "pool": "gpu-ci", "priority": 1},
+        "tiers": [{"name": "train", "pool": "gpu-train", "priority": 100},
+                  {"name": "dev", "pool": "gpu-dev", "priority": 10}, {"name": "ci", "pool": "gpu-ci", "priority": 1},
                   {"name": "infer", "pool": "gpu-infer", "resource": "nvidia.com/mig-1g.5gb", "priority": 50}],
     }
 

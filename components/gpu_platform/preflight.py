@@ -49,8 +49,8 @@ def check_cluster(spec: PlatformSpec, eks) -> list[Check]:
                  f"status {cluster.get('status')}")]
     version = cluster.get("version")
     ok = version == spec.kubernetes_version
-    out.append(Check("kubernetes version", name, OK if ok else FAIL,
-                     f"cluster runs {version}" + ("" if ok else f", spec says kubernetesVersion {spec.kubernetes_version!r}")))
+    detail = f"cluster runs {version}" + ("" if ok else f", spec says kubernetesVersion {spec.kubernetes_version!r}")
+    out.append(Check("kubernetes version", name, OK if ok else FAIL, detail))
     return out
 
 

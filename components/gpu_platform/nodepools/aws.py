@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,16 +10,9 @@ import pulumi_aws as aws
 
 from ..spec import PlatformSpec
 from .eks import CA_TEMPLATE_PREFIX, autoscaler_tags, render_eks_launch_template, render_eks_node_group
+from .render import snake_kwargs
 
-__all__ = ["EksGpuNodePool", "EksGpuNodePoolArgs", "snake_kwargs"]
-
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def snake_kwargs(inputs: dict[str, Any]) -> dict[str, Any]:
-    """Top-level camelCase input names as Python keyword names; nested values stay as rendered."""
-    return {_CAMEL.sub("_", k).lower(): v for k, v in inputs.items()}
-
+__all__ = ["EksGpuNodePool", "EksGpuNodePoolArgs"]
 
 def _asg_name(resources: Any) -> str | None:
     """Name of the node group's Auto Scaling group (None until the node group exists)."""

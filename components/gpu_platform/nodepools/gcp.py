@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
 from ..spec import PlatformSpec
 from .gke import render_gke_node_pool
+from .render import snake_kwargs
 
 __all__ = ["GkeGpuNodePool", "GkeGpuNodePoolArgs"]
-
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def _snake_kwargs(inputs: dict[str, Any]) -> dict[str, Any]:
-    return {_CAMEL.sub("_", k).lower(): v for k, v in inputs.items()}
 
 
 @dataclass(frozen=True)
@@ -42,6 +35,6 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         # The pool name is fixed, so a replacement (any guest accelerator change) must delete first.
         child = pulumi.ResourceOptions(parent=self, protect=pool.protect, delete_before_replace=True)
         self.node_pool = gcp.container.NodePool(f"{name}-np", opts=child,
-                                                **_snake_kwargs(render_gke_node_pool(spec, pool)))
+                                                **snake_kwargs(render_gke_node_pool(spec, pool)))
         self.node_pool_name = self.node_pool.name
         self.register_outputs({"nodePoolName": self.node_pool_name})

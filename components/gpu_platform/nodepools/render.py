@@ -6,6 +6,7 @@ resources created with it (`resources`, each with its type and inputs) and the c
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..artifacts import Artifact
@@ -21,7 +22,14 @@ from .eks import (
 )
 from .gke import NODE_POOL_TYPE, gpu_stack, render_gke_node_pool
 
-__all__ = ["render_capacity", "render_node_pool", "render_nodepool_artifacts"]
+__all__ = ["render_capacity", "render_node_pool", "render_nodepool_artifacts", "snake_kwargs"]
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def snake_kwargs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Top-level camelCase input names as Python keyword names; nested values stay camelCase as rendered."""
+    return {_CAMEL.sub("_", k).lower(): v for k, v in inputs.items()}
 
 
 def render_capacity(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
