@@ -22,6 +22,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "preflight": "gpu_platform.preflight:preflight",
     "plan": "gpu_platform.planner.cli:plan_command",
     "cost": "gpu_platform.observability.cost_cli:cost",
+    "audit": "gpu_platform.audit:audit",
 }
 
 _WIDTH = None if sys.stdout.isatty() else 160

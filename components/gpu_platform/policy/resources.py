@@ -26,6 +26,11 @@ class StackResource:
     dependencies: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
 
+    @property
+    def resource_type(self) -> str:
+        """The type token, under the name policy resources use."""
+        return self.type
+
 
 def _urn(stack: str, rtype: str, name: str) -> str:
     return f"urn:pulumi:{stack}::gpu-platform::{rtype}::{name}"

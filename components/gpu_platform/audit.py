@@ -1,0 +1,101 @@
+"""`gpu-platform audit`: run the policy pack's policies offline over a stack export or a preview document."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from .cli import err, fail, load_or_fail, out
+from .errors import GpuPlatformError
+
+__all__ = ["audit", "load_config", "violations_table"]
+
+
+class AuditInputError(GpuPlatformError):
+    """The audited document or the pack config cannot be read."""
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as e:
+        raise AuditInputError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise AuditInputError(f"{what} {path} is not JSON: {e}") from None
+
+
+def load_config(spec_path: str | None, config_path: str | None):
+    """The PolicyConfig: from --spec, else from a pack config file (per-policy or flat), else the defaults."""
+    from .policy import PolicyConfig, config_from_spec
+    from .policy.config import PolicyConfigError, config_of
+
+    if spec_path:
+        spec, _ = load_or_fail(spec_path)
+        return config_from_spec(spec)
+    if not config_path:
+        return PolicyConfig()
+    raw = _read_json(config_path, "policy config")
+    per_policy = isinstance(raw, dict) and raw and all(isinstance(v, dict) and k.startswith("gpu-") for k, v in raw.items())
+    levels = {k: v["enforcementLevel"] for k, v in raw.items() if "enforcementLevel" in v} if per_policy else {}
+    flat = next(iter(raw.values())) if per_policy else raw
+    try:
+        cfg = config_of(type("Args", (), {"get_config": lambda self: flat})())
+        merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
+        return type(cfg).model_validate(merged) if levels else cfg
+    except PolicyConfigError as e:
+        raise AuditInputError(f"{config_path}: {e}") from None
+
+
+def _where(urn: str) -> str:
+    parts = urn.split("::")
+    return f"{parts[-2].rsplit(':', 1)[-1]} {parts[-1]}" if len(parts) >= 3 else (urn or "(stack)")
+
+
+def violations_table(violations: list, title: str) -> Table:
+    """A table of violations: policy, level, resource, message."""
+    table = Table(title=title, title_justify="left", show_lines=True)
+    for col in ("policy", "level", "resource", "message"):
+        table.add_column(col, overflow="fold")
+    for v in violations:
+        style = "red" if v.enforcement == "mandatory" else "yellow"
+        table.add_row(v.policy, f"[{style}]{v.enforcement.value}[/]", _where(v.urn), v.message)
+    return table
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Take label domain, tiers, prices and "
+              "budget from this spec (Pulumi.<stack>.yaml or a plain spec).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="A policy pack config JSON (as for --policy-pack-config) when --spec is not given.")
+def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
+    """Run the policy pack over FILE (`pulumi stack export` or `pulumi preview --json`); exit 1 on a mandatory one."""
+    from .policy.budget import pool_costs
+    from .policy.resources import UnsupportedDocumentError, from_document
+    from .policy.runner import run_policies
+
+    try:
+        cfg = load_config(spec_path, config_path)
+        resources = from_document(_read_json(file, "document"))
+    except UnsupportedDocumentError as e:
+        fail(AuditInputError(f"{file}: {e}"))
+    except GpuPlatformError as e:
+        fail(e)
+    violations = run_policies(resources, cfg)
+    mandatory = [v for v in violations if v.enforcement == "mandatory"]
+    if violations:
+        out.print(violations_table(violations, f"{file}: {len(violations)} policy violation(s)"))
+    costs = pool_costs(resources, cfg)
+    if costs and cfg.budget_hourly is None:
+        total = sum(c.hourly or 0 for c in costs)
+        out.print(f"[cyan]note[/]: no budgetHourly set; GPU node pools at max size cost ${total:,.2f}/hour")
+    summary = f"{len(resources)} resources, {len(mandatory)} mandatory and {len(violations) - len(mandatory)} advisory"
+    if mandatory:
+        err.print(f"[red]audit failed[/]: {summary} violation(s)")
+        sys.exit(1)
+    out.print(f"[green]audit passed[/]: {summary} violation(s)")

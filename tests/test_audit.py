@@ -1,0 +1,75 @@
+"""`gpu-platform audit` over real `pulumi stack export` and `pulumi preview --json` documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from gpu_platform.cli import main
+from gpu_platform.policy.resources import from_artifacts, from_document
+from gpu_platform.synth import render_all
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "audit"
+DEV = str(ROOT / "Pulumi.dev.yaml")
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["audit", *args], catch_exceptions=False)
+
+
+def test_stack_export_with_unclassified_gpu_node_group_fails_and_names_it():
+    res = run(str(FIXTURES / "stack-export-unclassified.json"), "--spec", DEV)
+    assert res.exit_code == 1
+    assert "gpu-node-pool-classified" in res.output and "NodeGroup adhoc-gpu" in res.output
+    assert "'adhoc-gpu' (instance type p5.48xlarge) is unclassified" in res.output
+    assert "ml-prod-gpu-train" not in res.output  # the classified, hardened pool passes
+    assert "audit failed: 6 resources, 1 mandatory and 0 advisory violation(s)" in res.output
+
+
+def test_preview_json_reports_node_group_and_workload():
+    res = run(str(FIXTURES / "preview-unclassified.json"), "--spec", DEV)
+    assert res.exit_code == 1
+    assert "NodeGroup burst" in res.output and "Deployment vllm" in res.output
+    assert "NodeGroup old" not in res.output  # deleted resources are not audited
+
+
+def test_preview_reads_new_state_and_skips_deletes():
+    doc = json.loads((FIXTURES / "preview-unclassified.json").read_text())
+    names = [r.name for r in from_document(doc)]
+    assert names == ["burst-lt", "burst", "vllm"]
+
+
+def _export(resources) -> dict:
+    states = [{"urn": r.urn, "custom": True, "type": r.type, "inputs": r.props, "outputs": {},
+               "dependencies": r.dependencies, "propertyDependencies": r.property_dependencies} for r in resources]
+    return {"version": 3, "deployment": {"manifest": {"version": "v3.190.0"}, "resources": states}}
+
+
+def test_dev_stack_resources_pass(dev_spec, tmp_path):
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(_export(from_artifacts(render_all(dev_spec)))))
+    res = run(str(path), "--spec", DEV)
+    assert res.exit_code == 0, res.output
+    assert "audit passed" in res.output and "0 mandatory and 0 advisory" in res.output
+    assert "note: no budgetHourly set; GPU node pools at max size cost $" in res.output
+
+
+def test_pack_config_file_instead_of_spec(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"gpu-node-pool-classified": {"enforcementLevel": "advisory",
+                                                            "labelDomain": "gpu.example.com"}}))
+    res = run(str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg))
+    assert res.exit_code == 0, res.output
+    assert "advisory" in res.output and "0 mandatory and 1 advisory" in res.output
+
+
+def test_bad_inputs_are_reported_without_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"resources": []}')
+    res = CliRunner().invoke(main, ["audit", str(bad)])
+    assert res.exit_code == 1 and "pulumi stack export" in res.output
+    res = CliRunner().invoke(main, ["audit", str(tmp_path / "missing.json")])
+    assert res.exit_code == 1 and "cannot read document" in res.output
