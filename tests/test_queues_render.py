@@ -261,3 +261,45 @@ def test_golden_aws_1000_a100(golden):
     if not EXAMPLE.exists():
         pytest.skip(f"{EXAMPLE} not present")
     golden("queues/aws-1000-a100.yaml", _golden_text(load_spec(EXAMPLE)))
+
+
+# --- README: the copy-paste Job lands on the right pool ----------------------------------------------------------
+
+def _readme_docs():
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    section = re.search(r"<!-- section:queues -->(.*?)<!-- /section:queues -->", text, re.S).group(1)
+    return [d for b in re.findall(r"```yaml\n(.*?)```", section, re.S) for d in yaml.safe_load_all(b) if d]
+
+
+def test_readme_jobs_match_rendered_objects(dev_data):
+    dev_data["scheduling"]["volcano"] = {"enabled": True}
+    spec = parse_spec(dev_data)
+    q = render_queues(spec)
+    docs = _readme_docs()
+    jobs = [d for d in docs if d["kind"] == "Job"]
+    assert len(jobs) >= 2
+    for job in jobs:
+        ns, labels, pod = job["metadata"]["namespace"], job["metadata"]["labels"], job["spec"]["template"]
+        lq = next(d for d in q.kueue if d["kind"] == "LocalQueue" and d["metadata"]["namespace"] == ns
+                  and d["metadata"]["name"] == labels["kueue.x-k8s.io/queue-name"])
+        tier = spec.tiers_by_name[pod["metadata"]["labels"][f"{spec.label_domain}/gpu-tier"]]
+        assert labels["kueue.x-k8s.io/priority-class"] in _by_kind(q.kueue, "WorkloadPriorityClass")
+        assert pod["spec"]["priorityClassName"] in {p["metadata"]["name"] for p in q.priority_classes}
+        assert pod["spec"]["priorityClassName"] == f"gpu-{tier.name}"
+        selector = pod["spec"]["nodeSelector"]
+        assert selector == {pool_label_key(spec.label_domain): tier.pool}
+        [resource] = pod["spec"]["containers"][0]["resources"]["limits"]
+        assert resource == spec.resource_of(tier)
+        assert _admissible_flavors(q.kueue, lq["spec"]["clusterQueue"], resource, selector) == [tier.pool]
+        # after admission the flavor's tolerations let the pod onto the pool's tainted nodes
+        tolerated = {(t["key"], t["value"], t["effect"]) for t in _by_kind(q.kueue, "ResourceFlavor")[tier.pool]
+                     ["spec"]["tolerations"]}
+        pool = spec.pools_by_name[tier.pool]
+        assert {(t["key"], t["value"], t["effect"]) for t in pool_taints(spec, pool)} <= tolerated
+        group = pod["metadata"].get("annotations", {}).get("scheduling.k8s.io/group-name")
+        if pod["spec"].get("schedulerName") == "volcano":
+            pg = next(d for d in docs if d["kind"] == "PodGroup" and d["metadata"]["name"] == group)
+            assert pg["metadata"]["namespace"] == ns and pg["spec"]["minMember"] <= job["spec"]["parallelism"]
+            assert pg["spec"]["queue"] in _by_kind(q.volcano, "Queue")
