@@ -1,0 +1,124 @@
+"""`gpu-platform cost`: figures recomputed by hand from examples/aws-1000-a100.yaml, and the output formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpu_platform.cli import LAZY_COMMANDS, main
+
+ROOT = Path(__file__).resolve().parents[1]
+FLEET = str(ROOT / "examples" / "aws-1000-a100.yaml")
+NODE = 19.21  # the example's priceOverrides for p4de.24xlarge, $/node-hour
+GPU = NODE / 8
+
+
+def _json(path: str = FLEET) -> dict:
+    res = CliRunner().invoke(main, ["cost", path, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    return _json()
+
+
+def _pool(report: dict, name: str) -> dict:
+    return next(p for p in report["pools"] if p["name"] == name)
+
+
+def _tier(pool: dict, name: str) -> dict:
+    return next(t for t in pool["tiers"] if t["name"] == name)
+
+
+def test_registered_lazily():
+    assert LAZY_COMMANDS["cost"] == "gpu_platform.observability.cost_cli:cost"
+
+
+def test_exclusive_pool_by_hand(report):
+    p = _pool(report, "gpu-train")  # 8-60 nodes, whole GPUs
+    assert (p["gpusMin"], p["gpusMax"]) == (64, 480)
+    assert p["hourlyMin"] == pytest.approx(8 * NODE) and p["hourlyMax"] == pytest.approx(60 * NODE)
+    assert p["monthlyMax"] == pytest.approx(60 * NODE * 730)
+    assert _tier(p, "pretrain")["unitHourly"] == pytest.approx(GPU, abs=1e-6)
+    assert p["baselineHourly"] == pytest.approx(480 * GPU) and p["savingPercent"] == 0
+
+
+def test_mig_pool_by_hand(report):
+    p = _pool(report, "gpu-infer")  # 20-35 nodes, per GPU 3g.40gb + 2g.20gb + 2 x 1g.10gb = 7 compute slices
+    assert p["hourlyMax"] == pytest.approx(35 * NODE)
+    inference, small, emb = _tier(p, "inference"), _tier(p, "inference-small"), _tier(p, "embeddings")
+    assert (inference["unitsMin"], inference["unitsMax"]) == (160, 280)
+    assert (emb["unitsPerNode"], emb["unitsMax"]) == (16, 560)
+    assert inference["unitHourly"] == pytest.approx(GPU * 3 / 7, abs=1e-6)
+    assert small["unitHourly"] == pytest.approx(GPU * 2 / 7, abs=1e-6)
+    assert emb["unitHourly"] == pytest.approx(GPU * 1 / 7, abs=1e-6)
+    baseline = (280 + 280 + 560) * GPU  # one whole GPU per slice the tiers can use at max size
+    assert p["baselineHourly"] == pytest.approx(baseline)
+    assert p["savingPercent"] == pytest.approx((baseline - 35 * NODE) / baseline * 100, abs=0.01)  # 75 %
+
+
+def test_time_slicing_pool_by_hand(report):
+    p = _pool(report, "gpu-notebook")  # 2-10 nodes, 4 replicas per GPU
+    t = _tier(p, "notebook")
+    assert (t["unitsMin"], t["unitsMax"]) == (64, 320)
+    assert t["unitHourly"] == pytest.approx(GPU / 4, abs=1e-6)
+    assert p["baselineHourly"] == pytest.approx(320 * GPU)
+    assert p["savingPercent"] == pytest.approx(75.0)
+
+
+def test_mps_pool_by_hand(report):
+    p = _pool(report, "gpu-ci")  # 1-5 nodes, 8 clients per GPU
+    t = _tier(p, "ci")
+    assert t["unitHourly"] == pytest.approx(GPU / 8, abs=1e-6)
+    assert p["hourlyMin"] == pytest.approx(NODE) and p["hourlyMax"] == pytest.approx(5 * NODE)
+    assert p["savingPercent"] == pytest.approx(87.5)
+
+
+def test_totals_by_hand(report):
+    nodes_min, nodes_max = 8 + 20 + 4 + 2 + 1, 60 + 35 + 15 + 10 + 5
+    assert report["totalHourlyMin"] == pytest.approx(nodes_min * NODE)
+    assert report["totalHourlyMax"] == pytest.approx(nodes_max * NODE)
+    assert report["totalMonthlyMax"] == pytest.approx(nodes_max * NODE * 730)
+    # baseline GPUs: train 480, infer 280+280+560, finetune 120+120, notebook 320, ci 320
+    baseline = (480 + 1120 + 240 + 320 + 320) * GPU
+    assert report["baselineHourly"] == pytest.approx(baseline)
+    assert report["savingPercent"] == pytest.approx((baseline - nodes_max * NODE) / baseline * 100, abs=0.01)
+
+
+def test_contract_keys(report):
+    assert {"pools", "totalHourlyMin", "totalHourlyMax", "baselineHourly", "savingPercent"} <= set(report)
+    assert all({"name", "hourlyMin", "hourlyMax"} <= set(p) for p in report["pools"])
+
+
+def test_table_prints_the_figures():
+    res = CliRunner().invoke(main, ["cost", FLEET])
+    assert res.exit_code == 0, res.output
+    assert "gpu-infer" in res.stdout and "inference-small" in res.stdout
+    assert f"{125 * NODE:,.2f}" in res.stdout  # total $/h at max size
+    assert "59.7" in res.stdout  # saving %
+
+
+def test_markdown_format():
+    res = CliRunner().invoke(main, ["cost", FLEET, "--format", "markdown"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("| pool |"))
+    assert lines[header + 1].startswith("|---|")
+    assert any(line.startswith("| gpu-ci | p4de.24xlarge | mps |") for line in lines)
+
+
+def test_bad_spec_exits_1_without_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("cloud: aws\nclusterName: x\nlabelDomain: a.b\nnodePools: []\ntiers: []\n")
+    res = CliRunner().invoke(main, ["cost", str(bad)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+
+
+def test_dev_stack_reads_pulumi_config():
+    doc = _json(str(ROOT / "Pulumi.dev.yaml"))
+    assert [p["name"] for p in doc["pools"]] == ["gpu-train", "gpu-infer", "gpu-dev", "gpu-ci"]
