@@ -89,11 +89,12 @@ def _cohort_root(spec: PlatformSpec, cohort: str) -> str:
 
 def check_borrowing(spec: PlatformSpec) -> Iterator[Finding]:
     """A borrowing limit above what the rest of the cohort tree can lend is a note (it can never be used)."""
+    roots = {t.cohort: _cohort_root(spec, t.cohort) for t in spec.teams if t.cohort}
     for i, team in enumerate(spec.teams):
-        if not team.cohort:
+        if not team.cohort or not team.borrowing_limit:
             continue
-        root = _cohort_root(spec, team.cohort)
-        peers = [t for t in spec.teams if t is not team and t.cohort and _cohort_root(spec, t.cohort) == root]
+        root = roots[team.cohort]
+        peers = [t for t in spec.teams if t is not team and t.cohort and roots[t.cohort] == root]
         for tier, limit in team.borrowing_limit.items():
             t = spec.tiers_by_name[tier]
             key = (t.pool, spec.resource_of(t))

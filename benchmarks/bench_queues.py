@@ -1,0 +1,54 @@
+"""Time the queues render (Kueue objects, Volcano queues, priorities, releases) and the queue capacity checks.
+
+Prints a table: teams, tiers, rendered objects and the median render and check times over several runs.
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+SIZES = ((100, 10), (1_000, 100), (10_000, 1_000))
+RUNS = 7
+
+
+def _median_ms(fn) -> float:
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    """Render and check each generated spec RUNS times and print the medians."""
+    from specgen import make_spec
+
+    from gpu_platform.load import parse_spec
+    from gpu_platform.queues.checks import check_queues
+    from gpu_platform.queues.render import render_queues
+
+    table = Table(title=f"queues render, median of {RUNS} ({platform.python_version()})")
+    for col in ("GPUs", "teams", "tiers", "objects", "render ms", "checks ms"):
+        table.add_column(col, justify="right")
+    for gpus, teams in SIZES:
+        spec = parse_spec(make_spec(gpus, teams))
+        q = render_queues(spec)
+        objects = len(q.namespaces) + len(q.priority_classes) + len(q.kueue) + len(q.volcano) + 2
+        render = _median_ms(lambda: render_queues(spec))
+        checks = _median_ms(lambda: list(check_queues(spec)))
+        table.add_row(f"{gpus:,}", str(teams), str(len(spec.tiers)), str(objects), f"{render:.2f}", f"{checks:.2f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
