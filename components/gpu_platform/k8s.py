@@ -10,7 +10,21 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-__all__ = ["helm_release_resource", "k8s_object", "k8s_objects", "object_resource_name"]
+__all__ = ["KubernetesObject", "helm_release_resource", "k8s_object", "k8s_objects", "object_resource_name"]
+
+
+class KubernetesObject(pulumi.CustomResource):
+    """Any Kubernetes object, registered as `kubernetes:<apiVersion>:<Kind>` with all its top-level fields.
+
+    pulumi-kubernetes' `CustomResource` only carries `spec`; objects such as PriorityClass or Kueue's
+    WorkloadPriorityClass keep their data at the top level (`value`, `description`), so they need this.
+    """
+
+    def __init__(self, resource_name: str, doc: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
+        from pulumi_kubernetes import _utilities
+
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
+        super().__init__(f"kubernetes:{doc['apiVersion']}:{doc['kind']}", resource_name, dict(doc), opts)
 
 
 def object_resource_name(prefix: str, doc: dict[str, Any]) -> str:
@@ -21,16 +35,14 @@ def object_resource_name(prefix: str, doc: dict[str, Any]) -> str:
 
 
 def k8s_object(prefix: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-    """The Pulumi resource for one Kubernetes document (typed for core kinds, CustomResource otherwise)."""
+    """The Pulumi resource for one Kubernetes document (typed for core kinds, `KubernetesObject` otherwise)."""
     name = object_resource_name(prefix, doc)
     kind, api = doc["kind"], doc["apiVersion"]
     if api == "v1" and kind == "ConfigMap":
         return k8s.core.v1.ConfigMap(name, metadata=doc["metadata"], data=doc.get("data"), opts=opts)
     if api == "v1" and kind == "Namespace":
         return k8s.core.v1.Namespace(name, metadata=doc["metadata"], opts=opts)
-    rest = {k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}
-    return k8s.apiextensions.CustomResource(name, api_version=api, kind=kind, metadata=doc["metadata"],
-                                            opts=opts, **rest)
+    return KubernetesObject(name, doc, opts)
 
 
 def k8s_objects(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> list[pulumi.CustomResource]:
