@@ -1,11 +1,13 @@
 """Plan examples/demand-1000.yaml and print wall time, GPUs used vs the slice lower bound vs first-fit.
 
-Usage: .venv/bin/python benchmarks/bench_plan.py [DEMAND] [--repeat N]
+Usage: .venv/bin/python benchmarks/bench_plan.py [DEMAND] [--repeat N] [--random-tiers N --seed S]
+(--random-tiers plans a generated demand of N mixed tiers over seven A100-80GB MIG profiles instead.)
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 from pathlib import Path
@@ -13,9 +15,27 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from gpu_platform.planner import load_demand, plan
+from gpu_platform.planner import load_demand, parse_demand, plan
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def random_demand(tiers: int, seed: int):
+    """A generated demand: whole GPUs, MIG instances of seven profiles, and shared seats."""
+    rng = random.Random(seed)
+    profiles = ["1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]
+    out = []
+    for i in range(tiers):
+        kind = rng.choice(["gpus", "mig", "mig", "mig", "seats"])
+        if kind == "gpus":
+            out.append({"name": f"t{i}", "gpus": rng.randint(8, 80)})
+        elif kind == "mig":
+            out.append({"name": f"t{i}", "mig": {"profile": rng.choice(profiles), "instances": rng.randint(5, 200)}})
+        else:
+            out.append({"name": f"t{i}", "seats": {"count": rng.randint(10, 300), "perGpu": rng.choice([2, 4, 8])},
+                        "isolation": rng.choice(["none", "process"])})
+    types = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge"]
+    return parse_demand({"cloud": "aws", "instanceTypes": types, "tiers": out})
 
 
 def main() -> None:
@@ -24,11 +44,16 @@ def main() -> None:
     parser.add_argument("demand", nargs="?", default=str(ROOT / "examples" / "demand-1000.yaml"))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--random-tiers", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
+    if args.random_tiers:
+        args.demand = f"random-{args.random_tiers}-tiers-seed-{args.seed}"
     times, result = [], None
     for _ in range(args.repeat):
         start = time.perf_counter()
-        result = plan(load_demand(args.demand), args.time_limit)
+        demand = random_demand(args.random_tiers, args.seed) if args.random_tiers else load_demand(args.demand)
+        result = plan(demand, args.time_limit)
         times.append(time.perf_counter() - start)
     console = Console(width=160)
     summary = Table(title=f"planner: {Path(args.demand).name} ({args.repeat} runs)", title_justify="left")

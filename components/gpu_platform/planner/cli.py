@@ -7,8 +7,8 @@ import json
 import click
 import yaml
 
-from ..cli import err, fail, out
-from ..errors import GpuPlatformError
+from ..cli import err, fail, out, print_findings
+from ..errors import GpuPlatformError, SpecError
 
 __all__ = ["plan_command"]
 
@@ -28,6 +28,11 @@ def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) ->
 
     try:
         result = plan(load_demand(demand, cloud), time_limit)
+    except SpecError as e:
+        where = f" in {e.source}" if e.source else ""
+        err.print(f"[red]invalid demand{where}: {len(e.findings)} error(s)[/]")
+        print_findings(e.findings)
+        raise SystemExit(1) from None
     except GpuPlatformError as e:
         fail(e)
     if fmt == "json":
