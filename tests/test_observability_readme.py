@@ -14,7 +14,6 @@ README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 SECTION = README.split("<!-- section:observability -->", 1)[1].split("<!-- /section:observability -->", 1)[0]
 
 
-
 def test_section_starts_with_a_heading():
     assert SECTION.lstrip().startswith("## ")
 
