@@ -172,3 +172,14 @@ def test_opencost_gpu_price_is_the_gpu_weighted_catalog_price(dev_spec, dev_data
 def test_golden_dev_observability(dev_spec, golden):
     for a in render_observability_artifacts(dev_spec):
         golden(f"observability/{a.kind}-{a.name}.yaml", dump_documents(a.documents))
+
+
+def test_pure_modules_do_not_import_pulumi():
+    import subprocess
+    import sys
+
+    code = ("import sys, gpu_platform.observability.render, gpu_platform.observability.cost_cli; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi'))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
