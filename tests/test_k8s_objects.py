@@ -13,3 +13,13 @@ def test_k8s_objects(pulumi_mocks):
     assert lq.type == "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue" and lq.inputs["spec"] == {"clusterQueue": "a"}
     cm = rec.named("p-configmap-ns-c")
     assert cm.type == "kubernetes:core/v1:ConfigMap" and cm.inputs["data"] == {"a": "b"}
+
+
+def test_bottlerocket_pools_disable_operator_operands_and_gke_operator_stack_disables_gke_plugin(dev_data):
+    from gpu_platform.contract import pool_labels
+    from gpu_platform.load import parse_spec
+
+    dev_data["nodePools"][0]["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+    spec = parse_spec(dev_data)
+    assert pool_labels(spec, spec.node_pools[0])["nvidia.com/gpu.deploy.operands"] == "false"
+    assert "nvidia.com/gpu.deploy.operands" not in pool_labels(spec, spec.node_pools[1])

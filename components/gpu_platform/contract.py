@@ -6,15 +6,19 @@ policies all refer to them. Keep every name derived here so the links cannot dri
 
 from __future__ import annotations
 
-from .spec import NodePool, PlatformSpec, SharingMode
+from .spec import AmiType, Cloud, GkeGpuStack, NodePool, PlatformSpec, SharingMode
 
 __all__ = [
+    "DEPLOY_OPERANDS_LABEL",
     "DEVICE_PLUGIN_CONFIG_LABEL",
+    "GKE_NO_DEFAULT_PLUGIN_LABEL",
     "GPU_TAINT",
     "MIG_CONFIG_LABEL",
     "MIG_DISABLED_CONFIG",
     "device_plugin_config_key",
     "mig_layout_name",
+    "operator_enabled",
+    "operator_node_labels",
     "pool_label_key",
     "pool_labels",
     "pool_taints",
@@ -25,6 +29,8 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_DISABLED_CONFIG = "all-disabled"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+DEPLOY_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
+GKE_NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 
 
 def pool_label_key(label_domain: str) -> str:
@@ -58,9 +64,26 @@ def mig_layout_name(pool: NodePool) -> str:
     return "-".join([pool.name, *parts])
 
 
+def operator_enabled(spec: PlatformSpec) -> bool:
+    """True unless the cluster is GKE with the gke-native GPU stack (GKE's driver and device plugin)."""
+    return spec.cloud == Cloud.AWS or (spec.gcp is not None and spec.gcp.gpu_stack == GkeGpuStack.GPU_OPERATOR)
+
+
+def operator_node_labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
+    """Node labels the GPU Operator needs on a pool (part of `pool_labels`)."""
+    if not operator_enabled(spec):
+        return {}
+    if spec.cloud == Cloud.AWS and pool.aws.ami_type == AmiType.BOTTLEROCKET_NVIDIA:
+        # Bottlerocket ships its own driver, toolkit and device plugin: no operator operands on these nodes.
+        return {DEPLOY_OPERANDS_LABEL: "false"}
+    if spec.cloud == Cloud.GCP:
+        return {GKE_NO_DEFAULT_PLUGIN_LABEL: "true"}  # GKE docs: disables GKE's own device plugin
+    return {}
+
+
 def pool_labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
     """Kubernetes node labels of a pool: the user's extras, then the contract labels (which win)."""
-    labels = dict(pool.labels)
+    labels = dict(pool.labels) | operator_node_labels(spec, pool)
     labels[pool_label_key(spec.label_domain)] = pool.name
     labels[DEVICE_PLUGIN_CONFIG_LABEL] = device_plugin_config_key(pool)
     if pool.sharing.mode == SharingMode.MIG:

@@ -15,9 +15,15 @@ from typing import Any
 import yaml
 
 from ..artifacts import Artifact, deep_merge, helm_release
-from ..contract import mig_layout_name
+from ..contract import (  # noqa: F401 (re-exported)
+    DEPLOY_OPERANDS_LABEL,
+    GKE_NO_DEFAULT_PLUGIN_LABEL,
+    mig_layout_name,
+    operator_enabled,
+    operator_node_labels,
+)
 from ..dcgm import DCGM_CONFIGMAP_KEY, metrics_csv
-from ..spec import AmiType, Cloud, GkeGpuStack, NodePool, PlatformSpec
+from ..spec import Cloud, PlatformSpec
 from .device_plugin import render_device_plugin_configs
 from .mig import MIG_CONFIG_KEY, mig_pools, render_mig_parted_config
 from .values import ConfigMapNames, mig_strategy, render_values
@@ -38,8 +44,6 @@ __all__ = [
 
 CHART = "gpu-operator"
 RELEASE_NAME = "gpu-operator"
-DEPLOY_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
-GKE_NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 _LABELS = {"app.kubernetes.io/managed-by": "gpu-platform", "app.kubernetes.io/part-of": "gpu-operator"}
 
 
@@ -54,23 +58,6 @@ class GpuOperatorRender:
     device_plugin_configs: dict[str, dict[str, Any]]
     mig_parted_config: dict[str, Any] | None
     notes: tuple[str, ...]
-
-
-def operator_enabled(spec: PlatformSpec) -> bool:
-    """True unless the cluster is GKE with the gke-native GPU stack (GKE's driver and device plugin)."""
-    return spec.cloud == Cloud.AWS or (spec.gcp is not None and spec.gcp.gpu_stack == GkeGpuStack.GPU_OPERATOR)
-
-
-def operator_node_labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
-    """Node labels the operator needs on a pool, for the node-pool renderer to merge into the pool's labels."""
-    if not operator_enabled(spec):
-        return {}
-    if spec.cloud == Cloud.AWS and pool.aws.ami_type == AmiType.BOTTLEROCKET_NVIDIA:
-        # Bottlerocket ships its own driver, toolkit and device plugin: no operator operands on these nodes.
-        return {DEPLOY_OPERANDS_LABEL: "false"}
-    if spec.cloud == Cloud.GCP:
-        return {GKE_NO_DEFAULT_PLUGIN_LABEL: "true"}  # GKE docs: disables GKE's own device plugin
-    return {}
 
 
 def content_hash(data: dict[str, Any]) -> str:
