@@ -188,14 +188,8 @@ def _gpus_needed(tier: DemandTier, pool: PlannedPool) -> int:
     return tier.units if pool.candidate.mode != SharingMode.MIG else 0
 
 
-def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
-    """The cheapest valid plan for `demand` found within `time_limit` seconds."""
-    start = time.perf_counter()
-    catalog = catalog_of(demand)
-    cands = build_candidates(demand, catalog)
-    pairs = _pairs(demand, cands, catalog)
-    res = _solve(demand, cands, pairs, time_limit)
-    x = np.round(res.x).astype(int)
+def _pools(demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], x: np.ndarray):
+    """The solved pools (exclusive first) and the pool each tier routes to."""
     tiers_at: dict[int, list[str]] = defaultdict(list)
     for j, (t, c, _) in enumerate(pairs):
         if x[len(cands) + j]:
@@ -204,13 +198,24 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     pools, tier_pool = [], {}
     grow = 1 + demand.headroom_percent / 100
     for c in sorted(tiers_at, key=lambda c: (cands[c].mode != SharingMode.EXCLUSIVE, c)):
-        name = _pool_name(cands[c], taken)
-        pools.append(PlannedPool(name, cands[c], int(x[c]), math.ceil(int(x[c]) * grow - 1e-9), tuple(tiers_at[c])))
+        name, nodes = _pool_name(cands[c], taken), int(x[c])
+        pools.append(PlannedPool(name, cands[c], nodes, math.ceil(nodes * grow - 1e-9), tuple(tiers_at[c])))
         tier_pool.update(dict.fromkeys(tiers_at[c], name))
+    return pools, tier_pool
+
+
+def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
+    """The cheapest valid plan for `demand` found within `time_limit` seconds."""
+    start = time.perf_counter()
+    catalog = catalog_of(demand)
+    cands = build_candidates(demand, catalog)
+    pairs = _pairs(demand, cands, catalog)
+    res = _solve(demand, cands, pairs, time_limit)
+    pools, tier_pool = _pools(demand, cands, pairs, np.round(res.x).astype(int))
     mig = _mig_figures(demand, pools, tier_pool, time_limit)
-    by_name = {p.name: p for p in pools}
-    bound = sum(m.lower_bound for m in mig) + sum(_gpus_needed(t, by_name[tier_pool[t.name]]) for t in demand.tiers)
-    baseline = sum(t.units * by_name[tier_pool[t.name]].candidate.itype.hourly_per_gpu for t in demand.tiers)
+    pool_of = {t.name: next(p for p in pools if p.name == tier_pool[t.name]) for t in demand.tiers}
+    bound = sum(m.lower_bound for m in mig) + sum(_gpus_needed(t, pool_of[t.name]) for t in demand.tiers)
+    baseline = sum(t.units * pool_of[t.name].candidate.itype.hourly_per_gpu for t in demand.tiers)
     optimal = res.status == 0
     return Plan(
         demand=demand, pools=tuple(pools), tier_pool=tier_pool, optimal=optimal,
