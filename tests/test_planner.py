@@ -8,9 +8,6 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from gpu_platform.capacity import pool_capacity
 from gpu_platform.catalog import layout_fits
 from gpu_platform.cli import main
@@ -18,6 +15,8 @@ from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.planner import PlanningError, parse_demand, plan, spec_fragment
 from gpu_platform.synth import render_all
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"clusterName": "planned", "labelDomain": "gpu.example.com"}
