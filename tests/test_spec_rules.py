@@ -135,3 +135,13 @@ def test_single_profile_mig_tier_defaults_resource(dev_data):
 def test_spec_is_frozen(dev_spec):
     with pytest.raises(Exception, match="frozen"):
         dev_spec.cluster_name = "other"
+
+
+def test_default_priority_ladder_follows_sharing(dev_data):
+    for tier in dev_data["tiers"]:
+        tier.pop("priority")
+    spec = parse_spec(dev_data)
+    got = {t.name: spec.priority_of(t) for t in spec.tiers}
+    assert got == {"train": 100000, "inference": 50000, "finetune": 49000, "dev": 10000, "ci": 1000}
+    dev_data["tiers"][3]["priority"] = 7
+    assert parse_spec(dev_data).priority_of(parse_spec(dev_data).tiers_by_name["dev"]) == 7

@@ -110,6 +110,7 @@ class PreemptionPolicy(StrEnum):
 class MutationEngine(StrEnum):
     """What applies the routing mutation to tiered pods."""
 
+    AUTO = "auto"
     MUTATING_ADMISSION_POLICY = "mutating-admission-policy"
     KYVERNO = "kyverno"
     NONE = "none"
@@ -217,7 +218,11 @@ class Tier(_Model):
         default=None,
         description="Extended resource; default nvidia.com/gpu, or the only profile of a one-profile MIG layout.",
     )
-    priority: int = Field(ge=-2147483648, le=1000000000, description="PriorityClass value.")
+    priority: int | None = Field(
+        default=None, ge=-2147483648, le=1000000000,
+        description="PriorityClass value; default from the ladder by the pool's sharing: exclusive 100000, "
+        "mig 50000, time-slicing 10000, mps 1000, minus 1000 per earlier defaulted tier of the same mode.",
+    )
     preemption_policy: PreemptionPolicy = Field(
         default=PreemptionPolicy.PREEMPT_LOWER, description="PreemptLowerPriority | Never."
     )
@@ -359,8 +364,14 @@ class AdmissionSpec(_Model):
         description="Namespaces the admission rules skip.",
     )
     mutation: MutationEngine = Field(
-        default=MutationEngine.MUTATING_ADMISSION_POLICY,
-        description="What routes tiered pods: mutating-admission-policy | kyverno | none.",
+        default=MutationEngine.AUTO,
+        description="What routes tiered pods: auto (MutatingAdmissionPolicy from Kubernetes 1.36, where it is GA; "
+        "Kyverno MutatingPolicy before) | mutating-admission-policy | kyverno | none.",
+    )
+    kyverno_version: str = Field(default="3.7.0", description="Kyverno Helm chart version (Kyverno 1.17).")
+    kyverno_namespace: str = Field(default="kyverno", description="Kyverno namespace (always exempt).")
+    kyverno_values_overrides: dict[str, Any] = Field(
+        default_factory=dict, description="Kyverno Helm values deep-merged last."
     )
 
 
@@ -397,6 +408,10 @@ class PolicySpec(_Model):
 
     budget_hourly: float | None = Field(
         default=None, ge=0, description="Max $/hour of GPU pools at max size (advisory when unset)."
+    )
+    enforcement: dict[str, str] = Field(
+        default_factory=dict,
+        description="Policy name -> advisory | mandatory | disabled, for the pack and `gpu-platform audit`.",
     )
 
 
@@ -447,6 +462,26 @@ class PlatformSpec(_Model):
     def tiers_of(self, pool: str) -> list[Tier]:
         """The tiers that route to `pool`."""
         return [t for t in self.tiers if t.pool == pool]
+
+    def priority_of(self, tier: Tier) -> int:
+        """The tier's priority: explicit, or the default ladder pre-training > MIG > time-slicing > MPS."""
+        if tier.priority is not None:
+            return tier.priority
+        return self._default_priorities.get(tier.name, 0)
+
+    @cached_property
+    def _default_priorities(self) -> dict[str, int]:
+        base = {SharingMode.EXCLUSIVE: 100000, SharingMode.MIG: 50000, SharingMode.TIME_SLICING: 10000,
+                SharingMode.MPS: 1000}
+        seen: dict[SharingMode, int] = {}
+        out: dict[str, int] = {}
+        for t in self.tiers:
+            pool = self.pools_by_name.get(t.pool)
+            if t.priority is None and pool is not None:
+                mode = pool.sharing.mode
+                out[t.name] = base[mode] - 1000 * seen.get(mode, 0)
+                seen[mode] = seen.get(mode, 0) + 1
+        return out
 
     def resource_of(self, tier: Tier) -> str:
         """The extended resource a tier's pods request."""
