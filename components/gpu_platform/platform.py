@@ -79,4 +79,6 @@ class GpuPlatform(pulumi.ComponentResource):
     @staticmethod
     def _admission(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
         """In-cluster admission: deny unclassified GPU pods, route tiered ones."""
-        return None
+        from .admission.component import GpuAdmission, GpuAdmissionArgs
+
+        return GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), opts)

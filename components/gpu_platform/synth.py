@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from .admission.render import render_admission_artifacts
 from .artifacts import KINDS, Artifact
 from .gpu_operator.render import render_gpu_operator_artifacts
 from .nodepools.render import render_nodepool_artifacts
@@ -27,6 +28,7 @@ RENDERERS: dict[str, Renderer] = {
     "gpu-operator": render_gpu_operator_artifacts,
     "queues": render_queue_artifacts,
     "observability": render_observability_artifacts,
+    "admission": render_admission_artifacts,
 }
 
 

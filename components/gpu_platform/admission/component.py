@@ -1,0 +1,45 @@
+"""GpuAdmission: wires the rendered admission objects (and the Kyverno release) into Pulumi resources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from .. import k8s
+from ..spec import PlatformSpec
+from .render import render_deny, render_kyverno_release, render_routes
+
+__all__ = ["GpuAdmission", "GpuAdmissionArgs"]
+
+
+@dataclass(frozen=True)
+class GpuAdmissionArgs:
+    """Inputs of GpuAdmission: the validated spec. The Kubernetes provider comes in `opts.providers`."""
+
+    spec: PlatformSpec
+
+
+class GpuAdmission(pulumi.ComponentResource):
+    """Deny unclassified GPU pods and route tiered ones (`gpu-platform:admission:GpuAdmission`).
+
+    Children: `<name>-kyverno` (Helm release, when Kyverno routes) and one resource per object named
+    `<name>-<kind>-<object>`; Kyverno policies wait for the release that installs their CRDs.
+    """
+
+    policy_names: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: GpuAdmissionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:admission:GpuAdmission", name, None, opts)
+        spec = args.spec
+        child = pulumi.ResourceOptions(parent=self)
+        deny = render_deny(spec) if spec.admission.deny_unclassified else []
+        routes = render_routes(spec)
+        release_doc = render_kyverno_release(spec)
+        self.kyverno_release = k8s.helm_release_resource(f"{name}-kyverno", release_doc, child) if release_doc else None
+        after = pulumi.ResourceOptions(parent=self, depends_on=[self.kyverno_release] if self.kyverno_release else [])
+        self.deny = k8s.k8s_objects(name, deny, child)
+        self.routes = k8s.k8s_objects(name, routes, after)
+        names = [d["metadata"]["name"] for d in deny + routes if not d["kind"].endswith("Binding")]
+        self.policy_names = pulumi.Output.from_input(names)
+        self.register_outputs({"policyNames": self.policy_names})

@@ -1,0 +1,212 @@
+"""Pure render of in-cluster admission: deny unclassified GPU pods, route tiered ones (no pulumi import).
+
+Deny: a ValidatingAdmissionPolicy + binding (admissionregistration.k8s.io/v1, GA since 1.30), fail closed.
+Route: per tier, JSONPatch mutations (node selector, tolerations, resource, priority, Kueue queue label) as a
+MutatingAdmissionPolicy where it is GA (Kubernetes >= 1.36) or a Kyverno MutatingPolicy before; both take the
+same CEL. Mutation fails open (failurePolicy Ignore); the deny runs after every mutation, so it still holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..artifacts import Artifact, deep_merge, helm_release
+from ..contract import GPU_TAINT, pool_label_key, tier_label_key
+from ..errors import RenderError
+from ..queues.kueue import local_queue_name
+from ..queues.priorities import priority_class_name
+from ..spec import MutationEngine, PlatformSpec, Tier
+from .cel import cel_str, gpu_requested, json_pointer, resource_patches, tier_label
+
+__all__ = [
+    "DENY_POLICY",
+    "KYVERNO_CHART",
+    "QUEUE_LABEL",
+    "exempt_namespaces",
+    "mutation_engine",
+    "render_admission",
+    "render_admission_artifacts",
+    "render_deny",
+    "render_routes",
+]
+
+DENY_POLICY = "gpu-platform-deny-unclassified"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
+_MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
+_LABELS = {"app.kubernetes.io/managed-by": "gpu-platform", "app.kubernetes.io/part-of": "admission"}
+_POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+
+
+def _version(spec: PlatformSpec) -> tuple[int, int]:
+    major, minor = spec.kubernetes_version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def mutation_engine(spec: PlatformSpec) -> tuple[MutationEngine, str | None]:
+    """The engine that routes tiered pods and the MutatingAdmissionPolicy API version it uses (if any)."""
+    engine, v = spec.admission.mutation, _version(spec)
+    if engine == MutationEngine.AUTO:
+        engine = MutationEngine.MUTATING_ADMISSION_POLICY if v >= _MAP_GA else MutationEngine.KYVERNO
+    if engine != MutationEngine.MUTATING_ADMISSION_POLICY:
+        return engine, None
+    if v < _MAP_ALPHA:
+        raise RenderError(f"admission.mutation: mutating-admission-policy needs Kubernetes >= 1.32, "
+                          f"kubernetesVersion is {spec.kubernetes_version!r}; use kyverno or auto")
+    api = "v1" if v >= _MAP_GA else "v1beta1" if v >= _MAP_BETA else "v1alpha1"
+    return engine, f"admissionregistration.k8s.io/{api}"
+
+
+def exempt_namespaces(spec: PlatformSpec) -> list[str]:
+    """Namespaces admission skips: the spec's list, plus Kyverno's own when Kyverno is installed."""
+    names = list(spec.admission.exempt_namespaces)
+    if mutation_engine(spec)[0] == MutationEngine.KYVERNO and spec.admission.kyverno_namespace not in names:
+        names.append(spec.admission.kyverno_namespace)
+    return names
+
+
+def _not_exempt(spec: PlatformSpec) -> dict[str, Any]:
+    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                  "values": exempt_namespaces(spec)}]}
+
+
+def _meta(name: str) -> dict[str, Any]:
+    return {"name": name, "labels": dict(_LABELS)}
+
+
+def _allowed_map(spec: PlatformSpec) -> str:
+    entries = ", ".join(f"{cel_str(t.name)}: [{cel_str(spec.resource_of(t))}]" for t in spec.tiers)
+    return "{" + entries + "}"
+
+
+def _only_allowed(section: str) -> str:
+    return (f"(!has(c.resources) || !has(c.resources.{section}) || c.resources.{section}.all(k, "
+            f"!k.startsWith('nvidia.com/') || k in variables.allowed[variables.tier]))")
+
+
+def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding: GPU pods need a known tier and may request only its resource."""
+    key, tiers = tier_label_key(spec.label_domain), ", ".join(t.name for t in spec.tiers)
+    allowed = "; ".join(f"{t.name}: {spec.resource_of(t)}" for t in spec.tiers)
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": _meta(DENY_POLICY),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{**_POD_RULE, "operations": ["CREATE", "UPDATE"]}]},
+            "matchConditions": [{"name": "requests-nvidia-gpu", "expression": gpu_requested()}],
+            "variables": [
+                {"name": "tier", "expression": tier_label(key)},
+                {"name": "allowed", "expression": _allowed_map(spec)},
+                {"name": "containers", "expression": "object.spec.containers + (has(object.spec.initContainers) "
+                                                      "? object.spec.initContainers : [])"},
+            ],
+            "validations": [
+                {"expression": "variables.tier in variables.allowed", "reason": "Forbidden",
+                 "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
+                                      f"({tiers}); got \"' + variables.tier + '\"'"},
+                {"expression": "!(variables.tier in variables.allowed) || variables.containers.all(c, "
+                               f"{_only_allowed('limits')} && {_only_allowed('requests')})",
+                 "reason": "Forbidden",
+                 "message": f"a GPU pod may request only its tier's resource ({allowed})"},
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": _meta(DENY_POLICY),
+        "spec": {"policyName": DENY_POLICY, "validationActions": ["Deny"],
+                 "matchResources": {"namespaceSelector": _not_exempt(spec)}},
+    }
+    return [policy, binding]
+
+
+def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
+    return [{"key": pool_label_key(spec.label_domain), "operator": "Equal", "value": tier.pool, "effect": "NoSchedule"},
+            {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def _queues(spec: PlatformSpec) -> str:
+    entries = ", ".join(f"{cel_str(ns)}: {cel_str(local_queue_name(t))}" for t in spec.teams for ns in t.namespaces)
+    return "{" + entries + "}"
+
+
+def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
+    """The CEL expressions (each a list of JSONPatch) that route one tier's pods."""
+    pool_key = pool_label_key(spec.label_domain)
+    tols = "[" + ", ".join("{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in t.items()) + "}"
+                           for t in _tolerations(spec, tier)) + "]"
+    exprs = [
+        f"has(object.spec.nodeSelector) ? [JSONPatch{{op: 'add', path: {cel_str('/spec/nodeSelector' + json_pointer(pool_key))}, "
+        f"value: {cel_str(tier.pool)}}}] : [JSONPatch{{op: 'add', path: '/spec/nodeSelector', "
+        f"value: {{{cel_str(pool_key)}: {cel_str(tier.pool)}}}}}]",
+        f"has(object.spec.tolerations) ? {tols}.filter(t, !object.spec.tolerations.exists(x, has(x.key) && "
+        f"x.key == t.key)).map(t, JSONPatch{{op: 'add', path: '/spec/tolerations/-', value: t}}) : "
+        f"[JSONPatch{{op: 'add', path: '/spec/tolerations', value: {tols}}}]",
+        f"[JSONPatch{{op: 'add', path: '/spec/priorityClassName', value: {cel_str(priority_class_name(tier))}}}, "
+        f"JSONPatch{{op: 'add', path: '/spec/priority', value: {spec.priority_of(tier)}}}]",
+        f"request.namespace in {_queues(spec)} && !({cel_str(QUEUE_LABEL)} in object.metadata.labels) ? "
+        f"[JSONPatch{{op: 'add', path: {cel_str('/metadata/labels' + json_pointer(QUEUE_LABEL))}, "
+        f"value: {_queues(spec)}[request.namespace]}}] : []",
+    ]
+    resource = spec.resource_of(tier)
+    if resource != "nvidia.com/gpu":
+        for field in ("containers", "initContainers"):
+            for section in ("limits", "requests"):
+                exprs += [resource_patches(section, field, "add", resource),
+                          resource_patches(section, field, "remove", resource)]
+    return exprs
+
+
+def _route_spec(spec: PlatformSpec, tier: Tier) -> dict[str, Any]:
+    key = tier_label_key(spec.label_domain)
+    return {
+        "failurePolicy": "Ignore",
+        "reinvocationPolicy": "Never",
+        "matchConstraints": {"resourceRules": [_POD_RULE]},
+        "matchConditions": [{"name": "tier", "expression": f"{tier_label(key)} == {cel_str(tier.name)}"}],
+        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": e}} for e in _mutations(spec, tier)],
+    }
+
+
+def render_routes(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """Per tier, the routing mutation: a MutatingAdmissionPolicy + binding, or a Kyverno MutatingPolicy."""
+    engine, api = mutation_engine(spec)
+    docs: list[dict[str, Any]] = []
+    for tier in spec.tiers:
+        name = f"gpu-platform-route-{tier.name}"
+        body = _route_spec(spec, tier)
+        if engine == MutationEngine.MUTATING_ADMISSION_POLICY:
+            docs.append({"apiVersion": api, "kind": "MutatingAdmissionPolicy", "metadata": _meta(name), "spec": body})
+            docs.append({"apiVersion": api, "kind": "MutatingAdmissionPolicyBinding", "metadata": _meta(name),
+                         "spec": {"policyName": name, "matchResources": {"namespaceSelector": _not_exempt(spec)}}})
+        elif engine == MutationEngine.KYVERNO:
+            body["matchConstraints"]["namespaceSelector"] = _not_exempt(spec)
+            docs.append({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": _meta(name),
+                         "spec": body})
+    return docs
+
+
+def render_kyverno_release(spec: PlatformSpec) -> dict[str, Any] | None:
+    """The Kyverno Helm release document when Kyverno routes tiered pods."""
+    if mutation_engine(spec)[0] != MutationEngine.KYVERNO:
+        return None
+    a = spec.admission
+    values = deep_merge({"admissionController": {"replicas": 3}}, a.kyverno_values_overrides, "admission.kyvernoValuesOverrides")
+    return helm_release("kyverno", KYVERNO_CHART[0], KYVERNO_CHART[1], a.kyverno_version, a.kyverno_namespace, values)
+
+
+def render_admission(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """Every admission object: the deny (when enabled) and the routes."""
+    deny = render_deny(spec) if spec.admission.deny_unclassified else []
+    return deny + render_routes(spec)
+
+
+def render_admission_artifacts(spec: PlatformSpec) -> list[Artifact]:
+    """`DIR/kubernetes/admission.yaml`, and `DIR/helm/kyverno.yaml` when Kyverno routes."""
+    engine, api = mutation_engine(spec)
+    note = f"admission: tiered pods routed by {engine.value}" + (f" ({api})" if api else "")
+    out = [Artifact("kubernetes", "admission", tuple(render_admission(spec)), (note,))]
+    release = render_kyverno_release(spec)
+    if release:
+        out.append(Artifact("helm", "kyverno", (release,)))
+    return out

@@ -1,0 +1,264 @@
+"""Admission objects: the CEL evaluated against sample pods (celpy), the objects against Kubernetes schemas."""
+
+from __future__ import annotations
+
+import copy
+
+import celpy
+import kubernetes_validate
+import pytest
+from celpy import celtypes
+
+from gpu_platform.admission.render import (
+    DENY_POLICY,
+    mutation_engine,
+    render_admission,
+    render_admission_artifacts,
+    render_deny,
+    render_routes,
+)
+from gpu_platform.errors import RenderError
+from gpu_platform.load import parse_spec
+from gpu_platform.spec import MutationEngine
+
+TIER = "gpu.example.com/gpu-tier"
+
+
+class JSONPatch(celtypes.MessageType):
+    """The Kubernetes CEL JSONPatch type, as a celpy message."""
+
+
+ENV = celpy.Environment(annotations={"JSONPatch": JSONPatch})
+
+
+def cel(expr: str, **activation):
+    program = ENV.program(ENV.compile(expr))
+    return program.evaluate({"JSONPatch": JSONPatch, **{k: celpy.json_to_cel(v) for k, v in activation.items()}})
+
+
+def plain(value):
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, celtypes.BoolType):
+        return bool(value)
+    if isinstance(value, celtypes.IntType):
+        return int(value)
+    return str(value) if isinstance(value, celtypes.StringType) else value
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def apply_patch(doc, ops):
+    """RFC 6902 add/remove on plain dicts and lists."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        *parents, last = [_unescape(p) for p in op["path"].split("/")[1:]]
+        target = doc
+        for p in parents:
+            target = target[int(p)] if isinstance(target, list) else target[p]
+        if op["op"] == "add":
+            if isinstance(target, list):
+                target.append(op["value"]) if last == "-" else target.insert(int(last), op["value"])
+            else:
+                target[last] = op["value"]
+        else:
+            del target[int(last) if isinstance(target, list) else last]
+    return doc
+
+
+def exempt(binding_or_policy, namespace):
+    spec = binding_or_policy["spec"]
+    selector = (spec.get("matchResources") or spec["matchConstraints"])["namespaceSelector"]
+    [expr] = selector["matchExpressions"]
+    return namespace in expr["values"]
+
+
+def mutate(docs, pod, namespace):
+    """Run every route whose match condition holds (as the API server or Kyverno would) and apply its patches."""
+    for doc in docs:
+        if doc["kind"] not in ("MutatingAdmissionPolicy", "MutatingPolicy") or exempt(_binding(docs, doc), namespace):
+            continue
+        if not all(cel(c["expression"], object=pod) for c in doc["spec"]["matchConditions"]):
+            continue
+        for m in doc["spec"]["mutations"]:
+            ops = plain(cel(m["jsonPatch"]["expression"], object=pod, request={"namespace": namespace}))
+            pod = apply_patch(pod, ops)
+    return pod
+
+
+def _binding(docs, policy):
+    if policy["kind"] == "MutatingPolicy":
+        return policy
+    return next(d for d in docs if d["kind"].endswith("Binding") and d["spec"]["policyName"] == policy["metadata"]["name"])
+
+
+def validate(docs, pod, namespace):
+    """The deny policy's verdict: None when admitted, else the first failing message."""
+    policy = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicy")
+    binding = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding")
+    if exempt(binding, namespace):
+        return None
+    if not all(cel(c["expression"], object=pod) for c in policy["spec"]["matchConditions"]):
+        return None
+    variables = {}
+    for v in policy["spec"]["variables"]:
+        variables[v["name"]] = plain(cel(v["expression"], object=pod, variables=variables))
+    for rule in policy["spec"]["validations"]:
+        if not cel(rule["expression"], object=pod, variables=variables):
+            if "messageExpression" in rule:
+                return str(cel(rule["messageExpression"], object=pod, variables=variables))
+            return rule["message"]
+    return None
+
+
+def admit(docs, pod, namespace):
+    return validate(docs, mutate(docs, pod, namespace), namespace)
+
+
+def gpu_pod(labels=None, resources=None, **spec):
+    res = resources or {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": labels or {}},
+            "spec": {"containers": [{"name": "main", "image": "python:3.11", "resources": res}], **spec}}
+
+
+@pytest.fixture
+def docs(dev_spec):
+    return render_admission(dev_spec)
+
+
+def test_unlabelled_gpu_pod_is_denied(docs):
+    msg = admit(docs, gpu_pod(), "research")
+    assert msg == ('pods requesting nvidia.com/* need the label gpu.example.com/gpu-tier set to a known tier '
+                   '(train, inference, finetune, dev, ci); got ""')
+
+
+def test_unknown_tier_and_wrong_resource_are_denied(docs):
+    assert 'got "gold"' in admit(docs, gpu_pod({TIER: "gold"}), "research")
+    wrong = gpu_pod({TIER: "train"}, {"limits": {"nvidia.com/mig-1g.10gb": "1"}})
+    assert admit(docs, wrong, "research").startswith("a GPU pod may request only its tier's resource (train: nvidia.com/gpu;")
+
+
+def test_cpu_pods_and_exempt_namespaces_are_not_touched(docs):
+    cpu = gpu_pod(resources={"limits": {"cpu": "1"}})
+    assert admit(docs, cpu, "research") is None
+    assert mutate(docs, cpu, "research") == cpu
+    assert admit(docs, gpu_pod(), "kube-system") is None  # exempt system namespace
+
+
+def test_inference_pod_is_routed_and_rewritten(docs):
+    pod = gpu_pod({TIER: "inference"})
+    routed = mutate(docs, pod, "prod-inference")
+    spec = routed["spec"]
+    assert spec["nodeSelector"] == {"gpu.example.com/gpu-pool": "gpu-infer"}
+    assert {"key": "gpu.example.com/gpu-pool", "operator": "Equal", "value": "gpu-infer", "effect": "NoSchedule"} in spec["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
+    assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/mig-3g.40gb": "1"},
+                                                  "requests": {"nvidia.com/mig-3g.40gb": "1"}}
+    assert spec["priorityClassName"] == "gpu-inference" and spec["priority"] == 50000
+    assert routed["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "production"
+    assert validate(docs, routed, "prod-inference") is None
+
+
+def test_routing_keeps_existing_selectors_tolerations_and_queue(docs):
+    pod = gpu_pod({TIER: "train", "kueue.x-k8s.io/queue-name": "mine"}, nodeSelector={"zone": "a"},
+                  tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    routed = mutate(docs, pod, "research")["spec"]
+    assert routed["nodeSelector"] == {"zone": "a", "gpu.example.com/gpu-pool": "gpu-train"}
+    assert [t["key"] for t in routed["tolerations"]] == ["nvidia.com/gpu", "gpu.example.com/gpu-pool"]
+    assert mutate(docs, pod, "research")["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "mine"
+    assert routed["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}  # train uses whole GPUs
+
+
+def test_broken_mutator_fails_open_and_the_deny_still_holds(docs):
+    routes = [d for d in docs if d["kind"] in ("MutatingPolicy", "MutatingAdmissionPolicy")]
+    assert routes and all(d["spec"]["failurePolicy"] == "Ignore" for d in routes)
+    deny = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicy")
+    assert deny["spec"]["failurePolicy"] == "Fail"
+    # Without the mutation (mutator down), a MIG-tier pod asking for a whole GPU is still denied.
+    msg = validate(docs, gpu_pod({TIER: "inference"}), "prod-inference")
+    assert msg and msg.startswith("a GPU pod may request only its tier's resource")
+
+
+def test_init_containers_are_checked_and_rewritten(docs):
+    pod = gpu_pod({TIER: "finetune"})
+    pod["spec"]["initContainers"] = [{"name": "warm", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]
+    routed = mutate(docs, pod, "prod-inference")
+    assert routed["spec"]["initContainers"][0]["resources"]["limits"] == {"nvidia.com/mig-2g.20gb": "1"}
+    assert validate(docs, routed, "prod-inference") is None
+
+
+def test_engine_choice_by_kubernetes_version(dev_data):
+    def engine(version, mode=None):
+        data = copy.deepcopy(dev_data)
+        data["kubernetesVersion"] = version
+        if mode:
+            data["admission"] = {**data.get("admission", {}), "mutation": mode}
+        return mutation_engine(parse_spec(data))
+
+    assert engine("1.33") == (MutationEngine.KYVERNO, None)
+    assert engine("1.36") == (MutationEngine.MUTATING_ADMISSION_POLICY, "admissionregistration.k8s.io/v1")
+    assert engine("1.34", "mutating-admission-policy")[1] == "admissionregistration.k8s.io/v1beta1"
+    assert engine("1.32", "mutating-admission-policy")[1] == "admissionregistration.k8s.io/v1alpha1"
+    assert engine("1.36", "kyverno") == (MutationEngine.KYVERNO, None)
+    with pytest.raises(RenderError, match=r"needs Kubernetes >= 1.32, kubernetesVersion is '1.31'"):
+        engine("1.31", "mutating-admission-policy")
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.33", "1.34", "1.36"])
+def test_objects_validate_against_kubernetes_schemas(dev_data, version):
+    data = copy.deepcopy(dev_data)
+    data["kubernetesVersion"] = version
+    data["admission"] = {"mutation": "mutating-admission-policy"}
+    spec = parse_spec(data)
+    for doc in render_admission(spec):
+        kubernetes_validate.validate(doc, f"{version}.0", strict=True)
+
+
+def test_kyverno_policies_are_mutating_admission_policies_plus_namespace_selector(dev_spec):
+    kyverno = [d for d in render_routes(dev_spec) if d["kind"] == "MutatingPolicy"]
+    assert len(kyverno) == len(dev_spec.tiers)
+    for doc in kyverno:
+        as_map = {**doc, "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy"}
+        kubernetes_validate.validate(as_map, "1.36.0", strict=True)
+        assert "kyverno" in doc["spec"]["matchConstraints"]["namespaceSelector"]["matchExpressions"][0]["values"]
+
+
+def test_artifacts_and_kyverno_release(dev_spec, dev_data):
+    arts = render_admission_artifacts(dev_spec)
+    assert [(a.kind, a.name) for a in arts] == [("kubernetes", "admission"), ("helm", "kyverno")]
+    release = arts[1].documents[0]
+    assert (release["chart"], release["version"], release["namespace"]) == ("kyverno", "3.7.0", "kyverno")
+    data = copy.deepcopy(dev_data)
+    data["admission"] = {"denyUnclassified": False, "mutation": "none"}
+    assert render_admission(parse_spec(data)) == []
+    data["admission"] = {"mutation": "none"}
+    assert [d["kind"] for d in render_admission(parse_spec(data))] == [
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+    assert render_deny(dev_spec)[1]["spec"]["policyName"] == DENY_POLICY
+
+
+def test_component_registers_policies_under_the_component(pulumi_mocks, dev_spec):
+    from gpu_platform.admission import GpuAdmission, GpuAdmissionArgs
+
+    rec = pulumi_mocks.run(lambda: GpuAdmission("adm", GpuAdmissionArgs(spec=dev_spec)))
+    [comp] = rec.of_type("gpu-platform:admission:GpuAdmission")
+    assert comp.name == "adm"
+    release = rec.named("adm-kyverno")
+    assert release.type == "kubernetes:helm.sh/v3:Release" and release.parent_name == "adm"
+    vap = rec.named(f"adm-validatingadmissionpolicy-{DENY_POLICY}")
+    assert vap.type == "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+    assert vap.inputs["spec"]["failurePolicy"] == "Fail" and vap.parent_name == "adm"
+    routes = rec.of_type("kubernetes:policies.kyverno.io/v1:MutatingPolicy")
+    assert sorted(r.name for r in routes) == sorted(f"adm-mutatingpolicy-gpu-platform-route-{t.name}" for t in dev_spec.tiers)
+    assert all(r.parent_name == "adm" for r in routes)
+
+
+def test_synth_writes_admission(dev_spec):
+    from gpu_platform.synth import render_all
+
+    names = {(a.kind, a.name) for a in render_all(dev_spec)}
+    assert {("kubernetes", "admission"), ("helm", "kyverno")} <= names
