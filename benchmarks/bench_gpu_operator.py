@@ -17,13 +17,12 @@ from rich.table import Table
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-SIZES = ((100, 10), (1_000, 100), (10_000, 1_000))
 RUNS = 7
 
 
 def main() -> None:
     """Render each generated spec RUNS times and print the median."""
-    from specgen import make_spec
+    from specgen import SIZES, make_spec
 
     from gpu_platform.gpu_operator.render import render_gpu_operator
     from gpu_platform.load import parse_spec

@@ -6,9 +6,7 @@ Prints a table: pools, rendered resources and the median render and check times 
 from __future__ import annotations
 
 import platform
-import statistics
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
@@ -17,17 +15,8 @@ from rich.table import Table
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-SIZES = ((100, 10), (1_000, 100), (10_000, 1_000))
 RUNS = 7
 
-
-def _median_ms(fn) -> float:
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def _resource_count(doc: dict) -> int:
@@ -38,7 +27,7 @@ def _resource_count(doc: dict) -> int:
 
 def main() -> None:
     """Render and check each generated spec RUNS times and print the medians."""
-    from specgen import make_spec
+    from specgen import SIZES, make_spec, median_ms
 
     from gpu_platform.load import parse_spec
     from gpu_platform.nodepools.checks import check_node_pools
@@ -52,8 +41,8 @@ def main() -> None:
         spec = parse_spec(make_spec(gpus, teams))
         docs = [d for a in render_nodepool_artifacts(spec) for d in a.documents]
         resources = sum(_resource_count(d) for d in docs)
-        render = _median_ms(lambda: render_nodepool_artifacts(spec))
-        checks = _median_ms(lambda: check_node_pools(spec))
+        render = median_ms(lambda: render_nodepool_artifacts(spec), RUNS)
+        checks = median_ms(lambda: check_node_pools(spec), RUNS)
         table.add_row(f"{gpus:,}", str(teams), str(len(spec.node_pools)), f"{resources:,}", f"{render:.2f}",
                       f"{checks:.2f}")
     Console().print(table)

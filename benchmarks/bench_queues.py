@@ -6,9 +6,7 @@ Prints a table: teams, tiers, rendered objects and the median render and check t
 from __future__ import annotations
 
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 from rich.console import Console
@@ -16,22 +14,13 @@ from rich.table import Table
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-SIZES = ((100, 10), (1_000, 100), (10_000, 1_000))
 RUNS = 7
 
-
-def _median_ms(fn) -> float:
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
     """Render and check each generated spec RUNS times and print the medians."""
-    from specgen import make_spec
+    from specgen import SIZES, make_spec, median_ms
 
     from gpu_platform.load import parse_spec
     from gpu_platform.queues.checks import check_queues
@@ -44,8 +33,8 @@ def main() -> None:
         spec = parse_spec(make_spec(gpus, teams))
         q = render_queues(spec)
         objects = len(q.namespaces) + len(q.priority_classes) + len(q.kueue) + len(q.volcano) + 2
-        render = _median_ms(lambda: render_queues(spec))
-        checks = _median_ms(lambda: list(check_queues(spec)))
+        render = median_ms(lambda: render_queues(spec), RUNS)
+        checks = median_ms(lambda: list(check_queues(spec)), RUNS)
         table.add_row(f"{gpus:,}", str(teams), str(len(spec.tiers)), str(objects), f"{render:.2f}", f"{checks:.2f}")
     Console().print(table)
 

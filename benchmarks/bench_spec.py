@@ -17,9 +17,10 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from specgen import SIZES
 
 HERE = Path(__file__).resolve().parent
-SIZES = ((100, 10), (1_000, 100), (10_000, 1_000))
+sys.path.insert(0, str(HERE))
 RUNS = 5
 
 _CHILD = r"""

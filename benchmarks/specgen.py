@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import statistics
+import time
+from collections.abc import Callable
 from typing import Any
+
+SIZES = ((100, 10), (1_000, 100), (10_000, 1_000))  # (GPUs, teams) every benchmark measures
 
 _MODES = (
     ({"mode": "exclusive"}, [None]),
@@ -49,3 +54,13 @@ def make_spec(gpus: int, teams: int, gpus_per_pool: int = 200) -> dict[str, Any]
         "nodePools": pools, "tiers": tiers, "teams": team_list,
         "scheduling": {"kueue": {"enabled": True}, "volcano": {"enabled": True}},
     }
+
+
+def median_ms(fn: Callable[[], object], runs: int) -> float:
+    """Median wall time of `runs` calls of `fn`, in milliseconds."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)

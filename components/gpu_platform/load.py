@@ -13,7 +13,7 @@ from .errors import Finding, SpecError
 from .spec import PlatformSpec
 from .validation import ensure_valid
 
-__all__ = ["CONFIG_KEY", "load_spec", "parse_spec", "read_spec_data"]
+__all__ = ["CONFIG_KEY", "load_spec", "parse_spec", "pydantic_findings", "read_spec_data"]
 
 CONFIG_KEY = "gpu-platform:platform"
 
@@ -47,9 +47,9 @@ def _path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
     """The model class that owns the field at `loc` (for did-you-mean on unknown keys)."""
-    model: Any = PlatformSpec
+    model: Any = root
     for part in loc:
         if isinstance(part, int):
             continue
@@ -70,11 +70,11 @@ def _inner_model(annotation: Any) -> Any:
     return annotation
 
 
-def _finding(err: dict[str, Any]) -> Finding:
+def _finding(root: type[BaseModel], err: dict[str, Any]) -> Finding:
     loc = tuple(err["loc"])
     path = _path(loc)
     if err["type"] == "extra_forbidden":
-        owner = _model_at(loc[:-1])
+        owner = _model_at(root, loc[:-1])
         known = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -86,12 +86,17 @@ def _finding(err: dict[str, Any]) -> Finding:
     return Finding(path, f"{shown}: {err['msg']}")
 
 
+def pydantic_findings(root: type[BaseModel], error: ValidationError) -> list[Finding]:
+    """One Finding per pydantic error: camelCase field path, bad value, message, did-you-mean for unknown keys."""
+    return [_finding(root, err) for err in error.errors()]
+
+
 def parse_spec(data: dict[str, Any], source: str | None = None) -> PlatformSpec:
     """Validate a raw spec object: structure first, then every cross-field rule. Raises SpecError."""
     try:
         spec = PlatformSpec.model_validate(data)
     except ValidationError as e:
-        raise SpecError([_finding(err) for err in e.errors()], source) from None
+        raise SpecError(pydantic_findings(PlatformSpec, e), source) from None
     ensure_valid(spec, source)
     return spec
 

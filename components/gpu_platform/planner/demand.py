@@ -6,7 +6,6 @@ with every error at once, each naming its field path, the bad value and what is 
 
 from __future__ import annotations
 
-import difflib
 import re
 from enum import StrEnum
 from pathlib import Path
@@ -18,6 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from ..catalog import Catalog
 from ..errors import Finding, SpecError
+from ..load import pydantic_findings
 from ..spec import Cloud, SharingMode
 
 __all__ = [
@@ -131,41 +131,6 @@ def catalog_of(demand: Demand) -> Catalog:
     return Catalog.build((), demand.price_overrides, demand.discount_percent)
 
 
-def _path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _owner(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    model: Any = Demand
-    for part in (p for p in loc if not isinstance(p, int)):
-        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
-        if field is None:
-            return None
-        model = next((a for a in (*getattr(field.annotation, "__args__", ()), field.annotation)
-                      if isinstance(a, type) and issubclass(a, BaseModel)), None)
-        if model is None:
-            return None
-    return model
-
-
-def _finding(err: dict[str, Any]) -> Finding:
-    loc = tuple(err["loc"])
-    if err["type"] == "extra_forbidden":
-        owner = _owner(loc[:-1])
-        known = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
-        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return Finding(_path(loc), f"unknown key{hint} allowed: {', '.join(known)}")
-    if err["type"] == "missing":
-        return Finding(_path(loc), "missing; this field is required")
-    value = err.get("input")
-    shown = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 80 else type(value).__name__
-    return Finding(_path(loc), f"{shown}: {err['msg']}")
-
-
 def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
     found: list[Finding] = []
     cloud_types = sorted(n for n, t in catalog.instance_types.items() if t.cloud == cloud.value)
@@ -201,7 +166,7 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
     try:
         demand = Demand.model_validate(data)
     except ValidationError as e:
-        raise SpecError([_finding(err) for err in e.errors()], source) from None
+        raise SpecError(pydantic_findings(Demand, e), source) from None
     if cloud is not None:
         demand = demand.model_copy(update={"cloud": Cloud(cloud)})
     if demand.cloud is None:
