@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 import pulumi
 
 from .. import k8s
@@ -12,25 +10,6 @@ from ..spec import PlatformSpec
 from .render import render_queues
 
 __all__ = ["GpuQueues", "GpuQueuesArgs"]
-
-_CR_FIELDS = {"apiVersion", "kind", "metadata", "spec"}
-
-
-def _objects(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-    """`k8s.k8s_objects`, plus objects with top-level fields besides `spec` (PriorityClass value, ...).
-
-    `apiextensions.CustomResource` only carries `spec`, so those are registered with the same type token
-    (`kubernetes:<apiVersion>:<kind>`) and every field of the document.
-    """
-    out: list[pulumi.Resource] = []
-    for doc in docs:
-        if set(doc) <= _CR_FIELDS or doc["kind"] in ("Namespace", "ConfigMap"):
-            out += k8s.k8s_objects(prefix, [doc], opts)
-        else:
-            out.append(pulumi.CustomResource(f"kubernetes:{doc['apiVersion']}:{doc['kind']}",
-                                             k8s.object_resource_name(prefix, doc), dict(doc), opts))
-    return out
-
 
 @dataclass(frozen=True)
 class GpuQueuesArgs:
@@ -53,14 +32,14 @@ class GpuQueues(pulumi.ComponentResource):
         super().__init__("gpu-platform:queues:GpuQueues", name, None, opts)
         q = render_queues(args.spec)
         child = pulumi.ResourceOptions(parent=self)
-        self.namespaces = _objects(name, q.namespaces, child)
-        self.priority_classes = _objects(name, q.priority_classes, child)
+        self.namespaces = k8s.k8s_objects(name, q.namespaces, child)
+        self.priority_classes = k8s.k8s_objects(name, q.priority_classes, child)
         self.kueue_release = k8s.helm_release_resource(f"{name}-kueue", q.kueue_release, child) \
             if q.kueue_release else None
         self.volcano_release = k8s.helm_release_resource(f"{name}-volcano", q.volcano_release, child) \
             if q.volcano_release else None
-        self.kueue_objects = _objects(name, q.kueue, self._after(self.kueue_release, self.namespaces))
-        self.volcano_objects = _objects(name, q.volcano, self._after(self.volcano_release, []))
+        self.kueue_objects = k8s.k8s_objects(name, q.kueue, self._after(self.kueue_release, self.namespaces))
+        self.volcano_objects = k8s.k8s_objects(name, q.volcano, self._after(self.volcano_release, []))
         self.cluster_queue_names = pulumi.Output.from_input(
             [d["metadata"]["name"] for d in q.kueue if d["kind"] == "ClusterQueue"])
         self.priority_class_names = pulumi.Output.from_input([d["metadata"]["name"] for d in q.priority_classes])
