@@ -60,6 +60,7 @@ class Registered:
     ignore_changes: list[str]
     delete_before_replace: bool
     aliases: list[Any] = field(default_factory=list)
+    dependencies: list[str] = field(default_factory=list)  # URNs this registration depends on
 
     @property
     def parent_name(self) -> str:
@@ -82,6 +83,10 @@ class Recorder:
         found = [r for r in self.resources if r.name == name]
         assert found, f"no resource named {name!r}; have {[r.name for r in self.resources]}"
         return found[0]
+
+    def depends_on(self, name: str, other: str) -> bool:
+        """True when the registration `name` lists `other` among its dependencies."""
+        return self.named(other).urn in self.named(name).dependencies
 
     def run(self, program) -> Recorder:
         """Run `program()` under the mocks and wait for every registration to finish."""
@@ -118,7 +123,7 @@ def pulumi_mocks(monkeypatch) -> Recorder:
                 recorder.resources.append(Registered(
                     request.type, request.name, inputs, request.parent, resp.urn, request.custom,
                     request.protect, list(request.ignoreChanges), request.deleteBeforeReplace,
-                    [a for a in getattr(request, "aliases", [])]))
+                    [a for a in getattr(request, "aliases", [])], list(request.dependencies)))
             return resp
 
     mocks = _Mocks()

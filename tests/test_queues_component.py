@@ -49,31 +49,19 @@ def test_component_passes_rendered_objects_unchanged(pulumi_mocks, dev_spec):
     assert rel["namespace"] == "kueue-system" and "repositoryOpts" not in rel
 
 
-def test_custom_resources_wait_for_their_release(pulumi_mocks, dev_data, monkeypatch):
+def test_custom_resources_wait_for_their_release(pulumi_mocks, dev_data):
     from gpu_platform.queues import GpuQueues, GpuQueuesArgs
-    from gpu_platform.queues import component as comp_mod
 
-    seen = []
-    real = comp_mod._objects
-
-    def spy(prefix, docs, opts):
-        out = real(prefix, docs, opts)
-        seen.append(({d["kind"] for d in docs}, list(opts.depends_on or [])))
-        return out
-
-    monkeypatch.setattr(comp_mod, "_objects", spy)
     dev_data["scheduling"]["volcano"] = {"enabled": True}
     spec = parse_spec(dev_data)
-    made = {}
-    rec = pulumi_mocks.run(lambda: made.setdefault("q", GpuQueues("q", GpuQueuesArgs(spec=spec))))
-    comp = made["q"]
+    rec = pulumi_mocks.run(lambda: GpuQueues("q", GpuQueuesArgs(spec=spec)))
     assert rec.named("q-volcano").inputs["repositoryOpts"]["repo"] == "https://volcano-sh.github.io/helm-charts"
     assert rec.named("q-queue-research").type == "kubernetes:scheduling.volcano.sh/v1beta1:Queue"
-    deps = {frozenset(kinds): d for kinds, d in seen if kinds}
-    kueue_deps = next(d for k, d in deps.items() if "ClusterQueue" in k)
-    assert comp.kueue_release in kueue_deps and all(ns in kueue_deps for ns in comp.namespaces)
-    assert deps[frozenset({"Queue"})] == [comp.volcano_release]
-    assert deps[frozenset({"PriorityClass"})] == []
+    assert rec.depends_on("q-clusterqueue-research", "q-kueue")
+    assert rec.depends_on("q-localqueue-research-research", "q-namespace-research")
+    assert rec.depends_on("q-queue-research", "q-volcano")
+    assert not rec.depends_on("q-queue-research", "q-kueue")
+    assert rec.named("q-priorityclass-gpu-train").dependencies == []
 
 
 def test_platform_creates_queues_component(pulumi_mocks, dev_spec):
