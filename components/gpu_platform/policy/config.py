@@ -123,11 +123,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_RECENT: dict[tuple, tuple[list[Any], PolicyConfig]] = {}
+
+
 def config_of(args: Any) -> PolicyConfig:
     """The PolicyConfig of a policy call (`args.get_config()`; the engine strips `enforcementLevel`)."""
-    raw = _plain(args.get_config() or {})
+    given = args.get_config() or {}
+    # The analyzer hands each call a shallow copy of the same config: its values are the same objects, so
+    # their identities are a cheap cache key (the cache holds them, so an id cannot be reused meanwhile).
+    key = tuple((k, id(v)) for k, v in given.items())
+    hit = _RECENT.get(key)
+    if hit is not None:
+        return hit[1]
+    raw = _plain(given)
     raw.pop("enforcementLevel", None)
-    return _parse(json.dumps(raw))
+    cfg = _parse(json.dumps(raw))
+    if len(_RECENT) >= 32:
+        _RECENT.pop(next(iter(_RECENT)))
+    _RECENT[key] = (list(given.values()), cfg)
+    return cfg
 
 
 def config_from_spec(spec: PlatformSpec) -> PolicyConfig:
