@@ -26,7 +26,7 @@ from ..dcgm import DCGM_CONFIGMAP_KEY, metrics_csv
 from ..spec import Cloud, PlatformSpec
 from .device_plugin import render_device_plugin_configs
 from .mig import MIG_CONFIG_KEY, mig_pools, render_mig_parted_config
-from .values import ConfigMapNames, mig_strategy, render_values
+from .values import ConfigMapNames, render_values
 
 __all__ = [
     "CHART",
@@ -99,12 +99,9 @@ def mig_drain_notes(spec: PlatformSpec) -> list[str]:
 
 
 def _notes(spec: PlatformSpec, names: ConfigMapNames) -> tuple[str, ...]:
-    notes = [f"device-plugin config {names.device_plugin}: a change of any pool's sharing renames it and restarts "
-             "the device plugin on every GPU node (running pods keep their devices)"]
-    if mig_pools(spec) and not mig_strategy(spec):
-        notes.append("MIG and MPS pools coexist: mig.strategy is left unset so each node's device-plugin config "
-                     "decides (MIG pools mixed, MPS pools none)")
-    return tuple(notes + mig_drain_notes(spec))
+    # MIG drains and the MIG strategy are validation findings (checks.py), printed by validate and synth alike.
+    return (f"device-plugin config {names.device_plugin}: a change of any pool's sharing renames it and restarts "
+            "the device plugin on every GPU node (running pods keep their devices)",)
 
 
 def render_gpu_operator(spec: PlatformSpec) -> GpuOperatorRender:
