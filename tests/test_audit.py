@@ -73,3 +73,19 @@ def test_bad_inputs_are_reported_without_traceback(tmp_path):
     assert res.exit_code == 1 and "pulumi stack export" in res.output
     res = CliRunner().invoke(main, ["audit", str(tmp_path / "missing.json")])
     assert res.exit_code == 1 and "cannot read document" in res.output
+
+
+def test_readme_guardrails_names_every_policy_and_config_field():
+    from gpu_platform.policy import POLICIES, PolicyConfig
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("<!-- section:guardrails -->")[1].split("<!-- /section:guardrails -->")[0]
+    for p in POLICIES:
+        assert f"`{p.name}`" in section
+    for f in PolicyConfig.model_fields.values():
+        assert f"`{f.alias}`" in section
+    example = json.loads(section.split("```json")[1].split("```")[0])
+    from gpu_platform.policy.config import config_of
+
+    for props in example.values():
+        config_of(type("A", (), {"get_config": lambda self, p=props: {k: v for k, v in p.items()}})())
