@@ -1,16 +1,17 @@
 """Policy pack throughput over gRPC, as the engine drives it: Analyze per resource, then AnalyzeStack once.
 
 Run: .venv/bin/python benchmarks/bench_policy.py [N ...]   (default 1000 10000). Target: >= 2,000 resources/s.
-"sequential" sends one Analyze at a time; "parallel" keeps 8 in flight, as the engine does when it runs
-independent steps concurrently (`pulumi preview --parallel`, default unbounded).
+"sequential" sends one Analyze at a time; "pipelined" keeps 16 requests in flight from one client thread, as
+the engine does when it runs independent steps concurrently (`pulumi preview --parallel`). A last row analyzes
+the synthesized resources of examples/aws-1000-a100.yaml end to end (the 1,000-GPU claim).
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gpu_platform.load import load_spec
@@ -20,7 +21,7 @@ from gpu_platform.policy.resources import StackResource, from_artifacts
 from gpu_platform.synth import render_all
 
 ROOT = Path(__file__).resolve().parents[1]
-PARALLEL = 8
+IN_FLIGHT = 16
 
 
 def _pod(i: int) -> StackResource:
@@ -43,6 +44,31 @@ def workload(n: int, base: list[StackResource]) -> list[StackResource]:
     return out[:n]
 
 
+def pipelined(pack: PackProcess, resources: list[StackResource]) -> list:
+    """Analyze every resource with IN_FLIGHT requests outstanding (futures, one client thread)."""
+    pending, out = [], []
+    for r in resources:
+        pending.append(pack.analyze_future(r))
+        if len(pending) >= IN_FLIGHT:
+            out.append(pending.pop(0).result())
+    return out + [f.result() for f in pending]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _timed(pack: PackProcess, resources: list[StackResource], mode: str) -> tuple[float, float, int, float]:
+    cpu0 = _cpu_seconds(pack.proc.pid)
+    t0 = time.perf_counter()
+    responses = pipelined(pack, resources) if mode == "pipelined" else [pack.analyze(r) for r in resources]
+    t1 = time.perf_counter()
+    violations = sum(len(r.diagnostics) for r in responses) + len(pack.analyze_stack(resources).diagnostics)
+    return t1 - t0, time.perf_counter() - t1, violations, _cpu_seconds(pack.proc.pid) - cpu0
+
+
 def main(sizes: list[int]) -> None:
     spec = load_spec(ROOT / "Pulumi.dev.yaml")
     base = from_artifacts(render_all(spec))
@@ -50,20 +76,22 @@ def main(sizes: list[int]) -> None:
     with PackProcess(ROOT / "policies", timeout=120) as pack:
         pack.configure(pack_config(config_from_spec(spec)))
         pack.analyze(base[0])  # warm up
-        with ThreadPoolExecutor(PARALLEL) as pool:
-            for n in sizes:
-                resources = workload(n, base)
-                for mode, run in (("sequential", map), ("parallel", pool.map)):
-                    t0 = time.perf_counter()
-                    violations = sum(len(r.diagnostics) for r in run(pack.analyze, resources))
-                    t1 = time.perf_counter()
-                    violations += len(pack.analyze_stack(resources).diagnostics)
-                    t2 = time.perf_counter()
-                    rows.append((n, mode, t1 - t0, t2 - t1, n / (t2 - t0), violations))
+        for n in sizes:
+            resources = workload(n, base)
+            for mode in ("sequential", "pipelined"):
+                a, s, v, cpu = _timed(pack, resources, mode)
+                rows.append((str(n), mode, a, s, n / (a + s), v, cpu / n * 1000))
+    big = load_spec(ROOT / "examples" / "aws-1000-a100.yaml")
+    stack = from_artifacts(render_all(big))
+    with PackProcess(ROOT / "policies", timeout=120) as pack:
+        pack.configure(pack_config(config_from_spec(big)))
+        a, s, v, cpu = _timed(pack, stack, "pipelined")
+        rows.append((f"{len(stack)} (1,000-GPU example)", "pipelined", a, s, len(stack) / (a + s), v,
+                     cpu / len(stack) * 1000))
     print(f"policy pack over gRPC ({platform.machine()}, Python {platform.python_version()})")
-    print(f"{'resources':>10} {'Analyze':>11} {'Analyze s':>10} {'AnalyzeStack s':>15} {'resources/s':>12} {'violations':>11}")
-    for n, mode, a, s, rate, v in rows:
-        print(f"{n:>10} {mode:>11} {a:>10.2f} {s:>15.2f} {rate:>12,.0f} {v:>11}")
+    print(f"{'resources':>26} {'Analyze':>11} {'Analyze s':>10} {'AnalyzeStack s':>15} {'resources/s':>12} {'violations':>11} {'pack CPU ms/res':>16}")
+    for n, mode, a, s, rate, v, cpu in rows:
+        print(f"{n:>26} {mode:>11} {a:>10.2f} {s:>15.2f} {rate:>12,.0f} {v:>11} {cpu:>16.3f}")
 
 
 if __name__ == "__main__":

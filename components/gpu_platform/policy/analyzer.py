@@ -27,6 +27,10 @@ class PackStartError(RuntimeError):
     """The pack process did not print its port in time."""
 
 
+def _analyze_request(r: StackResource) -> analyzer_pb2.AnalyzeRequest:
+    return analyzer_pb2.AnalyzeRequest(type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name)
+
+
 def _struct(props: dict[str, Any]) -> struct_pb2.Struct:
     s = struct_pb2.Struct()
     s.update(props)
@@ -87,8 +91,11 @@ class PackProcess:
 
     def analyze(self, r: StackResource) -> analyzer_pb2.AnalyzeResponse:
         """Analyze one resource (resource policies)."""
-        req = analyzer_pb2.AnalyzeRequest(type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name)
-        return self.stub.Analyze(req, timeout=self.timeout)
+        return self.stub.Analyze(_analyze_request(r), timeout=self.timeout)
+
+    def analyze_future(self, r: StackResource) -> Any:
+        """Start Analyze of one resource without waiting (a grpc future; `.result()` gives the response)."""
+        return self.stub.Analyze.future(_analyze_request(r), timeout=self.timeout)
 
     def analyze_stack(self, resources: list[StackResource]) -> analyzer_pb2.AnalyzeResponse:
         """AnalyzeStack over every resource (stack policies)."""
