@@ -99,13 +99,10 @@ def test_gke_operator_stack_component_inputs(pulumi_mocks):
 
 
 def _platform_pools(spec):
-    """GpuPlatform._node_pools under a bare parent (the other domains' methods are not exercised here)."""
-    import pulumi
+    """The whole GpuPlatform (its node pools are what these tests look at)."""
+    from gpu_platform.platform import GpuPlatform, GpuPlatformArgs
 
-    from gpu_platform.platform import GpuPlatform
-
-    parent = pulumi.ComponentResource("gpu-platform:index:GpuPlatform", "plat")
-    return GpuPlatform._node_pools("plat", spec, pulumi.ResourceOptions(parent=parent))
+    return GpuPlatform("plat", GpuPlatformArgs(spec=spec))
 
 
 def test_platform_builds_one_pool_component_per_pool(pulumi_mocks, dev_spec):

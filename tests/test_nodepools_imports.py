@@ -15,7 +15,7 @@ _PROGRAM = textwrap.dedent("""
     import pulumi
     from gpu_platform.load import parse_spec
     from gpu_platform.synth import render_all
-    from gpu_platform.platform import GpuPlatform
+    from gpu_platform.platform import GpuPlatform, GpuPlatformArgs
 
     spec = parse_spec(json.loads(sys.argv[1]))
     render_all(spec)
@@ -30,9 +30,8 @@ _PROGRAM = textwrap.dedent("""
 
     @pulumi.runtime.test
     def build():
-        parent = pulumi.ComponentResource("gpu-platform:index:GpuPlatform", "plat")
-        pools = GpuPlatform._node_pools("plat", spec, pulumi.ResourceOptions(parent=parent))
-        return pulumi.Output.all(*[p.urn for p in pools])
+        platform = GpuPlatform("plat", GpuPlatformArgs(spec=spec))
+        return pulumi.Output.all(*[p.urn for p in platform.node_pools])
 
     build()
     print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in

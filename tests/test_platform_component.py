@@ -20,6 +20,43 @@ def test_platform_registers_component_with_type_token(pulumi_mocks, dev_spec):
     assert all(r.parent for r in rec.resources if r.name != "plat"), "every child is parented"
 
 
+def test_platform_composes_every_domain_with_pinned_names(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
+    direct = {(r.type, r.name) for r in rec.resources if r.parent_name == "plat"}
+    assert direct == {
+        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-train"),
+        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-infer"),
+        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-dev"),
+        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-ci"),
+        ("gpu-platform:gpu_operator:GpuOperator", "plat-gpu-operator"),
+        ("gpu-platform:queues:GpuQueues", "plat-queues"),
+        ("gpu-platform:observability:GpuObservability", "plat-observability"),
+        ("gpu-platform:admission:GpuAdmission", "plat-admission"),
+    }
+    names = [r.name for r in rec.resources]
+    assert len(names) == len(set(names)), "child names are unique"
+    releases = {r.inputs["chart"] for r in rec.of_type("kubernetes:helm.sh/v3:Release")}
+    assert {"gpu-operator", "oci://registry.k8s.io/kueue/charts/kueue", "kube-prometheus-stack", "opencost"} <= releases
+
+
+def test_gke_native_platform_has_no_operator(pulumi_mocks, dev_data):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs, parse_spec
+
+    dev_data.pop("aws")
+    dev_data.update(cloud="gcp", gcp={"project": "p", "location": "us-central1", "zones": ["us-central1-a"]})
+    for pool in dev_data["nodePools"]:
+        pool["instanceType"] = "a2-ultragpu-8g"
+    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
+    dev_data["tiers"][2]["resource"] = "nvidia.com/mig-3g.40gb"
+    spec = parse_spec(dev_data)
+    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=spec)))
+    assert len(rec.of_type("gpu-platform:nodepools:GkeGpuNodePool")) == 4
+    assert not rec.of_type("gpu-platform:gpu_operator:GpuOperator")
+    assert not rec.of_type("aws:eks/nodeGroup:NodeGroup")
+
+
 def test_bad_spec_registers_nothing(pulumi_mocks, dev_data):
     from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
     from gpu_platform.spec import PlatformSpec

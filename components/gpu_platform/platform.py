@@ -6,7 +6,12 @@ from dataclasses import dataclass
 
 import pulumi
 
-from .spec import PlatformSpec
+from .admission.component import GpuAdmission, GpuAdmissionArgs
+from .contract import operator_enabled
+from .gpu_operator.component import GpuOperator, GpuOperatorArgs
+from .observability.component import GpuObservability, GpuObservabilityArgs
+from .queues.component import GpuQueues, GpuQueuesArgs
+from .spec import Cloud, PlatformSpec
 from .validation import ensure_valid
 
 __all__ = ["GpuPlatform", "GpuPlatformArgs"]
@@ -20,9 +25,14 @@ class GpuPlatformArgs:
 
 
 class GpuPlatform(pulumi.ComponentResource):
-    """The whole tiered GPU platform of one cluster (`gpu-platform:index:GpuPlatform`)."""
+    """The whole tiered GPU platform of one cluster (`gpu-platform:index:GpuPlatform`).
+
+    Children (names are public API): `<name>-<pool>` node pool components, `<name>-gpu-operator` (absent on
+    GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability` and `<name>-admission`.
+    """
 
     node_pool_names: pulumi.Output[list[str]]
+    tier_names: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         # Validate before anything is registered: a bad spec creates nothing.
@@ -30,55 +40,21 @@ class GpuPlatform(pulumi.ComponentResource):
         super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
         spec = args.spec
         child = pulumi.ResourceOptions(parent=self)
-        self.children: dict[str, pulumi.Resource | list] = {}
-        # One line per domain; each domain fills its own method below.
-        self.node_pools = self._node_pools(name, spec, child)
-        self.gpu_operator = self._gpu_operator(name, spec, child)
-        self.queues = self._queues(name, spec, child)
-        self.observability = self._observability(name, spec, child)
-        self.admission = self._admission(name, spec, child)
+        self.node_pools = _node_pools(name, spec, child)
+        self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
+                             if operator_enabled(spec) else None)
+        self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), child)
+        self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
+        self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
         self.node_pool_names = pulumi.Output.from_input([p.name for p in spec.node_pools])
-        self.register_outputs({"nodePoolNames": self.node_pool_names})
+        self.tier_names = pulumi.Output.from_input([t.name for t in spec.tiers])
+        self.register_outputs({"nodePoolNames": self.node_pool_names, "tierNames": self.tier_names})
 
-    @staticmethod
-    def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-        """One node pool component per pool, for the spec's cloud (its SDK imported only then)."""
-        from .spec import Cloud
 
-        if spec.cloud == Cloud.AWS:
-            from .nodepools.aws import EksGpuNodePool as Pool, EksGpuNodePoolArgs as PoolArgs
-        else:
-            from .nodepools.gcp import GkeGpuNodePool as Pool, GkeGpuNodePoolArgs as PoolArgs
-        return [Pool(f"{name}-{p.name}", PoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools]
-
-    @staticmethod
-    def _gpu_operator(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
-        """The NVIDIA GPU Operator with per-pool sharing (not installed on GKE's gke-native GPU stack)."""
-        from .gpu_operator.render import operator_enabled
-
-        if not operator_enabled(spec):
-            return None
-        from .gpu_operator.component import GpuOperator, GpuOperatorArgs
-
-        return GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), opts)
-
-    @staticmethod
-    def _queues(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
-        """Kueue / Volcano queues and the PriorityClass ladder."""
-        from .queues.component import GpuQueues, GpuQueuesArgs
-
-        return GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), opts)
-
-    @staticmethod
-    def _observability(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
-        """DCGM scraping, rules, alerts, OpenCost and dashboards."""
-        from .observability.component import GpuObservability, GpuObservabilityArgs
-
-        return GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), opts)
-
-    @staticmethod
-    def _admission(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.Resource | None:
-        """In-cluster admission: deny unclassified GPU pods, route tiered ones."""
-        from .admission.component import GpuAdmission, GpuAdmissionArgs
-
-        return GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), opts)
+def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> list[pulumi.ComponentResource]:
+    """One node pool component per pool, for the spec's cloud (only that cloud's SDK is imported)."""
+    if spec.cloud == Cloud.AWS:
+        from .nodepools.aws import EksGpuNodePool as Pool, EksGpuNodePoolArgs as PoolArgs
+    else:
+        from .nodepools.gcp import GkeGpuNodePool as Pool, GkeGpuNodePoolArgs as PoolArgs
+    return [Pool(f"{name}-{p.name}", PoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools]
