@@ -16,13 +16,14 @@ from .validation import ensure_valid
 __all__ = ["CONFIG_KEY", "load_spec", "parse_spec", "pydantic_findings", "read_spec_data"]
 
 CONFIG_KEY = "gpu-platform:platform"
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML is built with it
 
 
 def read_spec_data(path: str | Path) -> dict[str, Any]:
     """The raw spec object in a file: a Pulumi stack config or a plain spec."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_Loader)
     except OSError as e:
         raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
     except yaml.YAMLError as e:

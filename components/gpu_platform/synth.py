@@ -32,7 +32,7 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml's emitter when built with it
     """Block-style YAML that keeps key order and never emits anchors."""
 
     def ignore_aliases(self, data: object) -> bool:
