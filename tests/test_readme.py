@@ -61,3 +61,15 @@ def test_every_documented_command_exists():
     for name in documented:
         res = CliRunner().invoke(main, [name, "--help"])
         assert res.exit_code == 0, f"`gpu-platform {name}` is documented but fails: {res.output}"
+
+
+def test_quick_start_capacity_table_is_what_synth_prints(tmp_path):
+    from click.testing import CliRunner
+
+    from gpu_platform.cli import main
+
+    marker = "`make synth` on the dev stack prints the pools' capacity"
+    block = README.split(marker, 1)[1].split("```", 2)[1].strip("\n")
+    res = CliRunner().invoke(main, ["synth", str(ROOT / "Pulumi.dev.yaml"), "--out", str(tmp_path)])
+    assert res.exit_code == 0
+    assert res.stdout.startswith(block + "\n"), "README capacity table differs from what synth prints"
