@@ -96,13 +96,15 @@ def _binding(docs, policy):
     return next(d for d in docs if d["kind"].endswith("Binding") and d["spec"]["policyName"] == policy["metadata"]["name"])
 
 
-def validate(docs, pod, namespace):
-    """The deny policy's verdict: None when admitted, else the first failing message."""
+def validate(docs, pod, namespace, old=None):
+    """The deny policy's verdict on a CREATE (or an UPDATE from `old`): None when admitted, else the message."""
     policy = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicy")
     binding = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding")
     if exempt(binding, namespace):
         return None
-    if not all(cel(c["expression"], object=pod) for c in policy["spec"]["matchConditions"]):
+    request = {"namespace": namespace, "operation": "UPDATE" if old else "CREATE"}
+    if not all(cel(c["expression"], object=pod, oldObject=old, request=request)
+               for c in policy["spec"]["matchConditions"]):
         return None
     variables = {}
     for v in policy["spec"]["variables"]:
@@ -139,7 +141,28 @@ def test_unlabelled_gpu_pod_is_denied(docs):
 def test_unknown_tier_and_wrong_resource_are_denied(docs):
     assert 'got "gold"' in admit(docs, gpu_pod({TIER: "gold"}), "research")
     wrong = gpu_pod({TIER: "train"}, {"limits": {"nvidia.com/mig-1g.10gb": "1"}})
-    assert admit(docs, wrong, "research").startswith("a GPU pod may request only its tier's resource (train: nvidia.com/gpu;")
+    assert admit(docs, wrong, "research") == (
+        "container 'main' requests nvidia.com/mig-1g.10gb, which tier train does not allow: request nvidia.com/gpu "
+        "instead (tiers and their resources: train: nvidia.com/gpu; inference: nvidia.com/mig-3g.40gb; "
+        "finetune: nvidia.com/mig-2g.20gb; dev: nvidia.com/gpu; ci: nvidia.com/gpu)")
+
+
+def test_wrong_resource_in_an_init_container_or_requests_only_is_named(docs):
+    pod = gpu_pod({TIER: "train"})
+    pod["spec"]["initContainers"] = [{"name": "warm", "resources": {"requests": {"nvidia.com/mig-2g.20gb": "1"}}}]
+    assert validate(docs, pod, "research").startswith("container 'warm' requests nvidia.com/mig-2g.20gb, which tier "
+                                                      "train does not allow")
+
+
+def test_updates_are_denied_only_when_they_change_the_tier(docs):
+    legacy = gpu_pod()  # admitted before the policy existed, no tier label
+    finalized = copy.deepcopy(legacy)
+    finalized["metadata"]["finalizers"] = []
+    assert validate(docs, finalized, "research", old=legacy) is None  # e.g. a finalizer removed: not blocked
+    tiered = gpu_pod({TIER: "train"})
+    assert validate(docs, gpu_pod(), "research", old=tiered).startswith("pods requesting nvidia.com/* need the label")
+    assert validate(docs, gpu_pod({TIER: "inference"}), "research", old=tiered).startswith(
+        "container 'main' requests nvidia.com/gpu, which tier inference does not allow")
 
 
 def test_cpu_pods_and_exempt_namespaces_are_not_touched(docs):
@@ -180,7 +203,8 @@ def test_broken_mutator_fails_open_and_the_deny_still_holds(docs):
     assert deny["spec"]["failurePolicy"] == "Fail"
     # Without the mutation (mutator down), a MIG-tier pod asking for a whole GPU is still denied.
     msg = validate(docs, gpu_pod({TIER: "inference"}), "prod-inference")
-    assert msg and msg.startswith("a GPU pod may request only its tier's resource")
+    assert msg and msg.startswith("container 'main' requests nvidia.com/gpu, which tier inference does not allow: "
+                                  "request nvidia.com/mig-3g.40gb instead")
 
 
 def test_init_containers_are_checked_and_rewritten(docs):
@@ -262,3 +286,19 @@ def test_synth_writes_admission(dev_spec):
 
     names = {(a.kind, a.name) for a in render_all(dev_spec)}
     assert {("kubernetes", "admission"), ("helm", "kyverno")} <= names
+
+
+def test_notes_say_what_the_cluster_must_offer(dev_data):
+    def notes(version, mode="auto"):
+        data = copy.deepcopy(dev_data)
+        data["kubernetesVersion"] = version
+        data["admission"] = {"mutation": mode}
+        return render_admission_artifacts(parse_spec(data))[0].notes
+
+    assert notes("1.33") == ("admission: tiered pods routed by kyverno",)
+    assert notes("1.36") == ("admission: tiered pods routed by mutating-admission-policy "
+                             "(admissionregistration.k8s.io/v1)",)
+    [_, gate] = notes("1.34", "mutating-admission-policy")
+    assert "--runtime-config=admissionregistration.k8s.io/v1beta1=true" in gate
+    [_, kyverno] = notes("1.31")
+    assert "supports Kubernetes 1.32-1.35, kubernetesVersion is '1.31'" in kyverno

@@ -31,9 +31,10 @@ def gpu_requested() -> str:
     return f"({containers}).exists(c, {_has_gpu('limits')} || {_has_gpu('requests')})"
 
 
-def tier_label(key: str) -> str:
-    """The pod's tier label value, '' when absent."""
-    return f"(has(object.metadata.labels) && {cel_str(key)} in object.metadata.labels ? object.metadata.labels[{cel_str(key)}] : '')"
+def tier_label(key: str, obj: str = "object") -> str:
+    """The tier label value of `obj` (`object`, or `oldObject` on UPDATE), '' when absent."""
+    labels = f"{obj}.metadata.labels"
+    return f"(has({labels}) && {cel_str(key)} in {labels} ? {labels}[{cel_str(key)}] : '')"
 
 
 def resource_patches(section: str, field: str, op: str, resource: str) -> str:

@@ -34,6 +34,7 @@ DENY_POLICY = "gpu-platform-deny-unclassified"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
+_KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
 _LABELS = {"app.kubernetes.io/managed-by": "gpu-platform", "app.kubernetes.io/part-of": "admission"}
 _POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
 
@@ -79,9 +80,29 @@ def _allowed_map(spec: PlatformSpec) -> str:
     return "{" + entries + "}"
 
 
-def _only_allowed(section: str) -> str:
-    return (f"(!has(c.resources) || !has(c.resources.{section}) || c.resources.{section}.all(k, "
-            f"!k.startsWith('nvidia.com/') || k in variables.allowed[variables.tier]))")
+def _not_allowed(section: str) -> str:
+    """The `nvidia.com/*` keys of one resources section of container `c` its tier does not allow."""
+    return (f"(has(c.resources) && has(c.resources.{section}) ? c.resources.{section}.filter(k, "
+            f"k.startsWith('nvidia.com/') && !(k in variables.allowed[variables.tier])) : [])")
+
+
+_CONTAINERS = "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
+# Pods are denied on CREATE, and on UPDATE only when the update changes the tier label: an unrelated update (a
+# finalizer removed, an annotation added) of a pod admitted before the policy existed must not be blocked.
+_CREATE_OR_RETIER = "request.operation == 'CREATE' || {new} != {old}"
+
+
+def _deny_variables(spec: PlatformSpec, key: str) -> list[dict[str, str]]:
+    wrong = f"{_not_allowed('limits')} + {_not_allowed('requests')}"
+    return [
+        {"name": "tier", "expression": tier_label(key)},
+        {"name": "allowed", "expression": _allowed_map(spec)},
+        {"name": "containers", "expression": _CONTAINERS},
+        # "container '<name>' requests <resource>", the first outside the tier's per container (unknown tier: none).
+        {"name": "wrong", "expression": f"variables.tier in variables.allowed ? variables.containers.map(c, ({wrong})"
+                                        ".map(k, \"container '\" + c.name + \"' requests \" + k))"
+                                        ".filter(l, size(l) > 0).map(l, l[0]) : []"},
+    ]
 
 
 def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
@@ -93,21 +114,20 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": [{**_POD_RULE, "operations": ["CREATE", "UPDATE"]}]},
-            "matchConditions": [{"name": "requests-nvidia-gpu", "expression": gpu_requested()}],
-            "variables": [
-                {"name": "tier", "expression": tier_label(key)},
-                {"name": "allowed", "expression": _allowed_map(spec)},
-                {"name": "containers", "expression": "object.spec.containers + (has(object.spec.initContainers) "
-                                                      "? object.spec.initContainers : [])"},
+            "matchConditions": [
+                {"name": "requests-nvidia-gpu", "expression": gpu_requested()},
+                {"name": "create-or-tier-change",
+                 "expression": _CREATE_OR_RETIER.format(new=tier_label(key), old=tier_label(key, "oldObject"))},
             ],
+            "variables": _deny_variables(spec, key),
             "validations": [
                 {"expression": "variables.tier in variables.allowed", "reason": "Forbidden",
                  "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
                                       f"({tiers}); got \"' + variables.tier + '\"'"},
-                {"expression": "!(variables.tier in variables.allowed) || variables.containers.all(c, "
-                               f"{_only_allowed('limits')} && {_only_allowed('requests')})",
-                 "reason": "Forbidden",
-                 "message": f"a GPU pod may request only its tier's resource ({allowed})"},
+                {"expression": "size(variables.wrong) == 0", "reason": "Forbidden",
+                 "messageExpression": "variables.wrong[0] + ', which tier ' + variables.tier + ' does not allow: "
+                                      "request ' + variables.allowed[variables.tier][0] + ' instead (tiers and their "
+                                      f"resources: {allowed})'"},
             ],
         },
     }
@@ -201,11 +221,25 @@ def render_admission(spec: PlatformSpec) -> list[dict[str, Any]]:
     return deny + render_routes(spec)
 
 
+def _engine_notes(spec: PlatformSpec) -> list[str]:
+    """What routes tiered pods, and what the cluster must offer for it."""
+    engine, api = mutation_engine(spec)
+    notes = [f"admission: tiered pods routed by {engine.value}" + (f" ({api})" if api else "")]
+    if api and not api.endswith("/v1"):
+        notes.append(f"admission: {api} MutatingAdmissionPolicy is served only with the MutatingAdmissionPolicy "
+                     f"feature gate and --runtime-config={api}=true on the API server (not on managed EKS/GKE "
+                     "control planes); use mutation: kyverno there")
+    lo, hi = _KYVERNO_K8S
+    if engine == MutationEngine.KYVERNO and not lo <= _version(spec) <= hi:
+        notes.append(f"admission: Kyverno 1.17 (chart 3.7.x) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
+                     f"kubernetesVersion is {spec.kubernetes_version!r}; set admission.kyvernoVersion to a release "
+                     "that supports it")
+    return notes
+
+
 def render_admission_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`DIR/kubernetes/admission.yaml`, and `DIR/helm/kyverno.yaml` when Kyverno routes."""
-    engine, api = mutation_engine(spec)
-    note = f"admission: tiered pods routed by {engine.value}" + (f" ({api})" if api else "")
-    out = [Artifact("kubernetes", "admission", tuple(render_admission(spec)), (note,))]
+    out = [Artifact("kubernetes", "admission", tuple(render_admission(spec)), tuple(_engine_notes(spec)))]
     release = render_kyverno_release(spec)
     if release:
         out.append(Artifact("helm", "kyverno", (release,)))
