@@ -73,6 +73,16 @@ def test_hand_checked_costs_and_baseline():
     assert result.optimal and result.cost_bound == pytest.approx(result.hourly)
 
 
+def test_priorities_follow_the_spec_ladder_unless_given():
+    result = plan(demand({"name": "train", "gpus": 8}, {"name": "infer", "mig": {"profile": "3g.40gb", "instances": 2}},
+                         {"name": "nb", "seats": {"count": 4, "perGpu": 4}},
+                         {"name": "ci", "seats": {"count": 8, "perGpu": 8}, "isolation": "process"},
+                         {"name": "vip", "gpus": 1, "priority": 7}))
+    assert [t.get("priority") for t in spec_fragment(result)["tiers"]] == [None, None, None, None, 7]
+    spec = merged_spec(result)
+    prio = {t.name: spec.priority_of(t) for t in spec.tiers}
+    assert prio["train"] > prio["infer"] > prio["nb"] > prio["ci"] and prio["vip"] == 7
+
 def test_price_override_changes_the_choice():
     tier = {"name": "train", "gpus": 8}
     assert plan(demand(tier)).pools[0].candidate.itype.name == "p4d.24xlarge"

@@ -73,7 +73,9 @@ class DemandTier(_Model):
         default=None, description="exclusive | hardware | process | none; default from what the tier needs."
     )
     instance_types: list[str] | None = Field(default=None, description="Allowed types (default: the file's).")
-    priority: int | None = Field(default=None, description="PriorityClass value (default by kind).")
+    priority: int | None = Field(
+        default=None, description="PriorityClass value (default: the spec's ladder by the pool's sharing mode)."
+    )
     description: str | None = Field(default=None, description="Human description, copied to the spec.")
 
     @model_validator(mode="after")
@@ -98,11 +100,6 @@ class DemandTier(_Model):
         """The isolation class, defaulted from the kind."""
         default = {"gpus": Isolation.EXCLUSIVE, "mig": Isolation.HARDWARE, "seats": Isolation.NONE}[self.kind]
         return self.isolation or default
-
-    @property
-    def default_priority(self) -> int:
-        """The priority, defaulted from the kind (training above inference above shared)."""
-        return self.priority if self.priority is not None else {"gpus": 100000, "mig": 50000, "seats": 10000}[self.kind]
 
 
 class Demand(_Model):

@@ -38,7 +38,8 @@ def spec_fragment(plan: Plan) -> dict[str, Any]:
         tier: dict[str, Any] = {"name": t.name, "pool": pool.name}
         if pool.candidate.mode == SharingMode.MIG:
             tier["resource"] = f"nvidia.com/mig-{t.mig.profile}"
-        tier["priority"] = t.default_priority
+        if t.priority is not None:  # else the spec's default ladder by sharing mode applies
+            tier["priority"] = t.priority
         if t.description:
             tier["description"] = t.description
         tiers.append(tier)
