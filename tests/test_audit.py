@@ -89,3 +89,19 @@ def test_readme_guardrails_names_every_policy_and_config_field():
 
     for props in example.values():
         config_of(type("A", (), {"get_config": lambda self, p=props: {k: v for k, v in p.items()}})())
+
+
+def test_replacements_and_pending_deletes_are_audited_once():
+    doc = json.loads((FIXTURES / "preview-unclassified.json").read_text())
+    burst = next(s for s in doc["steps"] if s["urn"].endswith("::burst"))
+    replaced = [{**burst, "op": "create-replacement"}, {**burst, "op": "replace"},
+                {"op": "delete-replaced", "urn": burst["urn"], "oldState": burst["newState"]}]
+    doc["steps"] = [s for s in doc["steps"] if s is not burst] + replaced
+    assert [r.name for r in from_document(doc)].count("burst") == 1
+    export = json.loads((FIXTURES / "stack-export-unclassified.json").read_text())
+    states = export["deployment"]["resources"]
+    adhoc = next(s for s in states if s["urn"].endswith("::adhoc-gpu"))
+    states.append({**adhoc, "delete": True, "id": "old"})  # the old copy of a replaced node group
+    names = [r.name for r in from_document(export)]
+    assert names.count("adhoc-gpu") == 1
+    assert next(r for r in from_document(export) if r.name == "adhoc-gpu").props["id"] != "old"

@@ -101,14 +101,28 @@ def _from_state(state: dict[str, Any], prefer_outputs: bool) -> StackResource | 
                          list(state.get("dependencies") or []), deps)
 
 
+# Preview steps whose resource will not exist after the update (a replaced resource's old copy, discards).
+_GONE_OPS = frozenset({"delete", "delete-replaced", "discard", "read-discard", "remove-pending-replace"})
+
+
+def _unique(states: list[Any]) -> list[StackResource]:
+    """One resource per URN (the last state wins: a replacement's new copy), in first-seen order."""
+    by_urn: dict[str, StackResource] = {}
+    for s in states:
+        if isinstance(s, dict) and (r := _from_state(s, prefer_outputs=False)):
+            by_urn.pop(r.urn, None)
+            by_urn[r.urn] = r
+    return list(by_urn.values())
+
+
 def from_document(doc: Any) -> list[StackResource]:
     """Resources of a `pulumi stack export` (deployment.resources) or `pulumi preview --json` (steps[].newState)."""
     if isinstance(doc, dict) and isinstance(doc.get("deployment"), dict):
         states = doc["deployment"].get("resources") or []
-        return [r for s in states if (r := _from_state(s, prefer_outputs=False))]
+        return _unique([s for s in states if isinstance(s, dict) and not s.get("delete")])  # pending deletes
     if isinstance(doc, dict) and isinstance(doc.get("steps"), list):
-        states = [s.get("newState") for s in doc["steps"] if s.get("op") != "delete" and s.get("newState")]
-        return [r for s in states if (r := _from_state(s, prefer_outputs=False))]
+        steps = [s for s in doc["steps"] if isinstance(s, dict) and s.get("op") not in _GONE_OPS]
+        return _unique([s.get("newState") for s in steps if s.get("newState")])
     raise UnsupportedDocumentError(
         "expected a `pulumi stack export` document (with deployment.resources) or a `pulumi preview --json` "
         "document (with steps[].newState)"
