@@ -110,6 +110,24 @@ def test_volcano_reserved_queue_names(dev_data):
     assert err.severity == "error" and "built-in Volcano queue" in err.message
 
 
+def test_unknown_kueue_integration_and_strategy_are_errors(dev_data):
+    dev_data["scheduling"]["kueue"].update(integrations=["batch/job", "pod", "kubeflow.org/pytorchjobs"],
+                                           queueingStrategy="FIFO")
+    findings = {f.path: f for f in check_queues(parse_spec_unchecked(dev_data))}
+    bad = findings["scheduling.kueue.integrations[2]"]
+    assert bad.severity == "error" and "'kubeflow.org/pytorchjobs'" in bad.message
+    assert "kubeflow.org/pytorchjob," in bad.message  # the allowed names are listed
+    assert "scheduling.kueue.integrations[1]" not in findings  # pod is a Kueue integration
+    strategy = findings["scheduling.kueue.queueingStrategy"]
+    assert "'FIFO'" in strategy.message and "BestEffortFIFO, StrictFIFO" in strategy.message
+    dev_data["scheduling"]["kueue"]["enabled"] = False
+    assert not [f for f in check_queues(parse_spec_unchecked(dev_data)) if f.path.startswith("scheduling.kueue")]
+
+
+def test_default_integrations_are_known_to_kueue(dev_spec):
+    assert not [f for f in check_queues(dev_spec) if f.path.startswith("scheduling.kueue")]
+
+
 def test_check_is_registered():
     assert "gpu_platform.queues.checks:check_queues" in DOMAIN_CHECK_PATHS
 

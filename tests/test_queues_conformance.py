@@ -216,6 +216,35 @@ def test_kueue_manager_config_keys_are_upstream_config_keys(reference, dev_data)
     assert yaml.safe_load(text)["apiVersion"] == config["apiVersion"]
     known = set(yaml.safe_load(text)["integrations"]["frameworks"]) | set(re.findall(r'#\s+- "([^"]+)"', text))
     assert set(config["integrations"]["frameworks"]) <= known
+    for key in config["resources"]:  # nested keys are documented (commented) under `#resources:` upstream
+        assert re.search(rf"^#\s+{key}:", text, re.M), key
+
+
+def test_known_kueue_frameworks_are_the_charts(reference):
+    """The integration names the validator accepts are exactly those the 0.19.2 chart lists (set or commented)."""
+    from gpu_platform.queues.releases import KUEUE_FRAMEWORKS
+
+    text = yaml.safe_load(reference("upstream", "kueue-values-0.19.2.yaml").read_text())["managerConfig"][
+        "controllerManagerConfigYaml"]
+    frameworks = text.split("integrations:", 1)[1].split("externalFrameworks", 1)[0]  # not the example CRD name
+    listed = set(yaml.safe_load(text)["integrations"]["frameworks"]) | set(re.findall(r'#\s+- "([^"]+)"', frameworks))
+    assert set(KUEUE_FRAMEWORKS) == listed
+
+
+def test_volcano_queues_pass_the_webhook_rules(dev_data):
+    """Volcano's queue webhook: guarantee <= deserved (deserved present) and deserved <= capability."""
+    checked = 0
+    for spec in _specs(dev_data).values():
+        for q in (d for d in render_queues(spec).volcano if d["kind"] == "Queue"):
+            body = q["spec"]
+            deserved, capability = body.get("deserved", {}), body.get("capability", {})
+            for r, n in body.get("guarantee", {}).get("resource", {}).items():
+                assert r in deserved and n <= deserved[r], (q["metadata"]["name"], r)
+            for r, n in deserved.items():
+                assert r in capability and n <= capability[r], (q["metadata"]["name"], r)
+            assert 1 <= body["weight"] <= 65535
+            checked += 1
+    assert checked >= 4
 
 
 def readme_queue_docs() -> list[dict[str, Any]]:

@@ -174,6 +174,19 @@ def test_priority_ladder_and_workload_priority_classes(dev_data):
     assert {n: d["value"] for n, d in wpcs.items()} == {p["metadata"]["name"]: p["value"] for p in pcs}
 
 
+def test_default_ladder_when_tiers_omit_priority(dev_data):
+    """Without explicit values the ladder is pre-training > inference > fine-tune > dev > CI, on both kinds."""
+    for tier in dev_data["tiers"]:
+        tier.pop("priority", None)
+    q = render_queues(parse_spec(dev_data))
+    ladder = [p["metadata"]["name"] for p in q.priority_classes]
+    assert ladder == ["gpu-train", "gpu-inference", "gpu-finetune", "gpu-dev", "gpu-ci"]
+    values = [p["value"] for p in q.priority_classes]
+    assert values == sorted(set(values), reverse=True)  # strictly decreasing: no two tiers tie
+    wpcs = _by_kind(q.kueue, "WorkloadPriorityClass")
+    assert [wpcs[n]["value"] for n in ladder] == values
+
+
 # --- Volcano ----------------------------------------------------------------------------------------------------
 
 def _volcano(dev_data, kueue: bool):
@@ -221,6 +234,19 @@ def test_kueue_release_pins_chart_and_manages_team_namespaces(dev_spec):
     assert cfg["integrations"]["frameworks"] == list(dev_spec.scheduling.kueue.integrations)
     assert cfg["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"] == ["prod-inference", "research"]
     assert "fairSharing" not in cfg
+
+
+def test_kueue_accounts_only_for_the_gpu_resources_queues_cover(dev_spec):
+    """Kueue refuses a pod set requesting a resource no resource group covers, so CPU, memory and NICs are
+    excluded from its accounting while every quota'd GPU resource still counts."""
+    cfg = yaml.safe_load(render_queues(dev_spec).kueue_release["values"]["managerConfig"]
+                         ["controllerManagerConfigYaml"])
+    excluded = cfg["resources"]["excludeResourcePrefixes"]
+    for requested in ("cpu", "memory", "ephemeral-storage", "hugepages-2Mi", "vpc.amazonaws.com/efa"):
+        assert any(requested.startswith(p) for p in excluded), requested
+    covered = {r for d in render_queues(dev_spec).kueue if d["kind"] == "ClusterQueue"
+               for g in d["spec"]["resourceGroups"] for r in g["coveredResources"]}
+    assert covered and not [r for r in covered if any(r.startswith(p) for p in excluded)]
 
 
 def test_version_and_values_overrides(dev_data):

@@ -16,10 +16,13 @@ from ..capacity import pool_capacity, units_per_gpu
 from ..errors import Finding
 from ..spec import NodePool, PlatformSpec, Tier
 from .kueue import tier_quotas
+from .releases import KUEUE_FRAMEWORKS
 
-__all__ = ["check_borrowing", "check_queue_capacity", "check_queue_names", "check_queues", "tier_capacity"]
+__all__ = ["check_borrowing", "check_kueue_settings", "check_queue_capacity", "check_queue_names", "check_queues",
+           "tier_capacity"]
 
 _VOLCANO_RESERVED = ("default", "root")
+_QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 
 
 def tier_capacity(spec: PlatformSpec, tier: Tier) -> tuple[int, int]:
@@ -115,8 +118,25 @@ def check_queue_names(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(f"teams[{i}].name", f"{team.name!r} is a built-in Volcano queue; allowed: any other name")
 
 
+def check_kueue_settings(spec: PlatformSpec) -> Iterator[Finding]:
+    """Kueue's queueing strategy and integrations are names Kueue 0.19 knows (else CQs or the manager fail)."""
+    kueue = spec.scheduling.kueue
+    if not kueue.enabled:
+        return
+    if kueue.queueing_strategy not in _QUEUEING_STRATEGIES:
+        yield Finding("scheduling.kueue.queueingStrategy",
+                      f"{kueue.queueing_strategy!r} is not a Kueue queueing strategy; allowed: "
+                      f"{', '.join(_QUEUEING_STRATEGIES)}")
+    for i, name in enumerate(kueue.integrations):
+        if name not in KUEUE_FRAMEWORKS:
+            yield Finding(f"scheduling.kueue.integrations[{i}]",
+                          f"{name!r} is not a Kueue 0.19.2 integration (the manager would not start); "
+                          f"allowed: {', '.join(KUEUE_FRAMEWORKS)}")
+
+
 def check_queues(spec: PlatformSpec) -> Iterator[Finding]:
     """Every queues-domain finding (the function registered in DOMAIN_CHECK_PATHS)."""
+    yield from check_kueue_settings(spec)
     yield from check_queue_capacity(spec)
     yield from check_borrowing(spec)
     yield from check_queue_names(spec)

@@ -11,12 +11,27 @@ from ..spec import PlatformSpec
 from .kueue import namespace_selector
 from .volcano import scheduler_config
 
-__all__ = ["kueue_manager_config", "render_kueue_release", "render_volcano_release"]
+__all__ = ["KUEUE_FRAMEWORKS", "NON_QUOTA_RESOURCE_PREFIXES", "kueue_manager_config", "render_kueue_release",
+           "render_volcano_release"]
+
+# Kueue 0.19.2's integration names (charts/kueue/values.yaml managerConfig, enabled and commented entries);
+# the manager refuses to start on any other name.
+KUEUE_FRAMEWORKS = (
+    "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob", "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob", "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+# Kueue refuses a workload requesting a resource its ClusterQueue does not cover ("resource cpu unavailable in
+# ClusterQueue"). Quotas cover GPUs only, so every other resource a GPU pod commonly requests is excluded
+# from Kueue's accounting (`resources.excludeResourcePrefixes`; EFA and RDMA NICs sit beside training GPUs).
+NON_QUOTA_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/", "rdma/")
 
 
 def kueue_manager_config(spec: PlatformSpec) -> dict[str, Any]:
     """Kueue's `Configuration` (config.kueue.x-k8s.io/v1beta2): the chart's defaults, the spec's integrations,
-    Kueue limited to the teams' namespaces, and fair sharing when asked for."""
+    Kueue limited to the teams' namespaces, quota on GPUs only, and fair sharing when asked for."""
     kueue = spec.scheduling.kueue
     config: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
@@ -32,6 +47,7 @@ def kueue_manager_config(spec: PlatformSpec) -> dict[str, Any]:
         # Only team namespaces are managed; the `pod` integration then never gates system pods.
         config["managedJobsNamespaceSelector"] = namespace_selector(namespaces)
     config["integrations"] = {"frameworks": list(kueue.integrations)}
+    config["resources"] = {"excludeResourcePrefixes": list(NON_QUOTA_RESOURCE_PREFIXES)}
     if kueue.fair_sharing:
         config["fairSharing"] = {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
     return config
