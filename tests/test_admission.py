@@ -19,7 +19,7 @@ from gpu_platform.admission.render import (
 )
 from gpu_platform.errors import RenderError
 from gpu_platform.load import parse_spec
-from gpu_platform.spec import MutationEngine
+from gpu_platform.spec import MutationEngine, PlatformSpec
 
 TIER = "gpu.example.com/gpu-tier"
 
@@ -228,8 +228,10 @@ def test_engine_choice_by_kubernetes_version(dev_data):
     assert engine("1.34", "mutating-admission-policy")[1] == "admissionregistration.k8s.io/v1beta1"
     assert engine("1.32", "mutating-admission-policy")[1] == "admissionregistration.k8s.io/v1alpha1"
     assert engine("1.36", "kyverno") == (MutationEngine.KYVERNO, None)
+    old = PlatformSpec.model_validate({**dev_data, "kubernetesVersion": "1.31",
+                                       "admission": {"mutation": "mutating-admission-policy"}})
     with pytest.raises(RenderError, match=r"needs Kubernetes >= 1.32, kubernetesVersion is '1.31'"):
-        engine("1.31", "mutating-admission-policy")
+        mutation_engine(old)  # the renderer refuses too; `validate` reports it first (test_spec_rules)
 
 
 @pytest.mark.parametrize("version", ["1.32", "1.33", "1.34", "1.36"])

@@ -145,3 +145,21 @@ def test_default_priority_ladder_follows_sharing(dev_data):
     assert got == {"train": 100000, "inference": 50000, "finetune": 49000, "dev": 10000, "ci": 1000}
     dev_data["tiers"][3]["priority"] = 7
     assert parse_spec(dev_data).priority_of(parse_spec(dev_data).tiers_by_name["dev"]) == 7
+
+
+def test_mutating_admission_policy_needs_kubernetes_1_32(dev_data):
+    dev_data["kubernetesVersion"] = "1.31"
+    dev_data["admission"] = {"mutation": "mutating-admission-policy"}
+    with pytest.raises(SpecError) as exc:
+        parse_spec(dev_data)
+    assert any(str(f).startswith("admission.mutation: mutating-admission-policy needs Kubernetes >= 1.32")
+               for f in exc.value.findings)
+
+
+def test_beta_mutating_admission_policy_warns_about_feature_gate(dev_data):
+    from gpu_platform.validation import check_spec
+
+    dev_data["kubernetesVersion"] = "1.34"
+    dev_data["admission"] = {"mutation": "mutating-admission-policy"}
+    warnings = [f for f in check_spec(parse_spec(dev_data)) if f.severity == "warning"]
+    assert any(f.path == "admission.mutation" and "feature gate" in f.message for f in warnings)
