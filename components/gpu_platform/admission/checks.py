@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..errors import Finding, RenderError
 from ..spec import PlatformSpec
-from .render import _engine_notes, mutation_engine
+from .render import engine_notes, mutation_engine
 
 __all__ = ["check_admission"]
 
@@ -19,5 +19,5 @@ def check_admission(spec: PlatformSpec) -> Iterator[Finding]:
         path, _, message = str(e).partition(": ")
         yield Finding(path, message)
         return
-    for note in _engine_notes(spec)[1:]:
+    for note in engine_notes(spec)[1:]:
         yield Finding("admission.mutation", note.removeprefix("admission: "), "warning")

@@ -22,6 +22,7 @@ __all__ = [
     "DENY_POLICY",
     "KYVERNO_CHART",
     "QUEUE_LABEL",
+    "engine_notes",
     "exempt_namespaces",
     "mutation_engine",
     "render_admission",
@@ -221,7 +222,7 @@ def render_admission(spec: PlatformSpec) -> list[dict[str, Any]]:
     return deny + render_routes(spec)
 
 
-def _engine_notes(spec: PlatformSpec) -> list[str]:
+def engine_notes(spec: PlatformSpec) -> list[str]:
     """What routes tiered pods, and what the cluster must offer for it."""
     engine, api = mutation_engine(spec)
     notes = [f"admission: tiered pods routed by {engine.value}" + (f" ({api})" if api else "")]
@@ -239,7 +240,7 @@ def _engine_notes(spec: PlatformSpec) -> list[str]:
 
 def render_admission_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`DIR/kubernetes/admission.yaml`, and `DIR/helm/kyverno.yaml` when Kyverno routes."""
-    out = [Artifact("kubernetes", "admission", tuple(render_admission(spec)), tuple(_engine_notes(spec)))]
+    out = [Artifact("kubernetes", "admission", tuple(render_admission(spec)), tuple(engine_notes(spec)))]
     release = render_kyverno_release(spec)
     if release:
         out.append(Artifact("helm", "kyverno", (release,)))
