@@ -57,10 +57,10 @@ def _pod(ns: str, pod: str, tier: str | None, spec, phase: str = "Running") -> l
     return out
 
 
-def _requests(ns: str, pod: str, resource: str, n: int, container: str = "main") -> dict[str, str]:
+def _requests(ns: str, pod: str, resource: str, units: int, container: str = "main", n: int = 200) -> dict[str, str]:
     labels = {"namespace": ns, "pod": pod, "container": container, "node": "n1", "resource": resource,
               "unit": "integer"}
-    return _s("kube_pod_container_resource_requests", labels, f"{n}x200")
+    return _s("kube_pod_container_resource_requests", labels, f"{units}x{n}")
 
 
 def rates(spec) -> dict[str, float]:
@@ -130,11 +130,17 @@ def device_alert_tests(spec) -> list[dict]:
     busy = {"namespace": "research", "pod": "busy-0", "container": "main"}
     stranded_for, n = _minutes(th.stranded_for), _minutes(th.stranded_for) + 30
     fb_used_hi, fb_used_lo = th.fb_memory_percent + 0.5, th.fb_memory_percent - 0.5
+    # An unallocated GPU's series carries the exporter's own pod as target labels (Prometheus Operator).
+    exporter = {"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x7k2p", "container": "nvidia-dcgm-exporter"}
     return [
         _alert_case("GpuStrandedCapacity", [
             _s("DCGM_FI_PROF_SM_ACTIVE", _gpu(0, **pod), f"{th.stranded_sm_active * 0.9!r}x{n}"),
             _s("DCGM_FI_PROF_SM_ACTIVE", _gpu(1, **busy), f"{th.stranded_sm_active * 1.1!r}x{n}"),
-            _s("DCGM_FI_PROF_SM_ACTIVE", _gpu(2, pod=""), f"0x{n}"),  # idle but not allocated: not stranded
+            _s("DCGM_FI_PROF_SM_ACTIVE", _gpu(2, **exporter), f"0x{n}"),  # idle but not allocated: not stranded
+            _requests("research", "idle-0", "nvidia_com_gpu", 1, n=n),
+            _requests("research", "busy-0", "nvidia_com_gpu", 1, n=n),
+            _s("kube_pod_container_resource_requests", {**exporter, "node": "n1", "resource": "cpu", "unit": "core"},
+               f"0.1x{n}"),
         ], stranded_for + 5, [{**BASE, **_gpu(0, **pod), "alertname": "GpuStrandedCapacity"}], stranded_for - 5),
         _alert_case("GpuXidError", [
             _s("DCGM_FI_DEV_XID_ERRORS", _gpu(0), "0 0 0 79x30"),

@@ -10,7 +10,7 @@ import pytest
 from gpu_platform.dcgm import DCGM_METRICS
 from gpu_platform.errors import RenderError
 from gpu_platform.load import parse_spec
-from gpu_platform.observability.alerts import ALERTS
+from gpu_platform.observability.alerts import ALERTS, stranded_expr
 from gpu_platform.observability.dashboard import DASHBOARD_KEY, panel_queries, render_dashboard_configmap
 from gpu_platform.observability.names import KNOWN_METRICS, ksm_label, ksm_resource
 from gpu_platform.observability.render import render_observability_artifacts
@@ -72,7 +72,7 @@ def test_thresholds_reach_the_alerts(dev_data):
     dev_data["monitoring"]["thresholds"] = {"strandedSmActive": 0.25, "fbMemoryPercent": 80, "temperatureCelsius": 78,
                                             "pendingWorkloads": 42, "strandedFor": "4h", "starvedQueueDepth": 9}
     alerts = {r["alert"]: r for r in _rules(parse_spec(dev_data)) if "alert" in r}
-    assert alerts["GpuStrandedCapacity"]["expr"].endswith("< 0.25")
+    assert alerts["GpuStrandedCapacity"]["expr"].startswith("gpu:sm_active:avg1h < 0.25 and on (namespace, pod)")
     assert alerts["GpuStrandedCapacity"]["for"] == "4h"
     assert alerts["GpuFramebufferMemoryHigh"]["expr"].endswith("> 80")
     assert alerts["GpuTemperatureHigh"]["expr"] == "DCGM_FI_DEV_GPU_TEMP > 78"
@@ -137,7 +137,7 @@ def test_dashboard_covers_the_required_views(dev_spec):
     dash = json.loads(render_dashboard_configmap(dev_spec)["data"][DASHBOARD_KEY])
     text = " ".join(panel_queries(dash))
     for needed in ("tier:gpu_sm_active:avg1h", "pool:gpu_sm_active:avg1h", "namespace_tier:gpu_units_allocated:sum",
-                   "team_tier:gpu_cost_hourly:sum", 'gpu:sm_active:avg1h{pod!=""} < 0.1', "kueue_pending_workloads"):
+                   "team_tier:gpu_cost_hourly:sum", stranded_expr(dev_spec), "kueue_pending_workloads"):
         assert needed in text
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
 

@@ -7,7 +7,7 @@ from typing import Any
 from ..spec import PlatformSpec, SharingMode
 from .names import APP_QUEUE_DEPTH, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
 
-__all__ = ["ALERTS", "alert_rules", "time_sliced_pools"]
+__all__ = ["ALERTS", "alert_rules", "stranded_expr", "time_sliced_pools"]
 
 ALERTS = (
     "GpuStrandedCapacity",
@@ -40,6 +40,17 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
     }
 
 
+def stranded_expr(spec: PlatformSpec) -> str:
+    """GPUs (or MIG instances) held by a pod that requests GPU resources, yet idle under the SM-active threshold.
+
+    The join matters: Prometheus Operator gives every scraped series the exporter's own `namespace` and `pod`
+    target labels, so an unallocated GPU's series carries `pod="nvidia-dcgm-exporter-..."`, never `pod=""`.
+    """
+    gpu_pods = 'kube_pod_container_resource_requests{resource=~"nvidia_com_.+"} > 0'
+    return (f"gpu:sm_active:avg1h < {_num(spec.monitoring.thresholds.stranded_sm_active)}"
+            f" and on (namespace, pod) ({gpu_pods})")
+
+
 def time_sliced_pools(spec: PlatformSpec) -> list[str]:
     """Pools whose pods share GPU time without the scheduler seeing it (time-slicing, time-sliced MIG slices)."""
     return [p.name for p in spec.node_pools
@@ -51,8 +62,7 @@ def _device_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     th = spec.monitoring.thresholds
     fb = "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) * 100"
     return [
-        _alert("GpuStrandedCapacity", f'gpu:sm_active:avg1h{{pod!=""}} < {_num(th.stranded_sm_active)}',
-               th.stranded_for, "warning", f"Allocated GPU idle: {_POD} on {_GPU}",
+        _alert("GpuStrandedCapacity", stranded_expr(spec), th.stranded_for, "warning", f"Allocated GPU idle: {_POD} on {_GPU}",
                f"SM active averaged {{{{ $value | humanizePercentage }}}} over 1 h, under "
                f"{_num(th.stranded_sm_active * 100)} % for {th.stranded_for}, while the pod holds the GPU.",
                "Ask the owning team to release or right-size it: move it to a MIG slice or a time-sliced tier, "

@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from ..spec import PlatformSpec
+from .alerts import stranded_expr
 from .rules import (
     COST_BY_NAMESPACE,
     COST_BY_TEAM,
     RATE,
-    SM_ACTIVE_GPU,
     SM_ACTIVE_POOL,
     SM_ACTIVE_TIER,
     UNITS_ALLOCATABLE,
@@ -40,8 +40,7 @@ def _panel(pid: int, title: str, queries: list[tuple[str, str]], unit: str, x: i
 
 
 def _panels(spec: PlatformSpec) -> list[dict[str, Any]]:
-    thr = spec.monitoring.thresholds.stranded_sm_active
-    stranded = f'{SM_ACTIVE_GPU}{{pod!=""}} < {thr:g}'
+    stranded = stranded_expr(spec)
     return [
         _panel(1, "SM active per tier (1 h average)", [(SM_ACTIVE_TIER, "{{tier}}")], "percentunit", 0, 0),
         _panel(2, "SM active per pool (1 h average)", [(SM_ACTIVE_POOL, "{{pool}}")], "percentunit", 12, 0),
