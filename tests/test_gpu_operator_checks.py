@@ -62,3 +62,21 @@ def test_gke_native_notes_that_the_operator_is_not_installed(dev_data):
     infos = {f.path: f.message for f in _findings(data, "info")}
     assert "GPU Operator is not installed" in infos["gcp.gpuStack"]
     assert not any(p.endswith("migLayout") for p in infos)
+
+
+@pytest.mark.parametrize(("pool", "sharing"), [
+    (2, {"mode": "time-slicing", "replicas": 4, "renameByDefault": True}),
+    (3, {"mode": "mps", "replicas": 8, "renameByDefault": True}),
+    (1, {"mode": "mig", "migLayout": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}, "replicas": 2,
+         "renameByDefault": True}),
+])
+def test_rename_by_default_is_rejected_because_tiers_request_the_plain_name(dev_data, pool, sharing):
+    dev_data["nodePools"][pool]["sharing"] = sharing
+    errors = _findings(dev_data, "error")
+    assert [f.path for f in errors] == [f"nodePools[{pool}].sharing.renameByDefault"]
+    assert ".shared" in errors[0].message and errors[0].message.endswith("allowed: false")
+
+
+def test_rename_by_default_without_shared_units_is_harmless(dev_data):
+    dev_data["nodePools"][1]["sharing"]["renameByDefault"] = True  # MIG without time-slicing: nothing is renamed
+    assert _findings(dev_data, "error") == []

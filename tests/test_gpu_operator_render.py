@@ -56,7 +56,8 @@ def test_mig_pool_with_replicas_time_slices_each_slice(dev_data):
 
 def test_user_fail_requests_and_rename_are_kept(dev_data):
     dev_data["nodePools"][2]["sharing"] |= {"renameByDefault": True, "failRequestsGreaterThanOne": True}
-    ts = render_device_plugin_configs(parse_spec(dev_data))["gpu-dev"]["sharing"]["timeSlicing"]
+    # The validator rejects renameByDefault (tiers request the plain name); the renderer still passes it through.
+    ts = render_device_plugin_configs(PlatformSpec.model_validate(dev_data))["gpu-dev"]["sharing"]["timeSlicing"]
     assert ts["renameByDefault"] is True and ts["failRequestsGreaterThanOne"] is True
 
 
@@ -232,7 +233,7 @@ def _dp_name(data) -> str:
     lambda d: d["nodePools"][2]["sharing"].update(replicas=8),
     lambda d: d["nodePools"][3]["sharing"].update(replicas=16),
     lambda d: d["nodePools"][1]["sharing"].update(replicas=2),
-    lambda d: d["nodePools"][2]["sharing"].update(renameByDefault=True),
+    lambda d: d["nodePools"][2]["sharing"].update(failRequestsGreaterThanOne=True),
     lambda d: d["nodePools"][0].update(sharing={"mode": "time-slicing", "replicas": 2}),
 ])
 def test_restart_hash_changes_with_sharing(dev_data, change):

@@ -108,3 +108,11 @@ def test_eks_tag_limit(dev_data):
     dev_data["nodePools"][0]["labels"] = {f"l{i}": "v" for i in range(45)}
     errs = _errors(dev_data)
     assert any(e.startswith("nodePools[0].labels: 45 extra labels make") for e in errs)
+
+
+def test_capacity_block_on_account_wide_subnets_warns_to_pin_one_zone(dev_data):
+    dev_data["nodePools"][0]["aws"] = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0abc"}
+    (warn,) = [w for w in _warnings(dev_data) if "one availability zone" in w]
+    assert warn.startswith("nodePools[0].aws.subnetIds: unset") and "['subnet-a', 'subnet-b']" in warn
+    dev_data["nodePools"][0]["aws"]["subnetIds"] = ["subnet-a"]
+    assert not [w for w in _warnings(dev_data) if "one availability zone" in w]

@@ -1,4 +1,4 @@
-"""Rendered EKS node group inputs against the botocore EKS model (enums, label and taint limits)."""
+"""Rendered node pool inputs against upstream: the botocore EKS model, and the Pulumi AWS/GCP input types."""
 
 from __future__ import annotations
 
@@ -67,3 +67,70 @@ def test_rendered_node_groups_conform(shapes, dev_data):
             assert {wire.get(k, k) for k in ng} <= set(members), set(ng) - set(members)
             checked += 1
     assert checked == 4 * len(AmiType) * len(CapacityType)
+
+
+# --- Rendered inputs against the Pulumi provider SDKs' input types (names and scalar types, recursively) -----------
+
+
+def _check_input(typ, value, path: str) -> None:
+    import collections.abc
+    import typing
+
+    from pulumi._types import input_type_types, is_input_type, unwrap_type
+
+    typ = unwrap_type(typ)
+    origin = typing.get_origin(typ)
+    if origin in (list, collections.abc.Sequence):
+        assert isinstance(value, list), f"{path}: {value!r} is not a list"
+        (item,) = typing.get_args(typ)
+        for n, v in enumerate(value):
+            _check_input(item, v, f"{path}[{n}]")
+    elif isinstance(typ, type) and is_input_type(typ):
+        names = input_type_types(typ)
+        assert isinstance(value, dict), f"{path}: {value!r} is not an object"
+        for key, v in value.items():
+            assert key in names, f"{path}.{key} is not an input of {typ.__name__}; allowed: {sorted(names)}"
+            _check_input(names[key], v, f"{path}.{key}")
+    elif typ in (str, int, bool):
+        assert isinstance(value, typ), f"{path}: {value!r} is not {typ.__name__}"
+
+
+def _gke_specs():
+    from test_nodepools_render import gke_data
+
+    return [PlatformSpec.model_validate(gke_data(stack)) for stack in ("gke-native", "gpu-operator")]
+
+
+def test_rendered_eks_inputs_match_the_pulumi_aws_input_types(dev_data):
+    import pulumi_aws as aws
+
+    from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_template
+
+    for spec in _variants(dev_data):
+        for pool in spec.node_pools:
+            _check_input(aws.eks.NodeGroupArgs, render_eks_node_group(spec, pool), f"{pool.name}-ng")
+            _check_input(aws.ec2.LaunchTemplateArgs, render_eks_launch_template(spec, pool), f"{pool.name}-lt")
+            for key, value in autoscaler_tags(spec, pool).items():
+                tag = {"key": key, "value": value, "propagateAtLaunch": False}
+                _check_input(aws.autoscaling.TagArgs, {"tag": tag}, f"{pool.name}-asg")
+
+
+def test_rendered_gke_inputs_match_the_pulumi_gcp_input_types():
+    import pulumi_gcp as gcp
+
+    from gpu_platform.nodepools.gke import render_gke_node_pool
+
+    for spec in _gke_specs():
+        for pool in spec.node_pools:
+            inputs = render_gke_node_pool(spec, pool)
+            _check_input(gcp.container.NodePoolArgs, inputs, f"{pool.name}-np")
+            assert inputs["nodeConfig"]["guestAccelerators"][0]["gpuDriverInstallationConfig"]["gpuDriverVersion"]
+
+
+def test_input_type_check_catches_a_wrong_nested_name():
+    import pulumi_gcp as gcp
+
+    bad = {"nodeConfig": {"guestAccelerators": [{"type": "nvidia-tesla-a100", "count": 1,
+                                                 "gpuSharingConfig": {"strategy": "MPS"}}]}}
+    with pytest.raises(AssertionError, match="gpuSharingConfig.strategy is not an input"):
+        _check_input(gcp.container.NodePoolArgs, bad, "np")

@@ -110,10 +110,13 @@ def test_eks_options_bottlerocket_spot_kms_pool_subnets(dev_data):
     assert ng["subnetIds"] == ["subnet-az1"]
     assert ng["updateConfig"] == {"maxUnavailablePercentage": 25}
     assert ng["nodeRepairConfig"] == {"enabled": False}
-    # Bottlerocket keeps container images on its data volume.
-    assert lt["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"
-    assert lt["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 1000
-    assert lt["blockDeviceMappings"][0]["ebs"]["kmsKeyId"].endswith(":key/k")
+    # Bottlerocket keeps container images on its data volume; its OS volume keeps the AMI's size. Both encrypted.
+    os_volume, data_volume = lt["blockDeviceMappings"]
+    assert data_volume["deviceName"] == "/dev/xvdb"
+    assert data_volume["ebs"]["volumeSize"] == 1000
+    assert data_volume["ebs"]["kmsKeyId"].endswith(":key/k")
+    assert os_volume["deviceName"] == "/dev/xvda" and "volumeSize" not in os_volume["ebs"]
+    assert os_volume["ebs"]["encrypted"] == "true" and os_volume["ebs"]["kmsKeyId"].endswith(":key/k")
     assert lt["metadataOptions"]["httpPutResponseHopLimit"] == 2
 
 

@@ -41,8 +41,18 @@ def _default_key(spec: PlatformSpec) -> Iterator[Finding]:
                 "unlabelled nodes); allowed: any other pool name"))
 
 
+def _rename(spec: PlatformSpec) -> Iterator[Finding]:
+    for i, pool in enumerate(spec.node_pools):
+        s = pool.sharing
+        if s.rename_by_default and s.replicas is not None and s.mode != SharingMode.EXCLUSIVE:
+            yield Finding(f"nodePools[{i}].sharing.renameByDefault", (
+                "true makes the device plugin advertise '<resource>.shared' (e.g. nvidia.com/gpu.shared), but the "
+                f"tiers of pool {pool.name!r}, their quotas, admission routing and the autoscaler tags use the plain "
+                "resource name, so its pods would never schedule; allowed: false"))
+
+
 def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
-    """Bottlerocket limits, config-key collisions, and notes on MIG drains and the MIG strategy."""
+    """Bottlerocket limits, config-key collisions, renamed resources, notes on MIG drains and strategy."""
     if not operator_enabled(spec):
         yield Finding("gcp.gpuStack", (
             "gke-native: the GPU Operator is not installed; GKE's driver and device plugin serve the GPUs, so "
@@ -50,6 +60,7 @@ def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
         return
     yield from _bottlerocket(spec)
     yield from _default_key(spec)
+    yield from _rename(spec)
     index = {p.name: i for i, p in enumerate(spec.node_pools)}
     for pool, note in zip(mig_pools(spec), mig_drain_notes(spec), strict=True):
         yield Finding(f"nodePools[{index[pool.name]}].sharing.migLayout", note, "info")

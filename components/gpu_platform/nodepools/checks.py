@@ -47,8 +47,12 @@ def _eks_labels(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]
         yield Finding(p, f"{len(taints)} taints; EKS allows at most {_EKS_MAX_TAINTS} per node group")
 
 
-def _eks_capacity(i: int, pool: NodePool) -> Iterator[Finding]:
+def _eks_capacity(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     a, p = pool.aws, f"nodePools[{i}].aws"
+    if a.capacity_type == CapacityType.CAPACITY_BLOCK and a.subnet_ids is None and len(pool_subnets(spec, pool)) > 1:
+        yield Finding(f"{p}.subnetIds", f"unset, so the Capacity Block pool uses all of aws.subnetIds "
+                      f"{pool_subnets(spec, pool)}; a Capacity Block lives in one availability zone and EKS fails "
+                      "to launch in the others: list only that zone's subnets here", "warning")
     if a.capacity_type == CapacityType.CAPACITY_BLOCK and not a.capacity_reservation_id:
         yield Finding(f"{p}.capacityReservationId", "missing; capacityType CAPACITY_BLOCK needs the Capacity Block's "
                       "reservation id (cr-...)")
@@ -67,7 +71,7 @@ def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
     for i, pool in enumerate(spec.node_pools):
         if not pool_subnets(spec, pool):
             yield Finding(f"nodePools[{i}].aws.subnetIds", "no subnets: set nodePools[].aws.subnetIds or aws.subnetIds")
-        yield from _eks_capacity(i, pool)
+        yield from _eks_capacity(spec, i, pool)
         yield from _eks_labels(spec, i, pool)
 
 

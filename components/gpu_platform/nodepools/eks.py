@@ -39,8 +39,10 @@ LT_VERSION_REF = "${launchTemplate.latestVersion}"
 # Kubernetes taint effect -> EKS API TaintEffect (botocore EKS model).
 EKS_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
-# Where container images live: AL2023 has one root volume; Bottlerocket keeps images on its data volume.
-_IMAGE_VOLUME_DEVICE = {AmiType.AL2023_NVIDIA: "/dev/xvda", AmiType.BOTTLEROCKET_NVIDIA: "/dev/xvdb"}
+# Where container images live: AL2023 has one root volume; Bottlerocket keeps images on its data volume
+# (/dev/xvdb) and boots from a small OS volume (/dev/xvda) that keeps the AMI's size but is encrypted too.
+_ROOT_DEVICE = "/dev/xvda"
+_IMAGE_VOLUME_DEVICE = {AmiType.AL2023_NVIDIA: _ROOT_DEVICE, AmiType.BOTTLEROCKET_NVIDIA: "/dev/xvdb"}
 
 
 def pool_subnets(spec: PlatformSpec, pool: NodePool) -> list[str]:
@@ -67,19 +69,27 @@ def _base_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
     return {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name}
 
 
+def _encrypted(pool: NodePool) -> dict[str, Any]:
+    ebs: dict[str, Any] = {"volumeType": "gp3", "encrypted": "true", "deleteOnTermination": "true"}
+    if pool.aws.kms_key_id:
+        ebs["kmsKeyId"] = pool.aws.kms_key_id
+    return ebs
+
+
 def _ebs(pool: NodePool) -> dict[str, Any]:
     a = pool.aws
-    ebs: dict[str, Any] = {
-        "volumeSize": a.root_volume_gib,
-        "volumeType": "gp3",
-        "iops": a.root_volume_iops,
-        "throughput": a.root_volume_throughput,
-        "encrypted": "true",
-        "deleteOnTermination": "true",
-    }
-    if a.kms_key_id:
-        ebs["kmsKeyId"] = a.kms_key_id
-    return ebs
+    size = {"volumeSize": a.root_volume_gib, "volumeType": "gp3", "iops": a.root_volume_iops,
+            "throughput": a.root_volume_throughput}
+    return size | _encrypted(pool)
+
+
+def _block_devices(pool: NodePool) -> list[dict[str, Any]]:
+    """The image volume (sized, encrypted) and, on Bottlerocket, its OS volume (AMI size, encrypted)."""
+    image = _IMAGE_VOLUME_DEVICE[pool.aws.ami_type]
+    mappings = [{"deviceName": image, "ebs": _ebs(pool)}]
+    if image != _ROOT_DEVICE:
+        mappings.insert(0, {"deviceName": _ROOT_DEVICE, "ebs": _encrypted(pool)})
+    return mappings
 
 
 def _capacity_options(pool: NodePool) -> dict[str, Any]:
@@ -107,7 +117,7 @@ def render_eks_launch_template(spec: PlatformSpec, pool: NodePool) -> dict[str, 
             "httpPutResponseHopLimit": pool.aws.imds_hop_limit,
             "instanceMetadataTags": "disabled",
         },
-        "blockDeviceMappings": [{"deviceName": _IMAGE_VOLUME_DEVICE[pool.aws.ami_type], "ebs": _ebs(pool)}],
+        "blockDeviceMappings": _block_devices(pool),
         **_capacity_options(pool),
         "tagSpecifications": [{"resourceType": kind, "tags": dict(tags)} for kind in ("instance", "volume")],
         "tags": tags,

@@ -14,7 +14,6 @@ from ..contract import pool_labels, pool_taints
 from ..spec import GkeGpuStack, NodePool, PlatformSpec, SharingMode
 
 __all__ = [
-    "GKE_NO_DEVICE_PLUGIN_LABEL",
     "GKE_TAINT_EFFECT",
     "NODE_POOL_TYPE",
     "gke_accelerator",
@@ -24,7 +23,6 @@ __all__ = [
 ]
 
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
-GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 _STRATEGY = {SharingMode.TIME_SLICING: "TIME_SHARING", SharingMode.MPS: "MPS"}
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -73,13 +71,6 @@ def _accelerator(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     return {**base, **_native_accelerator(pool, pool.gcp.gpu_driver_version)}
 
 
-def _labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
-    labels = pool_labels(spec, pool)
-    if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR:
-        labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
-    return labels
-
-
 def _node_config(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     g = pool.gcp
     config: dict[str, Any] = {
@@ -89,7 +80,8 @@ def _node_config(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
         "diskType": g.disk_type,
         "spot": g.spot,
         "guestAccelerators": [_accelerator(spec, pool)],
-        "labels": _labels(spec, pool),
+        # On the gpu-operator stack the contract adds gke-no-default-nvidia-gpu-device-plugin=true.
+        "labels": pool_labels(spec, pool),
         "taints": [{**t, "effect": GKE_TAINT_EFFECT[t["effect"]]} for t in pool_taints(spec, pool)],
         "oauthScopes": list(_SCOPES),
         "metadata": {"disable-legacy-endpoints": "true"},
