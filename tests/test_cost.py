@@ -57,6 +57,9 @@ def test_mig_pool_by_hand(report):
     assert inference["unitHourly"] == pytest.approx(GPU * 3 / 7, abs=1e-6)
     assert small["unitHourly"] == pytest.approx(GPU * 2 / 7, abs=1e-6)
     assert emb["unitHourly"] == pytest.approx(GPU * 1 / 7, abs=1e-6)
+    assert inference["hourlyMin"] == pytest.approx(160 * GPU * 3 / 7, abs=1e-4)  # 20 nodes x 8 slices
+    assert inference["monthlyMin"] == pytest.approx(160 * GPU * 3 / 7 * 730, abs=1e-2)
+    assert emb["hourlyMax"] == pytest.approx(560 * GPU / 7, abs=1e-4)
     baseline = (280 + 280 + 560) * GPU  # one whole GPU per slice the tiers can use at max size
     assert p["baselineHourly"] == pytest.approx(baseline)
     assert p["savingPercent"] == pytest.approx((baseline - 35 * NODE) / baseline * 100, abs=0.01)  # 75 %

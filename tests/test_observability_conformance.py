@@ -128,3 +128,21 @@ def test_existing_prometheus_wiring(dev_data):
     prom = docs.opencost["values"]["opencost"]["prometheus"]
     assert prom["external"] == {"enabled": True, "url": "http://prom.obs.svc:9090"}
     assert prom["internal"] == {"enabled": False}
+
+
+def test_dcgm_csv_fields_and_types_are_upstreams(reference):
+    """Every field of the shared CSV exists in dcgm-exporter's dcp-metrics-included.csv with the same type
+    (SM_ACTIVE and SM_OCCUPANCY are there commented out, which is why the platform ships its own CSV)."""
+    from gpu_platform.dcgm import DCGM_METRICS
+
+    upstream: dict[str, tuple[str, bool]] = {}
+    for line in reference("upstream", "dcgm-exporter-dcp-metrics-included.csv").read_text().splitlines():
+        commented = line.lstrip().startswith("#")
+        parts = [p.strip() for p in line.lstrip("# ").split(",")]
+        if len(parts) >= 3 and parts[0].startswith("DCGM_FI_"):
+            if parts[0] not in upstream or upstream[parts[0]][1]:  # an enabled line wins over a commented one
+                upstream[parts[0]] = (parts[1], commented)
+    for field, kind, _ in DCGM_METRICS:
+        assert field in upstream, field
+        assert upstream[field][0] == kind, (field, kind, upstream[field][0])
+    assert upstream["DCGM_FI_PROF_SM_ACTIVE"][1] is True  # disabled upstream: the reason for our CSV

@@ -30,6 +30,11 @@ class TierCost:
     unit_hourly: float
 
     @property
+    def hourly_min(self) -> float:
+        """$/hour of all the tier's units at min size."""
+        return self.units_min * self.unit_hourly
+
+    @property
     def hourly_max(self) -> float:
         """$/hour of all the tier's units at max size."""
         return self.units_max * self.unit_hourly
@@ -134,8 +139,9 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
         "savingPercent": round(_saving(p.baseline_hourly, pr.hourly_max), 2),
         "tiers": [{"name": t.tier, "resource": t.resource, "unitsPerNode": t.units_per_node,
                    "unitsMin": t.units_min, "unitsMax": t.units_max, "unitHourly": round(t.unit_hourly, 6),
-                   "hourlyMin": _r(t.units_min * t.unit_hourly), "hourlyMax": _r(t.hourly_max),
-                   "monthlyMax": _r(t.hourly_max * HOURS_PER_MONTH)} for t in p.tiers],
+                   "hourlyMin": _r(t.hourly_min), "hourlyMax": _r(t.hourly_max),
+                   "monthlyMin": _r(t.hourly_min * HOURS_PER_MONTH), "monthlyMax": _r(t.hourly_max * HOURS_PER_MONTH)}
+                  for t in p.tiers],
     }
 
 

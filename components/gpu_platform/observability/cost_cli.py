@@ -15,7 +15,8 @@ __all__ = ["cost", "markdown_report", "report_rows"]
 
 _POOL_COLS = ("pool", "instance", "sharing", "nodes", "GPUs", "$/h min", "$/h max", "$/month min", "$/month max",
               "baseline $/h", "saving %")
-_TIER_COLS = ("tier", "pool", "resource", "units/node", "units min-max", "$/unit-h", "$/h max", "$/month max")
+_TIER_COLS = ("tier", "pool", "resource", "units/node", "units min-max", "$/unit-h", "$/h min", "$/h max",
+              "$/month min", "$/month max")
 
 
 def _money(x: float) -> str:
@@ -30,7 +31,8 @@ def report_rows(report: CostReport) -> tuple[list[list[str]], list[list[str]], l
               _money(p["monthlyMin"]), _money(p["monthlyMax"]), _money(p["baselineHourly"]),
               f"{p['savingPercent']:.1f}"] for p in doc["pools"]]
     tiers = [[t["name"], p["name"], t["resource"], str(t["unitsPerNode"]), f"{t['unitsMin']}-{t['unitsMax']}",
-              f"{t['unitHourly']:.4f}", _money(t["hourlyMax"]), _money(t["monthlyMax"])]
+              f"{t['unitHourly']:.4f}", _money(t["hourlyMin"]), _money(t["hourlyMax"]), _money(t["monthlyMin"]),
+              _money(t["monthlyMax"])]
              for p in doc["pools"] for t in p["tiers"]]
     gpus_min = sum(p["gpusMin"] for p in doc["pools"])
     gpus_max = sum(p["gpusMax"] for p in doc["pools"])
