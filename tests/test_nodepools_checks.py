@@ -116,3 +116,18 @@ def test_capacity_block_on_account_wide_subnets_warns_to_pin_one_zone(dev_data):
     assert warn.startswith("nodePools[0].aws.subnetIds: unset") and "['subnet-a', 'subnet-b']" in warn
     dev_data["nodePools"][0]["aws"]["subnetIds"] = ["subnet-a"]
     assert not [w for w in _warnings(dev_data) if "one availability zone" in w]
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp"])
+def test_mig_layout_name_longer_than_a_label_value_names_the_pool(dev_data, cloud):
+    long = "gpu-infer-" + "x" * 50  # a valid 60-character pool name; "<pool>-<profiles>" is over 63
+    data = gke_data("gpu-operator") if cloud == "gcp" else dev_data
+    pool = next(p for p in data["nodePools"] if p["sharing"]["mode"] == "mig")
+    for tier in data["tiers"]:
+        if tier["pool"] == pool["name"]:
+            tier["pool"] = long
+    pool["name"] = long
+    i = data["nodePools"].index(pool)
+    errs = [e for e in _errors(data) if "MIG layout name" in e]
+    assert len(errs) == 1 and errs[0].startswith(f"nodePools[{i}].name: the MIG layout name '{long}-")
+    assert "shorten the pool name" in errs[0]

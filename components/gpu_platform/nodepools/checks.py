@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..contract import pool_labels, pool_taints
+from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints
 from ..errors import Finding
 from ..spec import Cloud, CapacityType, GkeGpuStack, NodePool, PlatformSpec, SharingMode
 from .eks import EKS_MAX_TAGS, pool_subnets, render_eks_node_group
@@ -18,6 +18,7 @@ from .gke import gke_accelerator, gke_partition_count, gpu_stack
 __all__ = ["check_node_pools"]
 
 _EKS_MAX = 63
+_LABEL_MAX = 63  # Kubernetes label values (and EKS labelValue)
 _EKS_MAX_TAINTS = 50
 _GKE_MAX_SHARED_CLIENTS = 48
 _GKE_DRIVER_VERSIONS = ("DEFAULT", "LATEST")
@@ -25,15 +26,26 @@ _GKE_LOCATION_POLICIES = ("ANY", "BALANCED")
 _USE_OPERATOR = "set gcp.gpuStack: gpu-operator (the NVIDIA GPU Operator applies any MIG layout)"
 
 
+def _label_values(spec: PlatformSpec, i: int, pool: NodePool, min_len: int) -> Iterator[Finding]:
+    """Node label values: Kubernetes allows at most 63 characters (EKS also wants at least 1)."""
+    for key, value in pool_labels(spec, pool).items():
+        if min_len <= len(value) <= _LABEL_MAX:
+            continue
+        if key == MIG_CONFIG_LABEL:
+            yield Finding(f"nodePools[{i}].name", f"the MIG layout name {value!r} (node label {key}) is {len(value)} "
+                          f"characters; node label values allow at most {_LABEL_MAX}; shorten the pool name")
+        else:
+            yield Finding(f"nodePools[{i}].labels.{key}", f"node label value {value!r} is {len(value)} characters; "
+                          f"allowed: {min_len}-{_LABEL_MAX}")
+
+
 def _eks_labels(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     p = f"nodePools[{i}]"
-    for key, value in pool_labels(spec, pool).items():
+    for key in pool_labels(spec, pool):
         where = f"{p}.labels.{key}" if key in pool.labels else "labelDomain"
         if not 1 <= len(key) <= _EKS_MAX:
             yield Finding(where, f"node label key {key!r} is {len(key)} characters; EKS allows 1-{_EKS_MAX}")
-        if not 1 <= len(value) <= _EKS_MAX:
-            yield Finding(f"{p}.labels.{key}", f"node label value {value!r} is {len(value)} characters; "
-                          f"EKS allows 1-{_EKS_MAX}")
+    yield from _label_values(spec, i, pool, min_len=1)
     taints = pool_taints(spec, pool)
     for t in taints:
         if len(t["key"]) > _EKS_MAX or len(t["value"]) > _EKS_MAX:
@@ -120,6 +132,7 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
         if pool.gcp.location_policy not in _GKE_LOCATION_POLICIES:
             yield Finding(f"{p}.gcp.locationPolicy", f"{pool.gcp.location_policy!r}; allowed: "
                           f"{', '.join(_GKE_LOCATION_POLICIES)}")
+        yield from _label_values(spec, i, pool, min_len=0)
         if gpu_stack(spec) == GkeGpuStack.GKE_NATIVE and itype is not None:
             yield from _gke_native(spec, i, pool, itype.gpu_model)
 
