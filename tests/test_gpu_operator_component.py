@@ -99,6 +99,6 @@ def test_platform_skips_the_operator_on_gke_native(pulumi_mocks, dev_data):
     data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
     for tier in data["tiers"]:
         if tier["pool"] == "gpu-infer":
-            tier["resource"] = "nvidia.com/mig-3g.40gb"
+            tier.pop("resource")  # GKE advertises the partitions as nvidia.com/gpu
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=parse_spec(data))))
     assert rec.of_type(TOKEN) == []

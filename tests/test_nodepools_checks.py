@@ -30,11 +30,11 @@ def test_dev_spec_has_no_node_pool_findings(dev_spec):
 
 def test_gke_native_rejects_mixed_mig_layout_and_points_to_gpu_operator():
     data = gke_data(**{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"3g.20gb": 1, "1g.5gb": 2}}}})
-    data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
     (err,) = _errors(data)
     assert err.startswith("nodePools[3].sharing.migLayout:")
     assert "gcp.gpuStack: gpu-operator" in err and "mixes MIG profiles" in err
     data["gcp"]["gpuStack"] = "gpu-operator"
+    data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
     assert _errors(data) == []
     parse_spec(data)  # valid on the operator stack
 
@@ -50,7 +50,8 @@ def test_gke_native_warns_sharing_replaces_pool_and_mig_resource_names():
     warnings = _warnings(gke_data())
     replace = [w for w in warnings if "replaces the pool" in w]
     assert [w.split(":")[0] for w in replace] == [f"nodePools[{i}].sharing" for i in range(4)]
-    mig = [w for w in warnings if "gke-gpu-partition-size" in w]
+    infos = [str(f) for f in check_node_pools(parse_spec(gke_data())) if f.severity == "info"]
+    mig = [i for i in infos if "advertises the 1g.5gb partitions as nvidia.com/gpu" in i]
     assert len(mig) == 1 and mig[0].startswith("nodePools[3].sharing.migLayout")
     assert not [w for w in _warnings(gke_data("gpu-operator")) if "replaces the pool" in w]
 

@@ -36,7 +36,9 @@ def gke_data(stack: str = "gke-native", **pool_overrides) -> dict:
         "nodePools": pools,
         "tiers": [{"name": "train", "pool": "gpu-train", "priority": 100},
                   {"name": "dev", "pool": "gpu-dev", "priority": 10}, {"name": "ci", "pool": "gpu-ci", "priority": 1},
-                  {"name": "infer", "pool": "gpu-infer", "resource": "nvidia.com/mig-1g.5gb", "priority": 50}],
+                  {"name": "infer", "pool": "gpu-infer", "priority": 50,
+                   # GKE's own device plugin advertises MIG partitions as nvidia.com/gpu
+                   **({"resource": "nvidia.com/mig-1g.5gb"} if stack == "gpu-operator" else {})}],
     }
 
 
@@ -184,8 +186,8 @@ def test_gke_node_pool_inputs_labels_taints_scaling_locations():
 
 def test_gke_mig_with_replicas_time_shares_partitions():
     data = gke_data(**{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"3g.20gb": 2}, "replicas": 2}}})
-    data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
     spec = parse_spec(data)
+    assert spec.resource_of(spec.tiers_by_name["infer"]) == "nvidia.com/gpu"
     acc = render_gke_node_pool(spec, spec.pools_by_name["gpu-infer"])["nodeConfig"]["guestAccelerators"][0]
     assert acc["gpuPartitionSize"] == "3g.20gb"
     assert acc["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 2}

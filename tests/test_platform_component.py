@@ -49,7 +49,8 @@ def test_gke_native_platform_has_no_operator(pulumi_mocks, dev_data):
     for pool in dev_data["nodePools"]:
         pool["instanceType"] = "a2-ultragpu-8g"
     dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
-    dev_data["tiers"][2]["resource"] = "nvidia.com/mig-3g.40gb"
+    for tier in dev_data["tiers"]:
+        tier.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
     spec = parse_spec(dev_data)
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=spec)))
     assert len(rec.of_type("gpu-platform:nodepools:GkeGpuNodePool")) == 4

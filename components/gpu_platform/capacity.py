@@ -35,12 +35,17 @@ class PoolCapacity:
         return self.units_per_node.get(resource, 0) * nodes
 
 
-def units_per_gpu(pool: NodePool) -> dict[str, int]:
+def units_per_gpu(spec: PlatformSpec, pool: NodePool) -> dict[str, int]:
     """Extended resources one GPU of the pool advertises: 1 exclusive, replicas shared, profile counts for MIG."""
     s = pool.sharing
     if s.mode == SharingMode.MIG:
         slice_replicas = s.replicas or 1
-        return {f"nvidia.com/mig-{p}": n * slice_replicas for p, n in (s.mig_layout or {}).items() if n > 0}
+        out: dict[str, int] = {}
+        for p, n in (s.mig_layout or {}).items():
+            if n > 0:
+                resource = spec.mig_resource(p)
+                out[resource] = out.get(resource, 0) + n * slice_replicas
+        return out
     if s.mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
         return {"nvidia.com/gpu": s.replicas or 1}
     return {"nvidia.com/gpu": 1}
@@ -50,5 +55,5 @@ def pool_capacity(spec: PlatformSpec, pool: NodePool) -> PoolCapacity:
     """Capacity of a pool (zero GPUs when its instance type is unknown)."""
     itype = spec.hardware.instance(pool.instance_type)
     gpus = itype.gpu_count if itype else 0
-    per_node = {r: n * gpus for r, n in units_per_gpu(pool).items()}
+    per_node = {r: n * gpus for r, n in units_per_gpu(spec, pool).items()}
     return PoolCapacity(pool.name, itype.gpu_model if itype else "?", gpus, per_node, pool.min_size, pool.max_size)

@@ -483,13 +483,27 @@ class PlatformSpec(_Model):
                 seen[mode] = seen.get(mode, 0) + 1
         return out
 
+    def mig_resource(self, profile: str) -> str:
+        """The extended resource a MIG instance of `profile` is advertised as.
+
+        NVIDIA's device plugin with the mixed strategy names it `nvidia.com/mig-<profile>`; GKE's own device plugin
+        (gcp.gpuStack gke-native) advertises partitions as plain `nvidia.com/gpu`.
+        """
+        if self.cloud == Cloud.GCP and self.gcp is not None and self.gcp.gpu_stack == GkeGpuStack.GKE_NATIVE:
+            return "nvidia.com/gpu"
+        return f"nvidia.com/mig-{profile}"
+
+    def pool_resources(self, pool: NodePool) -> list[str]:
+        """The extended resources a pool's nodes advertise, in layout order."""
+        if pool.sharing.mode == SharingMode.MIG:
+            found = [self.mig_resource(p) for p, n in (pool.sharing.mig_layout or {}).items() if n > 0]
+            return list(dict.fromkeys(found))
+        return ["nvidia.com/gpu"]
+
     def resource_of(self, tier: Tier) -> str:
-        """The extended resource a tier's pods request."""
+        """The extended resource a tier's pods request: explicit, or the pool's only one."""
         if tier.resource:
             return tier.resource
         pool = self.pools_by_name.get(tier.pool)
-        if pool and pool.sharing.mode == SharingMode.MIG and pool.sharing.mig_layout:
-            profiles = [p for p, n in pool.sharing.mig_layout.items() if n > 0]
-            if len(profiles) == 1:
-                return f"nvidia.com/mig-{profiles[0]}"
-        return "nvidia.com/gpu"
+        resources = self.pool_resources(pool) if pool else []
+        return resources[0] if len(resources) == 1 else "nvidia.com/gpu"

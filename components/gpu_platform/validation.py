@@ -147,7 +147,7 @@ def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
             continue
         resource = spec.resource_of(tier)
         if pool.sharing.mode == SharingMode.MIG:
-            allowed = [f"nvidia.com/mig-{k}" for k, n in (pool.sharing.mig_layout or {}).items() if n > 0]
+            allowed = spec.pool_resources(pool)
             if resource not in allowed:
                 what = f"{tier.resource!r}" if tier.resource else "missing"
                 yield _err(f"tiers[{i}].resource", f"{what}; pool {pool.name!r} is MIG, so the tier must name one of "

@@ -100,9 +100,9 @@ def _gke_mig(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iter
         yield Finding(f"{p}.migLayout.{profile}", f"{count} per GPU, but GKE's gpuPartitionSize {profile!r} always "
                       f"makes {gke_count}; allowed: {gke_count}, or {_USE_OPERATOR}")
         return
-    yield Finding(f"{p}.migLayout", f"GKE's device plugin advertises MIG partitions as nvidia.com/gpu (select them by "
-                  f"the cloud.google.com/gke-gpu-partition-size label), not nvidia.com/mig-{profile}; tiers on this "
-                  f"pool that request nvidia.com/mig-{profile} need {_USE_OPERATOR}", "warning")
+    yield Finding(f"{p}.migLayout", f"GKE's device plugin advertises the {profile} partitions as nvidia.com/gpu, so "
+                  "this pool's tiers request nvidia.com/gpu and reach the partitions through the pool's node "
+                  f"selector; to name profiles as nvidia.com/mig-<profile>, {_USE_OPERATOR}", "info")
 
 
 def _gke_native(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iterator[Finding]:

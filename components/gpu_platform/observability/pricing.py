@@ -45,8 +45,7 @@ class PoolPrice:
         return self.node_hourly * self.pool.max_size
 
 
-def _compute_slices(spec: PlatformSpec, pool: NodePool, resource: str) -> int:
-    profile = resource.removeprefix("nvidia.com/mig-")
+def _compute_slices(spec: PlatformSpec, pool: NodePool, profile: str) -> int:
     model = spec.hardware.gpu_of(pool.instance_type)
     found = profiles_for(model.name).get(profile) if model else None
     return found.compute if found else 1
@@ -59,8 +58,9 @@ def unit_prices(spec: PlatformSpec, pool: NodePool, node_hourly: float, cap: Poo
     if pool.sharing.mode != SharingMode.MIG:
         return {r: node_hourly / n for r, n in cap.units_per_node.items() if n}
     replicas = pool.sharing.replicas or 1
-    layout = {f"nvidia.com/mig-{p}": n for p, n in (pool.sharing.mig_layout or {}).items() if n > 0}
-    weights = {r: _compute_slices(spec, pool, r) for r in layout}
+    profiles = {p: n for p, n in (pool.sharing.mig_layout or {}).items() if n > 0}
+    layout = {spec.mig_resource(p): n for p, n in profiles.items()}
+    weights = {spec.mig_resource(p): _compute_slices(spec, pool, p) for p in profiles}
     slices_per_gpu = sum(weights[r] * n for r, n in layout.items())
     gpu_hourly = node_hourly / cap.gpus_per_node if cap.gpus_per_node else 0.0
     return {r: gpu_hourly * weights[r] / slices_per_gpu / replicas for r in layout}

@@ -35,7 +35,7 @@ def tier_capacity(spec: PlatformSpec, tier: Tier) -> tuple[int, int]:
 
 def _formula(spec: PlatformSpec, pool: NodePool, resource: str) -> str:
     cap = pool_capacity(spec, pool)
-    per_gpu = units_per_gpu(pool).get(resource, 0)
+    per_gpu = units_per_gpu(spec, pool).get(resource, 0)
     return f"{pool.max_size} nodes x {cap.gpus_per_node} GPUs x {per_gpu} per GPU"
 
 
