@@ -37,6 +37,8 @@ def test_platform_composes_every_domain_with_pinned_names(pulumi_mocks, dev_spec
     }
     names = [r.name for r in rec.resources]
     assert len(names) == len(set(names)), "child names are unique"
+    assert rec.depends_on("plat-queues-kueue", "plat-observability-kube-prometheus-stack"), \
+        "Kueue's ServiceMonitor needs the Prometheus Operator CRDs first"
     releases = {r.inputs["chart"] for r in rec.of_type("kubernetes:helm.sh/v3:Release")}
     assert {"gpu-operator", "oci://registry.k8s.io/kueue/charts/kueue", "kube-prometheus-stack", "opencost"} <= releases
 

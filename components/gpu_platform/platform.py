@@ -43,8 +43,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self.node_pools = _node_pools(name, spec, child)
         self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
                              if operator_enabled(spec) else None)
-        self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), child)
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
+        # Kueue's chart creates a ServiceMonitor: install it after the Prometheus Operator CRDs.
+        self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec),
+                                pulumi.ResourceOptions(parent=self, depends_on=[self.observability]))
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
         self.node_pool_names = pulumi.Output.from_input([p.name for p in spec.node_pools])
         self.tier_names = pulumi.Output.from_input([t.name for t in spec.tiers])

@@ -34,9 +34,11 @@ class GpuQueues(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.namespaces = k8s.k8s_objects(name, q.namespaces, child)
         self.priority_classes = k8s.k8s_objects(name, q.priority_classes, child)
-        self.kueue_release = k8s.helm_release_resource(f"{name}-kueue", q.kueue_release, child) \
+        # What the component waits for (the Prometheus Operator CRDs, say) its releases wait for too.
+        after_outer = pulumi.ResourceOptions(parent=self, depends_on=list((opts and opts.depends_on) or []))
+        self.kueue_release = k8s.helm_release_resource(f"{name}-kueue", q.kueue_release, after_outer) \
             if q.kueue_release else None
-        self.volcano_release = k8s.helm_release_resource(f"{name}-volcano", q.volcano_release, child) \
+        self.volcano_release = k8s.helm_release_resource(f"{name}-volcano", q.volcano_release, after_outer) \
             if q.volcano_release else None
         self.kueue_objects = k8s.k8s_objects(name, q.kueue, self._after(self.kueue_release, self.namespaces))
         self.volcano_objects = k8s.k8s_objects(name, q.volcano, self._after(self.volcano_release, []))

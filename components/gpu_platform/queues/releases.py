@@ -56,11 +56,13 @@ def kueue_manager_config(spec: PlatformSpec) -> dict[str, Any]:
 def render_kueue_release(spec: PlatformSpec) -> dict[str, Any]:
     """Kueue's Helm release from its OCI chart (no separate repository), pinned image, manager config.
 
-    `enablePrometheus` stays at the chart default (off): its ServiceMonitor needs the Prometheus Operator CRDs
-    first; turn it on with `valuesOverrides: {enablePrometheus: true}` once they exist.
+    `enablePrometheus` is on: the platform's rules and dashboards read `kueue_pending_workloads`, and the
+    platform already relies on the Prometheus Operator CRDs (GpuPlatform installs Kueue after them).
     """
     kueue = spec.scheduling.kueue
     values: dict[str, Any] = {
+        "enablePrometheus": True,
+        "metrics": {"prometheusNamespace": spec.monitoring.prometheus.namespace},
         "controllerManager": {"manager": {"image": {"tag": f"v{kueue.version}", "pullPolicy": "IfNotPresent"}}},
         "managerConfig": {
             "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(spec), sort_keys=False),
