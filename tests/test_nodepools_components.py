@@ -119,3 +119,13 @@ def test_platform_on_gke_builds_gke_pools(pulumi_mocks):
     rec = pulumi_mocks.run(lambda: _platform_pools(spec))
     assert len(rec.of_type("gpu-platform:nodepools:GkeGpuNodePool")) == 4
     assert len(rec.of_type(NP)) == 4 and not rec.of_type(NG)
+
+
+def test_unprotected_pool_inherits_protect_from_the_platform(pulumi_mocks, dev_spec):
+    import pulumi
+
+    from gpu_platform.platform import GpuPlatform, GpuPlatformArgs
+
+    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec),
+                                               pulumi.ResourceOptions(protect=True)))
+    assert rec.named("plat-gpu-dev-ng").protect and rec.named("plat-gpu-dev-lt").protect

@@ -41,7 +41,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
         protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
         super().__init__("gpu-platform:nodepools:EksGpuNodePool", name, None,
                          pulumi.ResourceOptions.merge(opts, protect))
-        child = pulumi.ResourceOptions(parent=self, protect=pool.protect)
+        child = pulumi.ResourceOptions(parent=self, protect=True if pool.protect else None)  # else inherit
         lt = aws.ec2.LaunchTemplate(f"{name}-lt", opts=child, **snake_kwargs(render_eks_launch_template(spec, pool)))
         ng_inputs = render_eks_node_group(spec, pool)
         ng_inputs["launchTemplate"] = {"id": lt.id, "version": lt.latest_version.apply(str)}

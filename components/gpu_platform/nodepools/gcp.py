@@ -33,7 +33,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         super().__init__("gpu-platform:nodepools:GkeGpuNodePool", name, None,
                          pulumi.ResourceOptions.merge(opts, protect))
         # The pool name is fixed, so a replacement (any guest accelerator change) must delete first.
-        child = pulumi.ResourceOptions(parent=self, protect=pool.protect, delete_before_replace=True)
+        child = pulumi.ResourceOptions(parent=self, protect=True if pool.protect else None,  # else inherit
+                                      delete_before_replace=True)
         self.node_pool = gcp.container.NodePool(f"{name}-np", opts=child,
                                                 **snake_kwargs(render_gke_node_pool(spec, pool)))
         self.node_pool_name = self.node_pool.name
