@@ -77,17 +77,30 @@ def exempt(binding_or_policy, namespace):
     return namespace in expr["values"]
 
 
-def mutate(docs, pod, namespace):
-    """Run every route whose match condition holds (as the API server or Kyverno would) and apply its patches."""
+def matches(doc, obj):
+    """The policy's resource rules match a CREATE of `obj` (plural: the lower-case kind + s)."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    resource = obj["kind"].lower() + "s"
+    return any(group in r["apiGroups"] and version in r["apiVersions"] and resource in r["resources"]
+               and "CREATE" in r["operations"] for r in doc["spec"]["matchConstraints"]["resourceRules"])
+
+
+def mutate(docs, obj, namespace):
+    """Run every route whose rules and match conditions hold (as the API server or Kyverno would), apply its patches."""
+    request = {"namespace": namespace, "operation": "CREATE"}
     for doc in docs:
         if doc["kind"] not in ("MutatingAdmissionPolicy", "MutatingPolicy") or exempt(_binding(docs, doc), namespace):
             continue
-        if not all(cel(c["expression"], object=pod) for c in doc["spec"]["matchConditions"]):
+        if not matches(doc, obj) or not all(cel(c["expression"], object=obj, request=request)
+                                            for c in doc["spec"]["matchConditions"]):
             continue
         for m in doc["spec"]["mutations"]:
-            ops = plain(cel(m["jsonPatch"]["expression"], object=pod, request={"namespace": namespace}))
-            pod = apply_patch(pod, ops)
-    return pod
+            variables = {}
+            for v in doc["spec"].get("variables", []):
+                variables[v["name"]] = plain(cel(v["expression"], object=obj, request=request, variables=variables))
+            ops = plain(cel(m["jsonPatch"]["expression"], object=obj, request=request, variables=variables))
+            obj = apply_patch(obj, ops)
+    return obj
 
 
 def _binding(docs, policy):
@@ -246,7 +259,7 @@ def test_objects_validate_against_kubernetes_schemas(dev_data, version):
 
 def test_kyverno_policies_are_mutating_admission_policies_plus_namespace_selector(dev_spec):
     kyverno = [d for d in render_routes(dev_spec) if d["kind"] == "MutatingPolicy"]
-    assert len(kyverno) == len(dev_spec.tiers)
+    assert len(kyverno) == len(dev_spec.tiers) + 1  # a route per tier, and the Kueue job route
     for doc in kyverno:
         as_map = {**doc, "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy"}
         kubernetes_validate.validate(as_map, "1.36.0", strict=True)
@@ -279,7 +292,8 @@ def test_component_registers_policies_under_the_component(pulumi_mocks, dev_spec
     assert vap.type == "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
     assert vap.inputs["spec"]["failurePolicy"] == "Fail" and vap.parent_name == "adm"
     routes = rec.of_type("kubernetes:policies.kyverno.io/v1:MutatingPolicy")
-    assert sorted(r.name for r in routes) == sorted(f"adm-mutatingpolicy-gpu-platform-route-{t.name}" for t in dev_spec.tiers)
+    assert sorted(r.name for r in routes) == sorted([f"adm-mutatingpolicy-gpu-platform-route-{t.name}" for t in dev_spec.tiers]
+                                                    + ["adm-mutatingpolicy-gpu-platform-queue-jobs"])
     assert all(r.parent_name == "adm" for r in routes)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..errors import Finding, RenderError
-from ..spec import PlatformSpec
+from ..spec import MutationEngine, PlatformSpec
+from .jobs import JOB_KINDS
 from .render import engine_notes, mutation_engine
 
 __all__ = ["check_admission"]
@@ -21,3 +22,17 @@ def check_admission(spec: PlatformSpec) -> Iterator[Finding]:
         return
     for note in engine_notes(spec)[1:]:
         yield Finding("admission.mutation", note.removeprefix("admission: "), "warning")
+    yield from _unrouted_integrations(spec)
+
+
+def _unrouted_integrations(spec: PlatformSpec) -> Iterator[Finding]:
+    """Enabled Kueue integrations whose workloads admission does not label with the team queue."""
+    kueue = spec.scheduling.kueue
+    if not kueue.enabled or spec.admission.mutation == MutationEngine.NONE:
+        return
+    for i, name in enumerate(kueue.integrations):
+        if name not in JOB_KINDS and name != "pod":
+            yield Finding(f"scheduling.kueue.integrations[{i}]",
+                          f"{name!r} workloads are not given the team's kueue.x-k8s.io/queue-name by admission "
+                          f"(labelled: tiered pods, {', '.join(JOB_KINDS)}); set the label on them or they bypass the quotas",
+                          "warning")

@@ -13,13 +13,14 @@ from typing import Any
 from ..artifacts import Artifact, deep_merge, helm_release
 from ..contract import GPU_TAINT, pool_label_key, tier_label_key
 from ..errors import RenderError
-from ..queues.kueue import local_queue_name
 from ..queues.priorities import priority_class_name
 from ..spec import MutationEngine, PlatformSpec, Tier
 from .cel import cel_str, gpu_requested, json_pointer, resource_patches, tier_label
+from .jobs import JOB_ROUTE, QUEUE_LABEL, job_route_spec, queues_cel
 
 __all__ = [
     "DENY_POLICY",
+    "JOB_ROUTE",
     "KYVERNO_CHART",
     "QUEUE_LABEL",
     "engine_notes",
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 DENY_POLICY = "gpu-platform-deny-unclassified"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
 _KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
@@ -146,11 +146,6 @@ def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
             {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]
 
 
-def _queues(spec: PlatformSpec) -> str:
-    entries = ", ".join(f"{cel_str(ns)}: {cel_str(local_queue_name(t))}" for t in spec.teams for ns in t.namespaces)
-    return "{" + entries + "}"
-
-
 def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
     """The CEL expressions (each a list of JSONPatch) that route one tier's pods."""
     pool_key = pool_label_key(spec.label_domain)
@@ -165,9 +160,9 @@ def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
         f"[JSONPatch{{op: 'add', path: '/spec/tolerations', value: {tols}}}]",
         f"[JSONPatch{{op: 'add', path: '/spec/priorityClassName', value: {cel_str(priority_class_name(tier))}}}, "
         f"JSONPatch{{op: 'add', path: '/spec/priority', value: {spec.priority_of(tier)}}}]",
-        f"request.namespace in {_queues(spec)} && !({cel_str(QUEUE_LABEL)} in object.metadata.labels) ? "
+        f"request.namespace in {queues_cel(spec)} && !({cel_str(QUEUE_LABEL)} in object.metadata.labels) ? "
         f"[JSONPatch{{op: 'add', path: {cel_str('/metadata/labels' + json_pointer(QUEUE_LABEL))}, "
-        f"value: {_queues(spec)}[request.namespace]}}] : []",
+        f"value: {queues_cel(spec)}[request.namespace]}}] : []",
     ]
     resource = spec.resource_of(tier)
     if resource != "nvidia.com/gpu":
@@ -189,22 +184,24 @@ def _route_spec(spec: PlatformSpec, tier: Tier) -> dict[str, Any]:
     }
 
 
-def render_routes(spec: PlatformSpec) -> list[dict[str, Any]]:
-    """Per tier, the routing mutation: a MutatingAdmissionPolicy + binding, or a Kyverno MutatingPolicy."""
+def _policy(spec: PlatformSpec, name: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """One routing mutation for the engine: a MutatingAdmissionPolicy + binding, or a Kyverno MutatingPolicy."""
     engine, api = mutation_engine(spec)
-    docs: list[dict[str, Any]] = []
-    for tier in spec.tiers:
-        name = f"gpu-platform-route-{tier.name}"
-        body = _route_spec(spec, tier)
-        if engine == MutationEngine.MUTATING_ADMISSION_POLICY:
-            docs.append({"apiVersion": api, "kind": "MutatingAdmissionPolicy", "metadata": _meta(name), "spec": body})
-            docs.append({"apiVersion": api, "kind": "MutatingAdmissionPolicyBinding", "metadata": _meta(name),
-                         "spec": {"policyName": name, "matchResources": {"namespaceSelector": _not_exempt(spec)}}})
-        elif engine == MutationEngine.KYVERNO:
-            body["matchConstraints"]["namespaceSelector"] = _not_exempt(spec)
-            docs.append({"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": _meta(name),
-                         "spec": body})
-    return docs
+    if engine == MutationEngine.MUTATING_ADMISSION_POLICY:
+        return [{"apiVersion": api, "kind": "MutatingAdmissionPolicy", "metadata": _meta(name), "spec": body},
+                {"apiVersion": api, "kind": "MutatingAdmissionPolicyBinding", "metadata": _meta(name),
+                 "spec": {"policyName": name, "matchResources": {"namespaceSelector": _not_exempt(spec)}}}]
+    if engine == MutationEngine.KYVERNO:
+        body["matchConstraints"]["namespaceSelector"] = _not_exempt(spec)
+        return [{"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": _meta(name), "spec": body}]
+    return []
+
+
+def render_routes(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """Per tier, the pod routing mutation; then the Kueue job routing (`jobs`) when Kueue queues workloads."""
+    docs = [d for tier in spec.tiers for d in _policy(spec, f"gpu-platform-route-{tier.name}", _route_spec(spec, tier))]
+    jobs = job_route_spec(spec)
+    return docs + (_policy(spec, JOB_ROUTE, jobs) if jobs else [])
 
 
 def render_kyverno_release(spec: PlatformSpec) -> dict[str, Any] | None:
