@@ -7,6 +7,14 @@ initial config); `--policy-pack-config` overrides any of it.
 
 import os
 
+from gpu_platform.policy import (
+    POLICIES,
+    PolicyConfig,
+    config_from_spec,
+    config_schema,
+    enforcement_of,
+    pack_config,
+)
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -14,8 +22,6 @@ from pulumi_policy import (
     ResourceValidationPolicy,
     StackValidationPolicy,
 )
-
-from gpu_platform.policy import POLICIES, PolicyConfig, config_from_spec, config_schema, enforcement_of, pack_config
 
 
 def _config() -> PolicyConfig:

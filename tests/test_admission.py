@@ -8,7 +8,6 @@ import celpy
 import kubernetes_validate
 import pytest
 from celpy import celtypes
-
 from gpu_platform.admission.render import (
     DENY_POLICY,
     mutation_engine,

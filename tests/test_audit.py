@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-
 from gpu_platform.cli import main
 from gpu_platform.policy.resources import from_artifacts, from_document
 from gpu_platform.synth import render_all

@@ -6,8 +6,14 @@ import itertools
 
 import pytest
 import yaml
-
-from gpu_platform.catalog import GPU_MODELS, INSTANCE_TYPES, MIG_PROFILES, SOURCES, layout_fits, placements_for
+from gpu_platform.catalog import (
+    GPU_MODELS,
+    INSTANCE_TYPES,
+    MIG_PROFILES,
+    SOURCES,
+    layout_fits,
+    placements_for,
+)
 
 
 def _nvidia_layouts(path):

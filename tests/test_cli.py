@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 from click.testing import CliRunner
-
 from conftest import DEV_STACK, ROOT
-
 from gpu_platform.cli import main
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from gpu_platform.cli import LAZY_COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from test_gpu_operator_specs import gke_data
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import check_spec
+from test_gpu_operator_specs import gke_data
 
 
 def _findings(data, severity=None):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from test_gpu_operator_specs import gke_data
 from gpu_platform.gpu_operator.render import render_gpu_operator
 from gpu_platform.load import parse_spec
+from test_gpu_operator_specs import gke_data
 
 TOKEN = "gpu-platform:gpu_operator:GpuOperator"
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import copy
 
 import pytest
-
-from gpu_platform.validation import check_spec
 import yaml
-
-from test_gpu_operator_specs import gke_data, without_mig, without_mps
 from gpu_platform.contract import mig_layout_name
 from gpu_platform.errors import OverrideConflictError, RenderError
-from gpu_platform.gpu_operator.device_plugin import check_entry, render_device_plugin_configs
+from gpu_platform.gpu_operator.device_plugin import (
+    check_entry,
+    render_device_plugin_configs,
+)
 from gpu_platform.gpu_operator.mig import render_mig_parted_config
 from gpu_platform.gpu_operator.render import (
     operator_node_labels,
@@ -22,6 +21,8 @@ from gpu_platform.gpu_operator.render import (
 from gpu_platform.load import parse_spec
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.synth import dump_documents
+from gpu_platform.validation import check_spec
+from test_gpu_operator_specs import gke_data, without_mig, without_mps
 
 
 def _release_values(spec) -> dict:
@@ -276,7 +277,6 @@ def test_readme_device_plugin_example_is_what_the_dev_stack_renders(dev_spec):
 
 def test_synth_cli_writes_operator_files_and_notes(tmp_path):
     from click.testing import CliRunner
-
     from conftest import DEV_STACK
     from gpu_platform.cli import main
 

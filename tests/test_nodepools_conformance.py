@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from gpu_platform.spec import PlatformSpec
 from gpu_platform.nodepools.eks import render_eks_node_group
-from gpu_platform.spec import AmiType, CapacityType
+from gpu_platform.spec import AmiType, CapacityType, PlatformSpec
 
 pytestmark = pytest.mark.conformance
 
@@ -103,7 +101,6 @@ def _gke_specs():
 
 def test_rendered_eks_inputs_match_the_pulumi_aws_input_types(dev_data):
     import pulumi_aws as aws
-
     from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_template
 
     for spec in _variants(dev_data):
@@ -117,7 +114,6 @@ def test_rendered_eks_inputs_match_the_pulumi_aws_input_types(dev_data):
 
 def test_rendered_gke_inputs_match_the_pulumi_gcp_input_types():
     import pulumi_gcp as gcp
-
     from gpu_platform.nodepools.gke import render_gke_node_pool
 
     for spec in _gke_specs():

@@ -6,7 +6,6 @@ import re
 
 import pytest
 import yaml
-
 from conftest import ROOT
 from gpu_platform.nodepools.render import render_node_pool
 from gpu_platform.spec import NodePool, NodePoolAws, NodePoolGcp

@@ -10,7 +10,10 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def _run(pulumi_mocks, spec):
-    from gpu_platform.observability.component import GpuObservability, GpuObservabilityArgs
+    from gpu_platform.observability.component import (
+        GpuObservability,
+        GpuObservabilityArgs,
+    )
 
     return pulumi_mocks.run(lambda: GpuObservability("obs", GpuObservabilityArgs(spec=spec)))
 

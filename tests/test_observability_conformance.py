@@ -8,9 +8,11 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-
 from gpu_platform.load import load_spec, parse_spec
-from gpu_platform.observability.opencost import render_opencost_service_monitor, render_opencost_values
+from gpu_platform.observability.opencost import (
+    render_opencost_service_monitor,
+    render_opencost_values,
+)
 from gpu_platform.observability.prometheus import render_prometheus_values
 from gpu_platform.observability.rules import render_prometheus_rule
 

@@ -14,7 +14,6 @@ import subprocess
 
 import pytest
 import yaml
-
 from gpu_platform.observability.alerts import ALERTS
 from gpu_platform.observability.names import pool_label, tier_label
 from gpu_platform.observability.pricing import pool_price

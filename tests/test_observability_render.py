@@ -6,15 +6,22 @@ import json
 import re
 
 import pytest
-
 from gpu_platform.dcgm import DCGM_METRICS
 from gpu_platform.errors import RenderError
 from gpu_platform.load import parse_spec
 from gpu_platform.observability.alerts import ALERTS, stranded_expr
-from gpu_platform.observability.dashboard import DASHBOARD_KEY, panel_queries, render_dashboard_configmap
+from gpu_platform.observability.dashboard import (
+    DASHBOARD_KEY,
+    panel_queries,
+    render_dashboard_configmap,
+)
 from gpu_platform.observability.names import KNOWN_METRICS, ksm_label, ksm_resource
 from gpu_platform.observability.render import render_observability_artifacts
-from gpu_platform.observability.rules import RECORDED, render_prometheus_rule, rule_groups
+from gpu_platform.observability.rules import (
+    RECORDED,
+    render_prometheus_rule,
+    rule_groups,
+)
 from gpu_platform.synth import dump_documents
 
 _KEYWORDS = {"by", "on", "without", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool",

@@ -6,7 +6,6 @@ import runpy
 
 import pulumi
 import pytest
-
 from conftest import ROOT
 
 

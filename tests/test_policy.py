@@ -6,14 +6,25 @@ from __future__ import annotations
 import copy
 
 import pytest
-from pulumi_policy import PolicyResource, PolicyResourceOptions, ResourceValidationArgs, StackValidationArgs
-from pulumi_policy.policy import PolicyCustomTimeouts, _NotApplicableError
-
-from gpu_platform.policy import POLICIES, PolicyConfig, PolicyConfigError, config_from_spec, config_schema, pack_config
+from gpu_platform.policy import (
+    POLICIES,
+    PolicyConfig,
+    PolicyConfigError,
+    config_from_spec,
+    config_schema,
+    pack_config,
+)
 from gpu_platform.policy.budget import check_budget
 from gpu_platform.policy.nodepools import check_pool_classified, check_pools_hardened
 from gpu_platform.policy.sharing import check_sharing_configs_exist
 from gpu_platform.policy.workloads import check_workload_classified
+from pulumi_policy import (
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
+from pulumi_policy.policy import PolicyCustomTimeouts, _NotApplicableError
 
 NG, LT = "aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"
 CONFIG = {"labelDomain": "gpu.example.com",

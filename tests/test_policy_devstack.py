@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 from gpu_platform.load import parse_spec
 from gpu_platform.policy import config_from_spec, pack_config
@@ -10,8 +11,6 @@ from gpu_platform.policy.analyzer import PackProcess
 from gpu_platform.policy.resources import from_artifacts
 from gpu_platform.policy.runner import run_policies
 from gpu_platform.synth import render_all
-
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 

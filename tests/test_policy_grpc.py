@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-from pulumi.runtime.proto import analyzer_pb2
+from pathlib import Path
 
+import pytest
 from gpu_platform.policy import POLICIES, PolicyConfig, pack_config
 from gpu_platform.policy.analyzer import PackProcess
 from gpu_platform.policy.resources import StackResource
-
-from pathlib import Path
+from pulumi.runtime.proto import analyzer_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = [pytest.mark.pulumi_cli,

@@ -6,7 +6,6 @@ import copy
 
 import pytest
 import yaml
-
 from conftest import ROOT
 from gpu_platform.contract import pool_label_key, pool_labels, pool_taints
 from gpu_platform.load import load_spec, parse_spec

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import yaml
-
 from conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
@@ -53,7 +52,6 @@ def test_readme_library_snippet_runs_under_mocks(pulumi_mocks):
 
 def test_every_documented_command_exists():
     from click.testing import CliRunner
-
     from gpu_platform.cli import main
 
     documented = set(re.findall(r"^\| `gpu-platform (\w+)", README, flags=re.M))
@@ -65,7 +63,6 @@ def test_every_documented_command_exists():
 
 def test_quick_start_capacity_table_is_what_synth_prints(tmp_path):
     from click.testing import CliRunner
-
     from gpu_platform.cli import main
 
     marker = "`make synth` on the dev stack prints the pools' capacity"

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import copy
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from conftest import DEV_STACK
-
 import yaml
-
+from conftest import DEV_STACK
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.synth import render_all
 from gpu_platform.validation import check_spec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 BASE = yaml.safe_load(DEV_STACK.read_text())["config"]["gpu-platform:platform"]
 

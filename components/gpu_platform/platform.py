@@ -56,7 +56,9 @@ class GpuPlatform(pulumi.ComponentResource):
 def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> list[pulumi.ComponentResource]:
     """One node pool component per pool, for the spec's cloud (only that cloud's SDK is imported)."""
     if spec.cloud == Cloud.AWS:
-        from .nodepools.aws import EksGpuNodePool as Pool, EksGpuNodePoolArgs as PoolArgs
+        from .nodepools.aws import EksGpuNodePool as Pool
+        from .nodepools.aws import EksGpuNodePoolArgs as PoolArgs
     else:
-        from .nodepools.gcp import GkeGpuNodePool as Pool, GkeGpuNodePoolArgs as PoolArgs
+        from .nodepools.gcp import GkeGpuNodePool as Pool
+        from .nodepools.gcp import GkeGpuNodePoolArgs as PoolArgs
     return [Pool(f"{name}-{p.name}", PoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools]

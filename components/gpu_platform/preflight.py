@@ -15,7 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.table import Table
 
 from .nodepools.eks import pool_subnets
-from .spec import Cloud, CapacityType, PlatformSpec
+from .spec import CapacityType, Cloud, PlatformSpec
 
 __all__ = ["Check", "preflight", "preflight_table", "run_preflight"]
 

@@ -1,7 +1,6 @@
 """A consumer stack: builds its platform from Python objects, not YAML, and exports what it built."""
 
 import pulumi
-
 from gpu_platform import GpuPlatform, GpuPlatformArgs
 from gpu_platform.spec import AwsSpec, NodePool, PlatformSpec, Sharing, Team, Tier
 

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .render import mutation_engine, render_admission, render_admission_artifacts, render_deny, render_routes
+from .render import (
+    mutation_engine,
+    render_admission,
+    render_admission_artifacts,
+    render_deny,
+    render_routes,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .component import GpuAdmission, GpuAdmissionArgs

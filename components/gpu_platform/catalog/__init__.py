@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 
 from .gpus import GPU_MODELS, GpuModel
 from .instances import INSTANCE_TYPES, SOURCES, InstanceType
-from .mig import COMPUTE_SLICES, MEMORY_SLICES, MIG_PROFILES, MigProfile, layout_fits, placements_for, profiles_for
+from .mig import (
+    COMPUTE_SLICES,
+    MEMORY_SLICES,
+    MIG_PROFILES,
+    MigProfile,
+    layout_fits,
+    placements_for,
+    profiles_for,
+)
 
 __all__ = [
     "Catalog",

@@ -6,7 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 from .device_plugin import render_device_plugin_configs
 from .mig import render_mig_parted_config
-from .render import operator_enabled, operator_node_labels, render_gpu_operator, render_gpu_operator_artifacts
+from .render import (
+    operator_enabled,
+    operator_node_labels,
+    render_gpu_operator,
+    render_gpu_operator_artifacts,
+)
 from .values import render_values
 
 if TYPE_CHECKING:  # pragma: no cover

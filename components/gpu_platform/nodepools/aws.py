@@ -9,7 +9,12 @@ import pulumi
 import pulumi_aws as aws
 
 from ..spec import PlatformSpec
-from .eks import CA_TEMPLATE_PREFIX, autoscaler_tags, render_eks_launch_template, render_eks_node_group
+from .eks import (
+    CA_TEMPLATE_PREFIX,
+    autoscaler_tags,
+    render_eks_launch_template,
+    render_eks_node_group,
+)
 from .render import snake_kwargs
 
 __all__ = ["EksGpuNodePool", "EksGpuNodePoolArgs"]

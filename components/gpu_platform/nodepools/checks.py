@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints
 from ..errors import Finding
-from ..spec import Cloud, CapacityType, GkeGpuStack, NodePool, PlatformSpec, SharingMode
+from ..spec import CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, SharingMode
 from .eks import EKS_MAX_TAGS, pool_subnets, render_eks_node_group
 from .gke import gke_accelerator, gke_partition_count, gpu_stack
 

@@ -13,7 +13,6 @@ from typing import Any
 from ..artifacts import deep_merge, helm_release
 from ..spec import PlatformSpec
 from .pricing import pool_price
-from .prometheus import prometheus_query_url
 from .rules import rule_metadata_labels
 
 __all__ = [

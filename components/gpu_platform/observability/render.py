@@ -8,7 +8,11 @@ from typing import Any
 from ..artifacts import Artifact
 from ..spec import PlatformSpec
 from .dashboard import render_dashboard_configmap
-from .opencost import catalog_gpu_hourly, render_opencost_release, render_opencost_service_monitor
+from .opencost import (
+    catalog_gpu_hourly,
+    render_opencost_release,
+    render_opencost_service_monitor,
+)
 from .prometheus import render_prometheus_release
 from .rules import render_prometheus_rule
 

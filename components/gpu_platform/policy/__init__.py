@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .budget import check_budget
-from .config import Enforcement, PolicyConfig, PolicyConfigError, TierRule, config_from_spec, config_schema
+from .config import (
+    Enforcement,
+    PolicyConfig,
+    PolicyConfigError,
+    TierRule,
+    config_from_spec,
+    config_schema,
+)
 from .nodepools import check_pool_classified, check_pools_hardened
 from .sharing import check_sharing_configs_exist
 from .workloads import check_workload_classified

@@ -13,7 +13,14 @@ from pulumi_policy import (
 )
 from pulumi_policy.policy import PolicyCustomTimeouts, _NotApplicableError
 
-from . import POLICIES, Enforcement, PolicyConfig, PolicyDef, enforcement_of, pack_config
+from . import (
+    POLICIES,
+    Enforcement,
+    PolicyConfig,
+    PolicyDef,
+    enforcement_of,
+    pack_config,
+)
 from .resources import StackResource
 
 __all__ = ["Violation", "run_policies"]
