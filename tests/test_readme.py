@@ -70,3 +70,14 @@ def test_quick_start_capacity_table_is_what_synth_prints(tmp_path):
     res = CliRunner().invoke(main, ["synth", str(ROOT / "Pulumi.dev.yaml"), "--out", str(tmp_path)])
     assert res.exit_code == 0
     assert res.stdout.startswith(block + "\n"), "README capacity table differs from what synth prints"
+
+
+def test_component_table_matches_registrations(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    documented = set(re.findall(r"^\| `\w+` \| `(gpu-platform:[\w:]+)` \|", README, flags=re.M))
+    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
+    registered = {r.type for r in rec.resources if r.type.startswith("gpu-platform:")}
+    assert registered <= documented
+    assert documented - registered == {"gpu-platform:nodepools:GkeGpuNodePool"}  # the dev stack is on AWS
+    assert rec.named("plat-gpu-operator-release").type == "kubernetes:helm.sh/v3:Release"
