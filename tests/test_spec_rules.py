@@ -162,3 +162,21 @@ def test_beta_mutating_admission_policy_warns_about_feature_gate(dev_data):
     dev_data["admission"] = {"mutation": "mutating-admission-policy"}
     warnings = [f for f in check_spec(parse_spec(dev_data)) if f.severity == "warning"]
     assert any(f.path == "admission.mutation" and "feature gate" in f.message for f in warnings)
+
+
+def test_structural_and_cross_field_errors_come_together(dev_data):
+    dev_data["nodePools"][0]["sharng"] = {"mode": "mig"}  # typo: structural
+    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"1g.10gb": 8}  # placement: cross-field
+    dev_data["teams"][1]["namespaces"] = ["research"]  # ownership: cross-field
+    with pytest.raises(SpecError) as exc:
+        parse_spec(dev_data)
+    paths = [f.path for f in exc.value.findings]
+    assert paths[0] == "nodePools[0].sharng"
+    assert {"nodePools[1].sharing.migLayout", "teams[1].namespaces[0]"} <= set(paths)
+
+
+def test_cross_field_errors_inside_a_broken_object_wait_for_its_fix(dev_data):
+    dev_data["teams"][0]["cohort"] = 5  # structural; the borrowing rule on the same team must not fire on a guess
+    with pytest.raises(SpecError) as exc:
+        parse_spec(dev_data)
+    assert [f.path for f in exc.value.findings] == ["teams[0].cohort"]

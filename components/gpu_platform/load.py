@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import Finding, SpecError
 from .spec import PlatformSpec
-from .validation import ensure_valid
+from .validation import check_spec, ensure_valid
 
 __all__ = ["CONFIG_KEY", "load_spec", "parse_spec", "pydantic_findings", "read_spec_data"]
 
@@ -93,13 +94,45 @@ def pydantic_findings(root: type[BaseModel], error: ValidationError) -> list[Fin
 
 
 def parse_spec(data: dict[str, Any], source: str | None = None) -> PlatformSpec:
-    """Validate a raw spec object: structure first, then every cross-field rule. Raises SpecError."""
+    """Validate a raw spec object: structure and every cross-field rule, all errors at once. Raises SpecError."""
     try:
         spec = PlatformSpec.model_validate(data)
     except ValidationError as e:
-        raise SpecError(pydantic_findings(PlatformSpec, e), source) from None
+        raise SpecError(pydantic_findings(PlatformSpec, e) + _rule_errors_elsewhere(data, e), source) from None
     ensure_valid(spec, source)
     return spec
+
+
+def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list[Finding]:
+    """Cross-field errors of the objects the structural errors leave untouched.
+
+    Each offending key is dropped; when what remains is a valid structure, the rules run on it and report what
+    they find outside the objects that held a structural error (those are fixed first). Otherwise nothing.
+    """
+    repaired = copy.deepcopy(data)
+    touched: set[str] = set()
+    for err in error.errors():
+        loc = tuple(err["loc"])
+        parent = _at(repaired, loc[:-1])
+        if not loc or not isinstance(parent, dict) or loc[-1] not in parent:
+            return []
+        del parent[loc[-1]]
+        touched.add(_path(loc[:-1]) if len(loc) > 1 else _path(loc))
+    try:
+        spec = PlatformSpec.model_validate(repaired)
+    except ValidationError:
+        return []
+    return [f for f in check_spec(spec) if f.severity == "error" and not any(
+        f.path == t or f.path.startswith((t + ".", t + "[")) for t in touched)]
+
+
+def _at(node: Any, loc: tuple[Any, ...]) -> Any:
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
 
 
 def load_spec(path: str | Path) -> PlatformSpec:
