@@ -83,3 +83,22 @@ def test_synth_replaces_stale_output(runner, tmp_path):
 @pytest.mark.parametrize("example", ["aws-1000-a100.yaml", "gke-a2.yaml"])
 def test_examples_validate_via_cli(runner, example):
     assert runner.invoke(main, ["validate", str(ROOT / "examples" / example)]).exit_code == 0
+
+
+def test_synth_warns_when_a_mig_layout_changes_since_the_last_synth(runner, tmp_path, dev_data):
+    out = tmp_path / "out"
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(dev_data))
+    first = runner.invoke(main, ["synth", str(path), "--out", str(out)])
+    assert first.exit_code == 0 and "changes from" not in first.stdout
+    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 1, "2g.20gb": 2}
+    dev_data["nodePools"][2]["sharing"]["replicas"] = 8  # not a MIG change
+    path.write_text(yaml.safe_dump(dev_data))
+    second = runner.invoke(main, ["synth", str(path), "--out", str(out)])
+    assert second.exit_code == 0
+    text = " ".join(second.stdout.split())
+    assert ("warning: nodePools[1].sharing: MIG layout of pool 'gpu-infer' changes from 'gpu-infer-3g40-2g20-1g10x2' "
+            "to 'gpu-infer-3g40-2g20x2'") in text
+    assert text.count("changes from") == 1
+    third = runner.invoke(main, ["synth", str(path), "--out", str(out)])
+    assert "changes from" not in third.stdout

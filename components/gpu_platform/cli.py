@@ -116,13 +116,15 @@ def validate(file: str) -> None:
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
 def synth(file: str, out_dir: str) -> None:
     """Render the full desired state of FILE into --out DIR, offline."""
-    from .synth import render_all, write_artifacts
+    from .gpu_operator.checks import mig_layout_changes
+    from .synth import previous_node_labels, render_all, write_artifacts
 
     spec, findings = load_or_fail(file)
     try:
         artifacts = render_all(spec)
     except GpuPlatformError as e:
         fail(e)
+    findings = findings + mig_layout_changes(spec, previous_node_labels(Path(out_dir)))
     counts = write_artifacts(artifacts, Path(out_dir))
     out.print(capacity_table(spec))
     summary = Table(title=f"written to {out_dir}", title_justify="left")

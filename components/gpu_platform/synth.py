@@ -19,7 +19,7 @@ from .observability.render import render_observability_artifacts
 from .queues.render import render_queue_artifacts
 from .spec import PlatformSpec
 
-__all__ = ["RENDERERS", "Renderer", "render_all", "write_artifacts"]
+__all__ = ["RENDERERS", "Renderer", "previous_node_labels", "render_all", "write_artifacts"]
 
 Renderer = Callable[[PlatformSpec], list[Artifact]]
 
@@ -69,3 +69,17 @@ def write_artifacts(artifacts: list[Artifact], out: Path) -> dict[str, int]:
         (out / a.kind / f"{a.name}.yaml").write_text(dump_documents(a.documents))
         counts[a.kind] += 1
     return counts
+
+
+def previous_node_labels(out: Path) -> dict[str, dict[str, str]]:
+    """Pool -> node labels, as an earlier `synth` into `out` wrote them (empty when there is none)."""
+    found: dict[str, dict[str, str]] = {}
+    for path in sorted((out / "nodepools").glob("*.yaml")):
+        try:
+            doc = next(iter(yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))))
+            inputs = doc["inputs"]
+            labels = inputs.get("labels") or inputs.get("nodeConfig", {}).get("labels") or {}
+            found[doc["name"]] = dict(labels)
+        except (OSError, yaml.YAMLError, StopIteration, KeyError, TypeError, AttributeError):
+            continue  # not ours, or hand-edited: nothing to compare against
+    return found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..contract import device_plugin_config_key
+from ..contract import MIG_CONFIG_LABEL, MIG_DISABLED_CONFIG, device_plugin_config_key, pool_labels
 from ..errors import Finding
 from ..spec import AmiType, Cloud, PlatformSpec, SharingMode
 from .device_plugin import DEFAULT_CONFIG_KEY
@@ -12,7 +12,7 @@ from .mig import mig_pools
 from .render import DEPLOY_OPERANDS_LABEL, mig_drain_notes, operator_enabled
 from .values import mig_strategy
 
-__all__ = ["check_gpu_operator"]
+__all__ = ["check_gpu_operator", "mig_layout_changes"]
 
 
 def _bottlerocket(spec: PlatformSpec) -> Iterator[Finding]:
@@ -68,3 +68,19 @@ def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
         yield Finding("gpuOperator", (
             "MIG and MPS pools coexist: mig.strategy is left unset (MPS refuses mixed) and each node's "
             "device-plugin config sets its own strategy"), "info")
+
+
+def mig_layout_changes(spec: PlatformSpec, previous: dict[str, dict[str, str]]) -> list[Finding]:
+    """Warnings for pools whose MIG layout differs from an earlier render (`previous`: pool -> node labels)."""
+    found = []
+    for i, pool in enumerate(spec.node_pools):
+        if pool.name not in previous or not operator_enabled(spec):
+            continue
+        old = previous[pool.name].get(MIG_CONFIG_LABEL) or MIG_DISABLED_CONFIG
+        new = pool_labels(spec, pool).get(MIG_CONFIG_LABEL) or MIG_DISABLED_CONFIG
+        if old != new:
+            found.append(Finding(f"nodePools[{i}].sharing", (
+                f"MIG layout of pool {pool.name!r} changes from {old!r} to {new!r}: on each node the MIG manager "
+                "evicts the GPU pods, repartitions the GPUs and restarts the GPU operands; roll it out like a drain "
+                "(cordon, let jobs finish or checkpoint, then apply)"), "warning"))
+    return found
