@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,6 +70,30 @@ def _timed(pack: PackProcess, resources: list[StackResource], mode: str) -> tupl
     return t1 - t0, time.perf_counter() - t1, violations, _cpu_seconds(pack.proc.pid) - cpu0
 
 
+_NOOP_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy, StackValidationPolicy
+
+def _none(args, report_violation):
+    pass
+
+PolicyPack(name="noop", enforcement_level=EnforcementLevel.MANDATORY, policies=(
+    [ResourceValidationPolicy(name=f"r{i}", description="no-op", validate=_none) for i in range({r})]
+    + [StackValidationPolicy(name=f"s{i}", description="no-op", validate=_none) for i in range({s})]))
+"""
+
+
+def runtime_floor(resources: list[StackResource], shape: tuple[int, int]) -> tuple:
+    """The same run against a pack of no-op policies (`shape` = resource, stack policies): pulumi-policy's floor."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "PulumiPolicy.yaml").write_text("runtime: python\ndescription: no-op\n")
+        (Path(tmp) / "__main__.py").write_text(_NOOP_PACK.replace("{r}", str(shape[0])).replace("{s}", str(shape[1])))
+        with PackProcess(tmp, timeout=120) as pack:
+            pack.analyze(resources[0])
+            a, s, v, cpu = _timed(pack, resources, "pipelined")
+    n = len(resources)
+    return (f"{n} (no-op pack {shape[0]}+{shape[1]})", "pipelined", a, s, n / (a + s), v, cpu / n * 1000)
+
+
 def main(sizes: list[int]) -> None:
     spec = load_spec(ROOT / "Pulumi.dev.yaml")
     base = from_artifacts(render_all(spec))
@@ -88,6 +113,8 @@ def main(sizes: list[int]) -> None:
         a, s, v, cpu = _timed(pack, stack, "pipelined")
         rows.append((f"{len(stack)} (1,000-GPU example)", "pipelined", a, s, len(stack) / (a + s), v,
                      cpu / len(stack) * 1000))
+    for shape in ((2, 3), (1, 1)):  # our pack's shape (2 resource + 3 stack policies), and the smallest
+        rows.append(runtime_floor(workload(max(sizes), base), shape))
     print(f"policy pack over gRPC ({platform.machine()}, Python {platform.python_version()})")
     print(f"{'resources':>26} {'Analyze':>11} {'Analyze s':>10} {'AnalyzeStack s':>15} {'resources/s':>12} {'violations':>11} {'pack CPU ms/res':>16}")
     for n, mode, a, s, rate, v, cpu in rows:
