@@ -26,7 +26,7 @@ from gpu_platform.policy.workloads import workload_gaps
 from gpu_platform.queues.render import render_queues
 from test_admission import gpu_pod, mutate, validate
 
-SPECS = [ROOT / "Pulumi.dev.yaml", ROOT / "examples" / "aws-1000-a100.yaml"]
+SPECS = [ROOT / "Pulumi.dev.yaml", ROOT / "examples" / "aws-1000-a100.yaml", ROOT / "examples" / "gke-a2.yaml"]
 
 
 def _by_kind(docs, kind):
@@ -56,7 +56,8 @@ def test_a_tiered_pod_lands_where_every_domain_expects(rendered, stack, team, na
     pod = routed["spec"]
 
     # node pool: the selector and tolerations match the pool's labels and taints
-    node = render_node_pool(spec, pool)["inputs"]
+    inputs = render_node_pool(spec, pool)["inputs"]
+    node = inputs.get("nodeConfig", inputs)  # GKE keeps labels and taints under nodeConfig
     assert pod["nodeSelector"] == {pool_label_key(spec.label_domain): pool.name}
     assert node["labels"][pool_label_key(spec.label_domain)] == pool.name
     tolerated = {(x["key"], x.get("value"), x["effect"]) for x in pod["tolerations"]}
