@@ -39,21 +39,34 @@ def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_dat
 
 
 @pytest.mark.parametrize(("content", "words"), [
-    ("{not yaml", "not valid YAML"),
-    ("- a list", "expected a mapping"),
-    ("config: {other:key: 1}", "no 'gpu-platform:platform' key"),
+    (b"{not yaml", "not valid YAML: line 2, column 1: while parsing a flow mapping"),
+    (b"- a list", "holds a list (['a list']); allowed: a mapping"),
+    (b"", "holds an empty file; allowed: a mapping"),
+    (b"42", "holds a number (42); allowed: a mapping"),
+    (b"config: {other:key: 1}", "no 'gpu-platform:platform' key"),
+    (b"config: {gpu-platform:platform: [1]}", "gpu-platform:platform: [1] is a list; allowed: a mapping"),
+    (b"cloud: aws\nclusterName: \xff\xfe", "is not UTF-8 text: byte b'\\xff' at offset 24"),
 ])
 def test_validate_unreadable_files_fail_cleanly(runner, tmp_path, content, words):
     path = tmp_path / "x.yaml"
-    path.write_text(content)
+    path.write_bytes(content)
     res = runner.invoke(main, ["validate", str(path)])
-    assert res.exit_code == 1 and words in res.stderr and res.exception is None or isinstance(res.exception,
-                                                                                              SystemExit)
+    assert res.exit_code == 1, res.output
+    assert words in res.stderr
+    assert isinstance(res.exception, SystemExit)  # a clean exit, not a traceback
 
 
 def test_validate_missing_file(runner, tmp_path):
     res = runner.invoke(main, ["validate", str(tmp_path / "absent.yaml")])
     assert res.exit_code == 1 and "cannot read" in res.stderr
+
+
+def test_synth_into_an_unwritable_directory_fails_cleanly(runner, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    res = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(blocker / "out")])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit)
+    assert f"--out {blocker / 'out'}: cannot write" in res.stderr
 
 
 def test_usage_error_exits_two(runner):

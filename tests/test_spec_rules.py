@@ -84,6 +84,25 @@ CASES = [
      "not a known instance type"),
     ("gcp-block-on-aws", [(("nodePools", 0, "gcp"), {"spot": True})], "nodePools[0].gcp", "cloud is 'aws'"),
     ("priority-too-high", [(("tiers", 0, "priority"), 2_000_000_000)], "tiers[0].priority", "less than or equal"),
+    ("lend-over-quota", [(("teams", 0, "lendingLimit"), {"dev": 9})], "teams[0].lendingLimit.dev",
+     "9 exceeds the quota 8; allowed: 0..quota"),
+    ("limit-without-quota", [(("teams", 0, "borrowingLimit"), {"inference": 2})], "teams[0].borrowingLimit.inference",
+     "without a quota for it; add quotas.inference"),
+    ("cohort-cycle", [(("scheduling", "cohorts"), [{"name": "ml", "parent": "org"}, {"name": "org", "parent": "ml"}])],
+     "scheduling.cohorts[0].parent", "makes a cycle"),
+    ("cohort-unknown-parent", [(("scheduling", "cohorts"), [{"name": "org"}, {"name": "ml", "parent": "orgg"}])],
+     "scheduling.cohorts[1].parent", "'orgg' is not a cohort; allowed: org"),
+    ("negative-mig-count", [(("nodePools", 1, "sharing", "migLayout", "1g.10gb"), -1)],
+     "nodePools[1].sharing.migLayout.1g.10gb", "greater than or equal to 0"),
+    ("layout-hint-per-model", [(("nodePools", 2, "sharing"), {"mode": "mig", "migLayout": {"3g.20gb": 3}})],
+     "nodePools[2].sharing.migLayout", "at most 3g.20gb x2 per GPU); allowed: a layout that fits, e.g. "
+     "{'3g.20gb': 1, '2g.10gb': 1, '1g.5gb': 2}"),
+    ("cloud-mismatch-still-checks-sharing", [(("nodePools", 2, "instanceType"), "a2-highgpu-8g"),
+                                             (("nodePools", 2, "sharing", "replicas"), 1)],
+     "nodePools[2].sharing.replicas", "1 is too small"),
+    ("yaml-number-for-string", [(("kubernetesVersion",), 1.33)], "kubernetesVersion", "1.33: Input should be a "
+     "valid string; quote it in YAML"),
+    ("non-string-key", [(("teams", 0, "quotas", 5), 1)], "teams[0].quotas", "key 5 is a number; allowed: string keys"),
 ]
 
 

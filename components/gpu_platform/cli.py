@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .errors import Finding, GpuPlatformError, SpecError
@@ -45,7 +46,7 @@ def print_findings(findings: list[Finding], console: Console = err) -> None:
     """Print errors, warnings and notes, one per line, each naming its field path."""
     for f in findings:
         style = {"error": "red", "warning": "yellow"}.get(f.severity, "cyan")
-        console.print(f"[{style}]{f.severity}[/]: {f}")
+        console.print(f"[{style}]{f.severity}[/]: {escape(str(f))}")
 
 
 def fail(e: GpuPlatformError) -> None:
@@ -55,7 +56,7 @@ def fail(e: GpuPlatformError) -> None:
         err.print(f"[red]invalid spec{where}: {len(e.findings)} error(s)[/]")
         print_findings(e.findings)
     else:
-        err.print(f"[red]error:[/] {e}")
+        err.print(f"[red]error:[/] {escape(str(e))}")
     sys.exit(1)
 
 
@@ -125,7 +126,12 @@ def synth(file: str, out_dir: str) -> None:
     except GpuPlatformError as e:
         fail(e)
     findings = findings + mig_layout_changes(spec, previous_node_labels(Path(out_dir)))
-    counts = write_artifacts(artifacts, Path(out_dir))
+    try:
+        counts = write_artifacts(artifacts, Path(out_dir))
+    except OSError as e:
+        err.print(f"[red]error:[/] --out {out_dir}: cannot write {e.filename or out_dir}: {e.strerror or e}; "
+                  "allowed: a directory you can create and write")
+        sys.exit(1)
     out.print(capacity_table(spec))
     summary = Table(title=f"written to {out_dir}", title_justify="left")
     summary.add_column("directory")

@@ -24,13 +24,18 @@ def read_spec_data(path: str | Path) -> dict[str, Any]:
     """The raw spec object in a file: a Pulumi stack config or a plain spec."""
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(), Loader=_Loader)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     except OSError as e:
         raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
+    except UnicodeDecodeError as e:
+        raise SpecError([Finding("", f"{path} is not UTF-8 text: byte {e.object[e.start:e.start + 1]!r} at offset "
+                                     f"{e.start}; allowed: a UTF-8 YAML file")], str(path)) from None
     except yaml.YAMLError as e:
-        raise SpecError([Finding("", f"not valid YAML: {e}")], str(path)) from None
+        raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
     if not isinstance(data, dict):
-        raise SpecError([Finding("", f"expected a mapping at the top of {path}, got {type(data).__name__}")], str(path))
+        got = "an empty file" if data is None else f"{_kind(data)} ({_short(data)})"
+        raise SpecError([Finding("", f"{path} holds {got}; allowed: a mapping, either the spec itself or a "
+                                     f"Pulumi stack config with config: {CONFIG_KEY}: {{...}}")], str(path))
     config = data.get("config", data) if isinstance(data.get("config"), dict) else data
     if CONFIG_KEY in config:
         data = config[CONFIG_KEY]
@@ -38,8 +43,26 @@ def read_spec_data(path: str | Path) -> dict[str, Any]:
         raise SpecError([Finding("config", f"no {CONFIG_KEY!r} key in this stack config; put the spec under it")],
                         str(path))
     if not isinstance(data, dict):
-        raise SpecError([Finding(CONFIG_KEY, f"expected a mapping, got {type(data).__name__}")], str(path))
+        raise SpecError([Finding(CONFIG_KEY, f"{_short(data)} is {_kind(data)}; allowed: a mapping "
+                                             "(the spec object)")], str(path))
     return data
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """The parser's problem and its line/column in the file (not in an in-memory string)."""
+    mark = getattr(e, "problem_mark", None)
+    problem = " ".join(str(x) for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", type(None): "null"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 60 else text[:57] + "..."
 
 
 def _path(loc: tuple[Any, ...]) -> str:
@@ -80,12 +103,16 @@ def _finding(root: type[BaseModel], err: dict[str, Any]) -> Finding:
         known = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        return Finding(path, f"unknown key{hint} allowed: {', '.join(known)}" if known else "unknown key")
+        return Finding(path, f"unknown key{hint}; allowed: {', '.join(known)}" if known else "unknown key")
     if err["type"] == "missing":
         return Finding(path, "missing; this field is required")
     value = err.get("input")
+    if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
+        owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
+        return Finding(_path(owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
     shown = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 80 else type(value).__name__
-    return Finding(path, f"{shown}: {err['msg']}")
+    hint = "; quote it in YAML" if err["type"] == "string_type" and isinstance(value, int | float) else ""
+    return Finding(path, f"{shown}: {err['msg']}{hint}")
 
 
 def pydantic_findings(root: type[BaseModel], error: ValidationError) -> list[Finding]:

@@ -145,7 +145,7 @@ class Sharing(_Model):
         default=None,
         description="time-slicing/mps: pods per GPU (>= 2; mps <= 48). mig: optional time-slicing of each MIG slice.",
     )
-    mig_layout: dict[str, int] | None = Field(
+    mig_layout: dict[str, NonNegInt] | None = Field(
         default=None, description="mig: MIG profile -> instances per GPU, e.g. {'3g.40gb': 1, '1g.10gb': 2}."
     )
     rename_by_default: bool = Field(

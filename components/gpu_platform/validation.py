@@ -89,7 +89,6 @@ def rule_pools(spec: PlatformSpec) -> Iterator[Finding]:
         if itype.cloud != spec.cloud.value:
             yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is a {itype.cloud} type but cloud is "
                        f"{spec.cloud.value!r}; allowed: {_choices(cloud_types)}")
-            continue
         yield from _rule_sharing(spec, p, pool, itype.gpu_model)
 
 
@@ -132,9 +131,16 @@ def _rule_mig(p: str, s, gpu_model: str, capable: bool) -> Iterator[Finding]:
     if not unknown and not layout_fits(gpu_model, layout):
         used_c = sum(profiles[k].compute * n for k, n in layout.items())
         used_m = sum(profiles[k].size * n for k, n in layout.items())
+        maxima = ", ".join(f"{k} x{profiles[k].max_instances}" for k in layout)
         yield _err(f"{p}.sharing.migLayout", f"{dict(layout)} does not fit one {gpu_model} under NVIDIA's placement "
-                   f"rules (uses {used_c}/7 compute and {used_m}/8 memory slices, or breaks a profile's placement "
-                   "or max count); allowed: e.g. {'3g.40gb': 1, '2g.20gb': 1, '1g.10gb': 2} on 80GB GPUs")
+                   f"rules (uses {used_c}/7 compute and {used_m}/8 memory slices; at most {maxima} per GPU); "
+                   f"allowed: a layout that fits, e.g. {_balanced(profiles)}")
+
+
+def _balanced(profiles) -> dict[str, int]:
+    """NVIDIA's all-balanced layout on this GPU: one 3g, one 2g and two 1g instances."""
+    first = {c: next(n for n, pr in profiles.items() if pr.compute == c) for c in (3, 2, 1)}
+    return {first[3]: 1, first[2]: 1, first[1]: 2}
 
 
 def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
@@ -208,8 +214,13 @@ def rule_cohorts(spec: PlatformSpec) -> Iterator[Finding]:
     names = [c.name for c in spec.scheduling.cohorts]
     yield from _unique("scheduling.cohorts", names, "cohort")
     parents = {c.name: c.parent for c in spec.scheduling.cohorts}
+    known = set(parents) | {t.cohort for t in spec.teams if t.cohort}
     for i, c in enumerate(spec.scheduling.cohorts):
         yield from _dns_label(f"scheduling.cohorts[{i}].name", c.name)
+        if c.parent is not None and c.parent not in known:
+            others = _choices(known - {c.name}) or "none yet"
+            yield _err(f"scheduling.cohorts[{i}].parent", f"{c.parent!r} is not a cohort; allowed: {others} "
+                       "(a scheduling.cohorts[].name or a team's cohort)")
         seen, cur = {c.name}, c.parent
         while cur is not None:
             if cur in seen:
