@@ -84,7 +84,7 @@ def main() -> None:
                f"{r['cli_validate']:.3f}", f"{r['cli_synth']:.3f}"]
         table.add_row(*row)
         md.append("| " + " | ".join(row) + " |")
-    Console().print(table)
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
     print(f"\nmachine: {cpu}, {os.cpu_count()} cores, "

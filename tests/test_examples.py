@@ -26,6 +26,9 @@ def test_thousand_gpu_example_has_thousand_gpus_across_all_modes():
     spec = load_spec(ROOT / "examples" / "aws-1000-a100.yaml")
     assert sum(pool_capacity(spec, p).gpus_max for p in spec.node_pools) == 1000
     assert sum(p.max_size for p in spec.node_pools) == 125
+    assert {p.instance_type for p in spec.node_pools} == {"p4de.24xlarge"}
+    notebook, ci = (p.sharing for p in spec.node_pools if p.sharing.mode.value in ("time-slicing", "mps"))
+    assert (notebook.replicas, ci.replicas) == (4, 8)
     assert {p.sharing.mode.value for p in spec.node_pools} == {"exclusive", "mig", "time-slicing", "mps"}
 
 
@@ -53,6 +56,14 @@ def test_consumer_stack_builds_platform_from_python_objects(pulumi_mocks):
     serve = rec.named("ml-team-h100-serve-ng").inputs
     assert serve["instanceTypes"] == ["p5.48xlarge"] and serve["labels"]["nvidia.com/mig.config"] == "h100-serve-3g40x2"
     assert all(r.parent_name for r in rec.resources if r is not platform)
+
+
+def test_consumer_stack_requirements_install_this_repository():
+    """Pulumi runs pip in the project folder: each requirement that is a path must reach this repository's root."""
+    project = ROOT / "examples" / "consumer-stack"
+    lines = [line.strip() for line in (project / "requirements.txt").read_text().splitlines()]
+    paths = [line.split("[")[0] for line in lines if line and not line.startswith("#")]
+    assert paths and all((project / p).resolve() == ROOT.resolve() for p in paths), paths
 
 
 @pytest.mark.parametrize(("gpus", "teams"), [(100, 10), (1_000, 100)])
