@@ -21,8 +21,9 @@ scalars = st.one_of(
                      "nvidia.com/mig-1g.10gb", "3g.40gb", "p4d.24xlarge", "a2-highgpu-8g", "research", "x" * 70]),
     st.text(max_size=8),
 )
+_keys = st.one_of(st.text(max_size=6), st.integers(0, 3), st.none())  # YAML allows non-string keys
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                        st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                                                        st.dictionaries(_keys, inner, max_size=3)),
                       max_leaves=6)
 
 
@@ -54,7 +55,7 @@ def mutated(draw):
             elif action == "delete" and isinstance(parent, dict):
                 del parent[path[-1]]
             elif isinstance(parent, dict):
-                parent[draw(st.text(min_size=1, max_size=6))] = draw(values)
+                parent[draw(st.one_of(st.text(min_size=1, max_size=6), st.integers(0, 3)))] = draw(values)
         except (KeyError, IndexError, TypeError):
             continue
     return data
