@@ -102,6 +102,10 @@ CASES = [
      "nodePools[2].sharing.replicas", "1 is too small"),
     ("yaml-number-for-string", [(("kubernetesVersion",), 1.33)], "kubernetesVersion", "1.33: Input should be a "
      "valid string; quote it in YAML"),
+    ("other-cloud-section", [(("gcp",), {"project": "p", "location": "us-central1"})], "gcp",
+     "set, but cloud is 'aws'"),
+    ("mig-slice-replicas-1", [(("nodePools", 1, "sharing", "replicas"), 1)], "nodePools[1].sharing.replicas",
+     "too small for time-slicing MIG slices; allowed: >= 2, or omit"),
     ("non-string-key", [(("teams", 0, "quotas", 5), 1)], "teams[0].quotas", "key 5 is a number; allowed: string keys"),
 ]
 
