@@ -6,9 +6,7 @@ Prints a table: pools, device-plugin entries, MIG layouts and the median render 
 from __future__ import annotations
 
 import platform
-import statistics
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
@@ -24,21 +22,18 @@ def main() -> None:
     """Render each generated spec RUNS times and print the median."""
     from gpu_platform.gpu_operator.render import render_gpu_operator
     from gpu_platform.load import parse_spec
-    from specgen import SIZES, make_spec
+    from specgen import SIZES, make_spec, median_ms
 
     table = Table(title=f"gpu-operator render ({platform.machine()}, {platform.python_version()}, {date.today()})")
     for col in ("GPUs", "teams", "pools", "device-plugin entries", "MIG layouts", "median ms"):
         table.add_column(col, justify="right")
     for gpus, teams in SIZES:
         spec = parse_spec(make_spec(gpus, teams))
-        times = []
-        for _ in range(RUNS):
-            t0 = time.perf_counter()
-            r = render_gpu_operator(spec)
-            times.append((time.perf_counter() - t0) * 1000)
+        r = render_gpu_operator(spec)
+        ms = median_ms(lambda: render_gpu_operator(spec), RUNS)
         layouts = len((r.mig_parted_config or {}).get("mig-configs", {})) - (1 if r.mig_parted_config else 0)
         table.add_row(f"{gpus:,}", str(teams), str(len(spec.node_pools)), str(len(r.device_plugin_configs)),
-                      str(layouts), f"{statistics.median(times):.2f}")
+                      str(layouts), f"{ms:.2f}")
     Console().print(table)
 
 

@@ -191,22 +191,12 @@ def test_readme_example_plan_is_current():
 
 def _hard_demand():
     """24 mixed tiers (the benchmark's generated seed-3 demand): seconds to prove optimal on 2 cores."""
-    import random
+    import sys
 
-    rng = random.Random(3)
-    profiles = ["1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]
-    tiers = []
-    for i in range(24):
-        kind = rng.choice(["gpus", "mig", "mig", "mig", "seats"])
-        if kind == "gpus":
-            tiers.append({"name": f"t{i}", "gpus": rng.randint(8, 80)})
-        elif kind == "mig":
-            tiers.append({"name": f"t{i}", "mig": {"profile": rng.choice(profiles), "instances": rng.randint(5, 200)}})
-        else:
-            tiers.append({"name": f"t{i}", "seats": {"count": rng.randint(10, 300), "perGpu": rng.choice([2, 4, 8])},
-                          "isolation": rng.choice(["none", "process"])})
-    return parse_demand({"cloud": "aws", "instanceTypes": ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
-                                                            "p5en.48xlarge"], "tiers": tiers})
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_plan import random_demand
+
+    return random_demand(24, 3)
 
 
 def test_time_limit_reports_the_gap_and_a_valid_plan():

@@ -14,17 +14,17 @@ from .errors import Finding, SpecError
 from .spec import PlatformSpec
 from .validation import check_spec, ensure_valid
 
-__all__ = ["CONFIG_KEY", "load_spec", "parse_spec", "pydantic_findings", "read_spec_data"]
+__all__ = ["CONFIG_KEY", "YAML_LOADER", "load_spec", "parse_spec", "pydantic_findings", "read_spec_data"]
 
 CONFIG_KEY = "gpu-platform:platform"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML is built with it
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML is built with it
 
 
 def read_spec_data(path: str | Path) -> dict[str, Any]:
     """The raw spec object in a file: a Pulumi stack config or a plain spec."""
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
     except OSError as e:
         raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
     except UnicodeDecodeError as e:

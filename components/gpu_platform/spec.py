@@ -463,6 +463,12 @@ class PlatformSpec(_Model):
         """The tiers that route to `pool`."""
         return [t for t in self.tiers if t.pool == pool]
 
+    @property
+    def kubernetes_release(self) -> tuple[int, int]:
+        """`kubernetesVersion` as (major, minor), e.g. (1, 33)."""
+        major, minor = self.kubernetes_version.split(".")[:2]
+        return int(major), int(minor)
+
     def priority_of(self, tier: Tier) -> int:
         """The tier's priority: explicit, or the default ladder pre-training > MIG > time-slicing > MPS."""
         if tier.priority is not None:

@@ -14,6 +14,7 @@ import yaml
 from .admission.render import render_admission_artifacts
 from .artifacts import KINDS, Artifact
 from .gpu_operator.render import render_gpu_operator_artifacts
+from .load import YAML_LOADER
 from .nodepools.render import render_nodepool_artifacts
 from .observability.render import render_observability_artifacts
 from .queues.render import render_queue_artifacts
@@ -76,7 +77,7 @@ def previous_node_labels(out: Path) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for path in sorted((out / "nodepools").glob("*.yaml")):
         try:
-            doc = next(iter(yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))))
+            doc = next(iter(yaml.load_all(path.read_text(), Loader=YAML_LOADER)))
             inputs = doc["inputs"]
             labels = inputs.get("labels") or inputs.get("nodeConfig", {}).get("labels") or {}
             found[doc["name"]] = dict(labels)

@@ -40,14 +40,9 @@ _LABELS = {"app.kubernetes.io/managed-by": "gpu-platform", "app.kubernetes.io/pa
 _POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
 
 
-def _version(spec: PlatformSpec) -> tuple[int, int]:
-    major, minor = spec.kubernetes_version.split(".")[:2]
-    return int(major), int(minor)
-
-
 def mutation_engine(spec: PlatformSpec) -> tuple[MutationEngine, str | None]:
     """The engine that routes tiered pods and the MutatingAdmissionPolicy API version it uses (if any)."""
-    engine, v = spec.admission.mutation, _version(spec)
+    engine, v = spec.admission.mutation, spec.kubernetes_release
     if engine == MutationEngine.AUTO:
         engine = MutationEngine.MUTATING_ADMISSION_POLICY if v >= _MAP_GA else MutationEngine.KYVERNO
     if engine != MutationEngine.MUTATING_ADMISSION_POLICY:
@@ -228,7 +223,7 @@ def engine_notes(spec: PlatformSpec) -> list[str]:
                      f"feature gate and --runtime-config={api}=true on the API server (not on managed EKS/GKE "
                      "control planes); use mutation: kyverno there")
     lo, hi = _KYVERNO_K8S
-    if engine == MutationEngine.KYVERNO and not lo <= _version(spec) <= hi:
+    if engine == MutationEngine.KYVERNO and not lo <= spec.kubernetes_release <= hi:
         notes.append(f"admission: Kyverno 1.17 (chart 3.7.x) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
                      f"kubernetesVersion is {spec.kubernetes_version!r}; set admission.kyvernoVersion to a release "
                      "that supports it")

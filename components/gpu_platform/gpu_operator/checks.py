@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..contract import MIG_CONFIG_LABEL, MIG_DISABLED_CONFIG, device_plugin_config_key, pool_labels
+from ..contract import (
+    MIG_CONFIG_LABEL,
+    MIG_DISABLED_CONFIG,
+    device_plugin_config_key,
+    pool_labels,
+)
 from ..errors import Finding
 from ..spec import AmiType, Cloud, PlatformSpec, SharingMode
 from .device_plugin import DEFAULT_CONFIG_KEY

@@ -71,7 +71,7 @@ def _platform_values(spec: PlatformSpec) -> dict[str, Any]:
         # EKS NVIDIA AMIs (AL2023, Bottlerocket) ship the driver and the container toolkit.
         return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
     toolkit: dict[str, Any] = {"enabled": True, "installDir": GKE_NVIDIA_DIR}
-    if int(spec.kubernetes_version.split(".")[1]) >= 33:
+    if spec.kubernetes_release >= (1, 33):
         toolkit["env"] = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
     return {
         "driver": {"enabled": False},
