@@ -15,7 +15,7 @@ from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.planner import PlanningError, parse_demand, plan, spec_fragment
 from gpu_platform.synth import render_all
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,6 +145,9 @@ _TIER = st.one_of(
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=1, max_size=5))
+# Two seat tiers sharing one time-sliced pool: the GPU bound rounds their seats up together.
+@example([{"seats": {"count": 17, "perGpu": 8}, "isolation": "none"},
+          {"seats": {"count": 41, "perGpu": 8}, "isolation": "none"}])
 def test_every_plan_is_valid_covers_the_demand_and_synthesizes(tiers):
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)))
     result = plan(d, time_limit=5)

@@ -20,7 +20,7 @@ from scipy.sparse import lil_array
 from ..catalog import Catalog
 from ..spec import SharingMode
 from .candidates import Candidate, allowed_types, build_candidates, unit_capacity
-from .demand import Demand, DemandTier, accepted_modes, catalog_of
+from .demand import Demand, accepted_modes, catalog_of
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
 
 __all__ = ["MigFigures", "Plan", "PlannedPool", "plan"]
@@ -181,11 +181,20 @@ def _mig_figures(demand: Demand, pools: list[PlannedPool], tier_pool: dict[str, 
     return tuple(out)
 
 
-def _gpus_needed(tier: DemandTier, pool: PlannedPool) -> int:
-    cap = pool.candidate.units_per_gpu
-    if tier.kind == "seats":
-        return math.ceil(tier.seats.count / cap["gpu"])
-    return tier.units if pool.candidate.mode != SharingMode.MIG else 0
+def _gpus_needed(demand: Demand, pool_of: dict[str, PlannedPool]) -> int:
+    """GPUs no plan with these pools can go below: whole-GPU tiers count their GPUs, and the seat
+    tiers that share a pool share its GPUs, so their seats are rounded up per pool, not per tier."""
+    seats: dict[str, int] = defaultdict(int)
+    per_gpu: dict[str, int] = {}
+    whole = 0
+    for tier in demand.tiers:
+        pool = pool_of[tier.name]
+        if tier.kind == "seats":
+            seats[pool.name] += tier.seats.count
+            per_gpu[pool.name] = pool.candidate.units_per_gpu["gpu"]
+        elif pool.candidate.mode != SharingMode.MIG:
+            whole += tier.units
+    return whole + sum(math.ceil(n / per_gpu[name]) for name, n in seats.items())
 
 
 def _pools(demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], x: np.ndarray):
@@ -214,7 +223,7 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     pools, tier_pool = _pools(demand, cands, pairs, np.round(res.x).astype(int))
     mig = _mig_figures(demand, pools, tier_pool, time_limit)
     pool_of = {t.name: next(p for p in pools if p.name == tier_pool[t.name]) for t in demand.tiers}
-    bound = sum(m.lower_bound for m in mig) + sum(_gpus_needed(t, pool_of[t.name]) for t in demand.tiers)
+    bound = sum(m.lower_bound for m in mig) + _gpus_needed(demand, pool_of)
     baseline = sum(t.units * pool_of[t.name].candidate.itype.hourly_per_gpu for t in demand.tiers)
     optimal = res.status == 0
     return Plan(
