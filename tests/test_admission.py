@@ -10,6 +10,7 @@ import pytest
 from celpy import celtypes
 from gpu_platform.admission.render import (
     DENY_POLICY,
+    DENY_WORKLOADS_POLICY,
     mutation_engine,
     render_admission,
     render_admission_artifacts,
@@ -21,6 +22,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.spec import MutationEngine, PlatformSpec
 
 TIER = "gpu.example.com/gpu-tier"
+QUEUE = "kueue.x-k8s.io/queue-name"
 
 
 class JSONPatch(celtypes.MessageType):
@@ -76,28 +78,50 @@ def exempt(binding_or_policy, namespace):
     return namespace in expr["values"]
 
 
-def matches(doc, obj):
+def matches(doc, obj, operation="CREATE"):
     """The policy's resource rules match a CREATE of `obj` (plural: the lower-case kind + s)."""
     group, _, version = obj["apiVersion"].rpartition("/")
     resource = obj["kind"].lower() + "s"
     return any(group in r["apiGroups"] and version in r["apiVersions"] and resource in r["resources"]
-               and "CREATE" in r["operations"] for r in doc["spec"]["matchConstraints"]["resourceRules"])
+               and operation in r["operations"] for r in doc["spec"]["matchConstraints"]["resourceRules"])
 
 
-def mutate(docs, obj, namespace):
+def _dev_namespaces():
+    from gpu_platform.load import read_spec_data
+    from gpu_platform.queues.render import render_namespaces
+    from conftest import ROOT
+
+    return {d["metadata"]["name"]: d for d in render_namespaces(parse_spec(read_spec_data(ROOT / "Pulumi.dev.yaml")))}
+
+
+NAMESPACES = _dev_namespaces()
+
+
+def namespace_object(namespace, namespaces=None):
+    """The namespace as the platform labels it (a team namespace of the dev stack unless `namespaces`, the
+    rendered Namespaces of another spec, are given), or a bare one."""
+    known = NAMESPACES if namespaces is None else {d["metadata"]["name"]: d for d in namespaces}
+    return known.get(namespace) or {"apiVersion": "v1", "kind": "Namespace",
+                                         "metadata": {"name": namespace, "labels": {"kubernetes.io/metadata.name": namespace}}}
+
+
+def mutate(docs, obj, namespace, namespaces=None):
     """Run every route whose rules and match conditions hold (as the API server or Kyverno would), apply its patches."""
     request = {"namespace": namespace, "operation": "CREATE"}
+    ns = namespace_object(namespace, namespaces)
     for doc in docs:
         if doc["kind"] not in ("MutatingAdmissionPolicy", "MutatingPolicy") or exempt(_binding(docs, doc), namespace):
             continue
-        if not matches(doc, obj) or not all(cel(c["expression"], object=obj, request=request)
+        if not matches(doc, obj) or not all(cel(c["expression"], object=obj, request=request, namespaceObject=ns)
                                             for c in doc["spec"]["matchConditions"]):
             continue
         for m in doc["spec"]["mutations"]:
             variables = {}
             for v in doc["spec"].get("variables", []):
-                variables[v["name"]] = plain(cel(v["expression"], object=obj, request=request, variables=variables))
-            ops = plain(cel(m["jsonPatch"]["expression"], object=obj, request=request, variables=variables))
+                variables[v["name"]] = plain(cel(v["expression"], object=obj, request=request, variables=variables,
+                                                 namespaceObject=ns))
+            ops = plain(cel(m["jsonPatch"]["expression"], object=obj, request=request, variables=variables,
+                            namespaceObject=ns))
             obj = apply_patch(obj, ops)
     return obj
 
@@ -108,23 +132,25 @@ def _binding(docs, policy):
     return next(d for d in docs if d["kind"].endswith("Binding") and d["spec"]["policyName"] == policy["metadata"]["name"])
 
 
-def validate(docs, pod, namespace, old=None):
-    """The deny policy's verdict on a CREATE (or an UPDATE from `old`): None when admitted, else the message."""
-    policy = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicy")
-    binding = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding")
+def validate(docs, pod, namespace, old=None, policy_name=DENY_POLICY, namespaces=None):
+    """A deny policy's verdict on a CREATE (or an UPDATE from `old`): None when admitted, else the message."""
+    policy = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicy" and d["metadata"]["name"] == policy_name)
+    binding = _binding(docs, policy)
     if exempt(binding, namespace):
         return None
     request = {"namespace": namespace, "operation": "UPDATE" if old else "CREATE"}
-    if not all(cel(c["expression"], object=pod, oldObject=old, request=request)
-               for c in policy["spec"]["matchConditions"]):
+    if not matches(policy, pod, request["operation"]):
+        return None
+    ctx = {"object": pod, "request": request, "namespaceObject": namespace_object(namespace, namespaces)}
+    if not all(cel(c["expression"], oldObject=old, **ctx) for c in policy["spec"].get("matchConditions", [])):
         return None
     variables = {}
     for v in policy["spec"]["variables"]:
-        variables[v["name"]] = plain(cel(v["expression"], object=pod, variables=variables))
+        variables[v["name"]] = plain(cel(v["expression"], variables=variables, **ctx))
     for rule in policy["spec"]["validations"]:
-        if not cel(rule["expression"], object=pod, variables=variables):
+        if not cel(rule["expression"], variables=variables, **ctx):
             if "messageExpression" in rule:
-                return str(cel(rule["messageExpression"], object=pod, variables=variables))
+                return str(cel(rule["messageExpression"], variables=variables, **ctx))
             return rule["message"]
     return None
 
@@ -173,15 +199,30 @@ def test_updates_are_denied_only_when_they_change_the_tier(docs):
     assert validate(docs, finalized, "research", old=legacy) is None  # e.g. a finalizer removed: not blocked
     tiered = gpu_pod({TIER: "train"})
     assert validate(docs, gpu_pod(), "research", old=tiered).startswith("pods requesting nvidia.com/* need the label")
-    assert validate(docs, gpu_pod({TIER: "inference"}), "research", old=tiered).startswith(
+    assert validate(docs, gpu_pod({TIER: "inference"}), "prod-inference", old=tiered).startswith(
         "container 'main' requests nvidia.com/gpu, which tier inference does not allow")
 
 
-def test_cpu_pods_and_exempt_namespaces_are_not_touched(docs):
+def test_cpu_pods_get_only_the_team_queue_and_exempt_namespaces_are_not_touched(docs):
     cpu = gpu_pod(resources={"limits": {"cpu": "1"}})
     assert admit(docs, cpu, "research") is None
-    assert mutate(docs, cpu, "research") == cpu
+    # Kueue's pod integration holds every pod of a team namespace until it names a queue.
+    assert mutate(docs, cpu, "research") == {**cpu, "metadata": {"name": "p", "labels": {QUEUE: "research"}}}
+    assert mutate(docs, cpu, "kube-system") == cpu
     assert admit(docs, gpu_pod(), "kube-system") is None  # exempt system namespace
+
+
+def test_a_tier_is_honoured_only_in_namespaces_granted_it(docs):
+    for namespace in ("research", "default"):  # research has no inference quota; default is no team's
+        pod = gpu_pod({TIER: "inference"}, resources={"limits": {"nvidia.com/mig-3g.40gb": "1"}})
+        routed = mutate(docs, pod, namespace)
+        assert "nodeSelector" not in routed["spec"] and "priorityClassName" not in routed["spec"]
+        assert validate(docs, routed, namespace) == (
+            f"pods with the label {TIER}=inference are not allowed in namespace {namespace}: no team with a quota "
+            "for tier inference owns it (team namespaces carry the label tier.gpu.example.com/<tier>=true for each "
+            "tier of the team)")
+    assert admit(docs, gpu_pod({TIER: "inference"}, resources={"limits": {"nvidia.com/mig-3g.40gb": "1"}}),
+                 "prod-inference") is None
 
 
 def test_inference_pod_is_routed_and_rewritten(docs):
@@ -258,7 +299,8 @@ def test_objects_validate_against_kubernetes_schemas(dev_data, version):
 
 def test_kyverno_policies_are_mutating_admission_policies_plus_namespace_selector(dev_spec):
     kyverno = [d for d in render_routes(dev_spec) if d["kind"] == "MutatingPolicy"]
-    assert len(kyverno) == len(dev_spec.tiers) + 1  # a route per tier, and the Kueue job route
+    # a route per tier, the team queue on pods, and a route per workload kind Kueue queues
+    assert len(kyverno) == len(dev_spec.tiers) + 1 + len(dev_spec.scheduling.kueue.integrations) - 1
     for doc in kyverno:
         as_map = {**doc, "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy"}
         kubernetes_validate.validate(as_map, "1.36.0", strict=True)
@@ -274,8 +316,9 @@ def test_artifacts_and_kyverno_release(dev_spec, dev_data):
     data["admission"] = {"denyUnclassified": False, "mutation": "none"}
     assert render_admission(parse_spec(data)) == []
     data["admission"] = {"mutation": "none"}
-    assert [d["kind"] for d in render_admission(parse_spec(data))] == [
-        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+    assert [(d["kind"], d["metadata"]["name"]) for d in render_admission(parse_spec(data))] == [
+        ("ValidatingAdmissionPolicy", DENY_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_POLICY),
+        ("ValidatingAdmissionPolicy", DENY_WORKLOADS_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_WORKLOADS_POLICY)]
     assert render_deny(dev_spec)[1]["spec"]["policyName"] == DENY_POLICY
 
 
@@ -292,7 +335,10 @@ def test_component_registers_policies_under_the_component(pulumi_mocks, dev_spec
     assert vap.inputs["spec"]["failurePolicy"] == "Fail" and vap.parent_name == "adm"
     routes = rec.of_type("kubernetes:policies.kyverno.io/v1:MutatingPolicy")
     assert sorted(r.name for r in routes) == sorted([f"adm-mutatingpolicy-gpu-platform-route-{t.name}" for t in dev_spec.tiers]
-                                                    + ["adm-mutatingpolicy-gpu-platform-queue-jobs"])
+                                                    + ["adm-mutatingpolicy-gpu-platform-queue-pods"]
+                                                    + [f"adm-mutatingpolicy-gpu-platform-route-{k}" for k in (
+                                                        "job", "jobset", "pytorchjob", "rayjob", "deployment",
+                                                        "statefulset", "leaderworkerset")])
     assert all(r.parent_name == "adm" for r in routes)
 
 

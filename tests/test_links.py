@@ -52,7 +52,7 @@ def test_a_tiered_pod_lands_where_every_domain_expects(rendered, stack, team, na
     spec, admission, queues, operator = rendered[stack]
     t = spec.tiers_by_name[tier]
     pool = spec.pools_by_name[t.pool]
-    routed = mutate(admission, gpu_pod({tier_label_key(spec.label_domain): tier}), namespace)
+    routed = mutate(admission, gpu_pod({tier_label_key(spec.label_domain): tier}), namespace, queues.namespaces)
     pod = routed["spec"]
 
     # node pool: the selector and tolerations match the pool's labels and taints
@@ -89,5 +89,5 @@ def test_a_tiered_pod_lands_where_every_domain_expects(rendered, stack, team, na
     assert pc["value"] == spec.priority_of(t) == pod["priority"]
 
     # guardrails: the deny policy admits the routed pod and the policy pack finds nothing to report
-    assert validate(admission, routed, namespace) is None
+    assert validate(admission, routed, namespace, namespaces=queues.namespaces) is None
     assert workload_gaps(routed, config_from_spec(spec)) == []

@@ -78,3 +78,16 @@ def test_kueue_disabled_creates_no_kueue_objects(pulumi_mocks, dev_data):
     rec = _run(pulumi_mocks, parse_spec(dev_data))
     assert not [r for r in rec.resources if "kueue" in r.type or r.name == "q-kueue"]
     assert rec.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+
+
+def test_existing_namespaces_get_the_platform_labels_patched_not_owned(pulumi_mocks, dev_data):
+    """Admission reads the team and tier grants from namespace labels: without createNamespaces they are
+    server-side applied onto the namespaces (a NamespacePatch owns only those fields)."""
+    dev_data["scheduling"]["createNamespaces"] = False
+    rec = _run(pulumi_mocks, parse_spec(dev_data))
+    assert not rec.of_type("kubernetes:core/v1:Namespace")
+    patches = {r.name: r for r in rec.of_type("kubernetes:core/v1:NamespacePatch")}
+    assert set(patches) == {"q-patch-namespace-research", "q-patch-namespace-prod-inference"}
+    research = patches["q-patch-namespace-research"]
+    assert research.inputs["metadata"]["labels"]["tier.gpu.example.com/train"] == "true"
+    assert research.parent_name == "q"

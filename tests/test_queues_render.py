@@ -264,7 +264,8 @@ def test_synth_files(dev_data):
                      ("helm", "kueue")]
     dev_data["scheduling"] = {"kueue": {"enabled": False}, "volcano": {"enabled": True}, "createNamespaces": False}
     names = [(a.kind, a.name) for a in render_queue_artifacts(parse_spec(dev_data))]
-    assert names == [("kubernetes", "priorities"), ("kubernetes", "volcano"), ("helm", "volcano")]
+    assert names == [("kubernetes", "team-namespace-labels"), ("kubernetes", "priorities"), ("kubernetes", "volcano"),
+                     ("helm", "volcano")]
 
 
 def test_synth_registers_queues(dev_spec):
@@ -328,3 +329,56 @@ def test_readme_jobs_match_rendered_objects(dev_data):
             pg = next(d for d in docs if d["kind"] == "PodGroup" and d["metadata"]["name"] == group)
             assert pg["metadata"]["namespace"] == ns and pg["spec"]["minMember"] <= job["spec"]["parallelism"]
             assert pg["spec"]["queue"] in _by_kind(q.volcano, "Queue")
+
+
+def test_kueue_holds_workloads_until_they_name_a_queue_and_rereads_them_after_later_webhooks(dev_spec):
+    """Kueue's webhook runs before Kyverno's (configurations are called in name order); without reinvocation a
+    Job labelled only by Kyverno was not suspended and started outside quota."""
+    import yaml as _yaml
+    from gpu_platform.queues.releases import render_kueue_release
+
+    values = render_kueue_release(dev_spec)["values"]
+    assert values["mutatingWebhook"] == {"reinvocationPolicy": "IfNeeded"}
+    config = _yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["manageJobsWithoutQueueName"] is True
+    team_namespaces = sorted(ns for t in dev_spec.teams for ns in t.namespaces)
+    assert config["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"] == team_namespaces
+
+
+def test_serving_workloads_are_kueue_integrations_by_default(dev_spec):
+    """Deployments, StatefulSets, LeaderWorkerSets and plain pods count against the inference quotas."""
+    import yaml as _yaml
+    from gpu_platform.queues.releases import render_kueue_release
+
+    config = _yaml.safe_load(render_kueue_release(dev_spec)["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert {"pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"} <= set(
+        config["integrations"]["frameworks"])
+
+
+def test_volcano_enforces_deserved_and_puts_team_podgroups_in_the_team_queue(dev_data):
+    """`proportion` ignores a queue's deserved; `capacity` enforces it. PodGroups land in `default` unless the
+    namespace annotation names the team's queue and the chart's podgroup mutating webhook is on."""
+    import yaml as _yaml
+    from gpu_platform.queues.releases import render_volcano_release
+    from gpu_platform.queues.render import render_namespaces
+
+    data = copy.deepcopy(dev_data)
+    data["scheduling"] = {**data.get("scheduling", {}), "volcano": {"enabled": True}}
+    spec = parse_spec(data)
+    values = render_volcano_release(spec)["values"]["custom"]
+    plugins = [p["name"] for tier in _yaml.safe_load(values["scheduler_config_override"])["tiers"] for p in tier["plugins"]]
+    assert "capacity" in plugins and "proportion" not in plugins
+    assert "/podgroups/mutate" in values["enabled_admissions"].split(",")
+    ns = {d["metadata"]["name"]: d["metadata"] for d in render_namespaces(spec)}
+    assert ns["research"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
+    assert ns["prod-inference"]["annotations"] == {"scheduling.volcano.sh/queue-name": "production"}
+    assert "annotations" not in render_namespaces(parse_spec(dev_data))[0]["metadata"]  # no Volcano: no annotation
+
+
+def test_team_namespaces_carry_the_team_and_a_grant_per_tier_it_has_quota_for(dev_spec):
+    from gpu_platform.queues.render import render_namespaces
+
+    labels = {d["metadata"]["name"]: d["metadata"]["labels"] for d in render_namespaces(dev_spec)}
+    assert labels["research"] == {"gpu.example.com/team": "research", "tier.gpu.example.com/train": "true",
+                                  "tier.gpu.example.com/dev": "true"}
+    assert labels["prod-inference"]["gpu.example.com/team"] == "production"

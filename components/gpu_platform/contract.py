@@ -22,6 +22,9 @@ __all__ = [
     "pool_label_key",
     "pool_labels",
     "pool_taints",
+    "team_label_key",
+    "tier_grant_label_key",
+    "tier_grant_prefix",
     "tier_label_key",
 ]
 
@@ -41,6 +44,22 @@ def pool_label_key(label_domain: str) -> str:
 def tier_label_key(label_domain: str) -> str:
     """Pod label key naming a pod's tier."""
     return f"{label_domain}/gpu-tier"
+
+
+def team_label_key(label_domain: str) -> str:
+    """Namespace label key naming the namespace's team (admission reads the team's queue from it)."""
+    return f"{label_domain}/team"
+
+
+def tier_grant_prefix(label_domain: str) -> str:
+    """Prefix of the namespace label keys granting tiers: `tier.<labelDomain>/<tier>: "true"`."""
+    return f"tier.{label_domain}/"
+
+
+def tier_grant_label_key(label_domain: str, tier: str) -> str:
+    """Namespace label key saying the namespace's team may run pods of `tier` (admission honours the tier
+    label only where it is set). Tier names are valid label values, so they are valid label-key names too."""
+    return tier_grant_prefix(label_domain) + tier
 
 
 def device_plugin_config_key(pool: NodePool) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-__all__ = ["KubernetesObject", "helm_release_resource", "k8s_object", "k8s_objects", "object_resource_name"]
+__all__ = ["KubernetesObject", "helm_release_resource", "k8s_object", "k8s_objects", "namespace_patches",
+           "object_resource_name"]
 
 
 class KubernetesObject(pulumi.CustomResource):
@@ -48,6 +49,13 @@ def k8s_object(prefix: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -
 def k8s_objects(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> list[pulumi.CustomResource]:
     """Resources for several documents, in order."""
     return [k8s_object(prefix, d, opts) for d in docs]
+
+
+def namespace_patches(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> list[k8s.core.v1.NamespacePatch]:
+    """Server-side-apply patches setting only the rendered labels and annotations on namespaces that exist:
+    nothing else of the namespace is owned, and deleting the patch removes only what it set."""
+    return [k8s.core.v1.NamespacePatch(object_resource_name(f"{prefix}-patch", d), metadata=d["metadata"], opts=opts)
+            for d in docs]
 
 
 def helm_release_resource(name: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:

@@ -264,8 +264,15 @@ class KueueSpec(_Model):
     fair_sharing: bool = Field(default=False, description="Enable fair sharing in the manager configuration.")
     queueing_strategy: str = Field(default="BestEffortFIFO", description="BestEffortFIFO | StrictFIFO.")
     integrations: list[str] = Field(
-        default_factory=lambda: ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob", "ray.io/rayjob"],
-        description="Kueue job integrations to enable.",
+        default_factory=lambda: ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob", "ray.io/rayjob",
+                                 "pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"],
+        description="Kueue integrations to enable. The serving ones (pod, deployment, statefulset, leaderworkerset) "
+        "put inference quotas on Deployments, StatefulSets, LeaderWorkerSets and plain pods.",
+    )
+    manage_jobs_without_queue_name: bool = Field(
+        default=True,
+        description="Kueue holds every workload and pod created in a team namespace until it has a queue name "
+        "(admission adds the team's), so nothing there runs outside quota when admission is late or down.",
     )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -287,7 +294,9 @@ class SchedulingSpec(_Model):
     volcano: VolcanoSpec = Field(default_factory=VolcanoSpec, description="Volcano settings.")
     cohorts: list[CohortSpec] = Field(default_factory=list, description="Nested Kueue cohorts.")
     create_namespaces: bool = Field(
-        default=True, description="Create the teams' namespaces (labelled `<labelDomain>/team`) with their queues."
+        default=True,
+        description="Create the teams' namespaces with their queues; when false the platform's labels (team, tier grants) "
+        "are patched onto namespaces that exist (server-side apply), since admission reads them.",
     )
 
 

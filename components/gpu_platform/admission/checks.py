@@ -33,6 +33,6 @@ def _unrouted_integrations(spec: PlatformSpec) -> Iterator[Finding]:
     for i, name in enumerate(kueue.integrations):
         if name not in JOB_KINDS and name != "pod":
             yield Finding(f"scheduling.kueue.integrations[{i}]",
-                          f"{name!r} workloads are not given the team's kueue.x-k8s.io/queue-name by admission "
-                          f"(labelled: tiered pods, {', '.join(JOB_KINDS)}); set the label on them or they bypass the quotas",
-                          "warning")
+                          f"{name!r} workloads are not given the team's kueue.x-k8s.io/queue-name nor their tier's "
+                          f"placement by admission (routed: pods, {', '.join(JOB_KINDS)}); set both on them, or "
+                          "Kueue holds them (manageJobsWithoutQueueName) or picks any flavor with quota", "warning")

@@ -1,10 +1,19 @@
-"""Pure render of the Kueue job routing: label the workloads Kueue admits with the team's queue (no pulumi import).
+"""Pure render of the workload routes: what Kueue reads from a workload object, set at creation (no pulumi import).
 
-Kueue reads `kueue.x-k8s.io/queue-name` (and `kueue.x-k8s.io/priority-class`) from the workload object of an
-enabled integration (a Job, a JobSet...), not from its pods: a Job without the label bypasses the quotas. On
-CREATE in a team namespace, the mutation adds the team's LocalQueue when the object has no queue label, and the
-tier's WorkloadPriorityClass when its pod templates carry one known tier label and it has no priority label.
-It never overwrites a label the user set, and fails open like the pod routes.
+Kueue builds a Workload from the workload object (a Job, a JobSet, a Deployment...), not from its pods, and
+assigns a flavor from the pod templates' node selector (kubernetes-sigs/kueue v0.19.2
+pkg/scheduler/flavorassigner/flavorassigner.go `flavorSelector`: only a selector on the flavors' node-label
+keys narrows the choice; without one, the first flavor with quota wins). So one route per workload kind, on
+CREATE in a namespace granted the template's tier, writes into every pod template that carries a tier label
+the same placement the pod routes write into pods: the pool's node selector, the pool and GPU tolerations, and
+the tier's resource in place of `nvidia.com/gpu` (a MIG tier's ClusterQueue covers only its MIG resource).
+On the object it adds the team's LocalQueue (`kueue.x-k8s.io/queue-name`, read from the namespace's team
+label) when absent, and the tier's WorkloadPriorityClass when the tiered templates agree on one tier. It never
+overwrites a label the user set, and fails open like the pod routes (Kueue then holds the workload: see
+`queues.releases.kueue_manager_config`, manageJobsWithoutQueueName).
+
+Each policy's size is independent of the number of teams and namespaces: the team and the tiers granted come
+from the namespace's labels (the `namespaceObject` of admission CEL), set by the platform on team namespaces.
 """
 
 from __future__ import annotations
@@ -12,93 +21,198 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract import tier_label_key
-from ..queues.kueue import local_queue_name
+from ..contract import GPU_TAINT, pool_label_key, team_label_key, tier_grant_prefix, tier_label_key
 from ..queues.priorities import priority_class_name
 from ..spec import PlatformSpec
-from .cel import cel_str, json_pointer
+from .cel import MAX_CONTAINERS, cel_str, json_pointer
 
-__all__ = ["JOB_KINDS", "JOB_ROUTE", "PRIORITY_LABEL", "QUEUE_LABEL", "JobKind", "job_kinds", "job_route_spec", "queues_cel"]
+__all__ = [
+    "JOB_KINDS",
+    "MAX_TEMPLATE_GROUPS",
+    "PRIORITY_LABEL",
+    "QUEUE_LABEL",
+    "QUEUE_PODS_ROUTE",
+    "JobKind",
+    "Slot",
+    "granted",
+    "job_kinds",
+    "namespace_team",
+    "queue_pods_spec",
+    "route_name",
+    "workload_route_spec",
+]
 
-JOB_ROUTE = "gpu-platform-queue-jobs"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+QUEUE_PODS_ROUTE = "gpu-platform-queue-pods"
+# JobSet replicated jobs and Ray worker groups routed per object (CEL has no index loop: one slot each).
+MAX_TEMPLATE_GROUPS = 8
+_GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One pod template of a workload: when it exists (CEL), its expression, and its JSON pointer."""
+
+    exists: str
+    expr: str
+    pointer: str
 
 
 @dataclass(frozen=True)
 class JobKind:
-    """A Kueue integration's workload kind: its API and where its pod templates are (a CEL list expression)."""
+    """A Kueue integration's workload kind: its API and its pod templates."""
 
     group: str
     version: str
     resource: str
     kind: str
-    templates: str
+    slots: tuple[Slot, ...]
+
+    @property
+    def templates(self) -> str:
+        """CEL list of the object's pod templates."""
+        return " + ".join(f"({s.exists} ? [{s.expr}] : [])" for s in self.slots)
 
 
-_RAY = "object.spec.rayClusterSpec"
-_PYTORCH = "object.spec.pytorchReplicaSpecs"
-# Kueue 0.19 integration name -> the API version it watches (jobset v1alpha2, training-operator v1, kuberay v1).
+def _one(path: str) -> Slot:
+    """The single template at `path` (dotted, below `object`)."""
+    parts = path.split(".")
+    exists = " && ".join(f"has(object.{'.'.join(parts[:i])})" for i in range(1, len(parts) + 1))
+    return Slot(exists, f"object.{path}", json_pointer(*parts))
+
+
+def _indexed(items: str, below: str) -> tuple[Slot, ...]:
+    """Templates at `object.<items>[i].<below>` for i < MAX_TEMPLATE_GROUPS."""
+    parts = items.split(".")
+    has = " && ".join(f"has(object.{'.'.join(parts[:i])})" for i in range(1, len(parts) + 1))
+    return tuple(Slot(f"{has} && size(object.{items}) > {i}", f"object.{items}[{i}].{below}",
+                      json_pointer(*parts, str(i), *below.split(".")))
+                 for i in range(MAX_TEMPLATE_GROUPS))
+
+
+def _keyed(items: str, key: str, below: str) -> Slot:
+    """The template at `object.<items>[<key>].<below>` (a map keyed by replica type)."""
+    return Slot(f"has(object.{items}) && {cel_str(key)} in object.{items}", f"object.{items}[{cel_str(key)}].{below}",
+                json_pointer(*items.split("."), key, *below.split(".")))
+
+
+# Kueue 0.19 integration name -> the API version it watches and where the pod templates are (jobset v1alpha2,
+# training-operator v1 PyTorchJob replica types Master/Worker, kuberay v1, apps/v1, LeaderWorkerSet v1).
 JOB_KINDS: dict[str, JobKind] = {
-    "batch/job": JobKind("batch", "v1", "jobs", "Job", "[object.spec.template]"),
-    "jobset.x-k8s.io/jobset": JobKind(
-        "jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet",
-        "has(object.spec.replicatedJobs) ? object.spec.replicatedJobs.map(r, r.template.spec.template) : []"),
-    "kubeflow.org/pytorchjob": JobKind(
-        "kubeflow.org", "v1", "pytorchjobs", "PyTorchJob",
-        f"has({_PYTORCH}) ? {_PYTORCH}.map(k, {_PYTORCH}[k].template) : []"),
-    "ray.io/rayjob": JobKind(
-        "ray.io", "v1", "rayjobs", "RayJob",
-        f"has({_RAY}) ? [{_RAY}.headGroupSpec.template] + (has({_RAY}.workerGroupSpecs) ? "
-        f"{_RAY}.workerGroupSpecs.map(w, w.template) : []) : []"),
+    "batch/job": JobKind("batch", "v1", "jobs", "Job", (_one("spec.template"),)),
+    "jobset.x-k8s.io/jobset": JobKind("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet",
+                                      _indexed("spec.replicatedJobs", "template.spec.template")),
+    "kubeflow.org/pytorchjob": JobKind("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob",
+                                       tuple(_keyed("spec.pytorchReplicaSpecs", r, "template") for r in ("Master", "Worker"))),
+    "ray.io/rayjob": JobKind("ray.io", "v1", "rayjobs", "RayJob",
+                             (_one("spec.rayClusterSpec.headGroupSpec.template"),
+                              *_indexed("spec.rayClusterSpec.workerGroupSpecs", "template"))),
+    "deployment": JobKind("apps", "v1", "deployments", "Deployment", (_one("spec.template"),)),
+    "statefulset": JobKind("apps", "v1", "statefulsets", "StatefulSet", (_one("spec.template"),)),
+    "leaderworkerset.x-k8s.io/leaderworkerset": JobKind(
+        "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet",
+        (_one("spec.leaderWorkerTemplate.leaderTemplate"), _one("spec.leaderWorkerTemplate.workerTemplate"))),
 }
 
 
 def job_kinds(spec: PlatformSpec) -> list[JobKind]:
-    """The workload kinds of the enabled Kueue integrations this route knows (none when Kueue is disabled)."""
+    """The workload kinds of the enabled Kueue integrations routed here (none when Kueue is disabled)."""
     kueue = spec.scheduling.kueue
     return [JOB_KINDS[i] for i in kueue.integrations if i in JOB_KINDS] if kueue.enabled else []
 
 
-def queues_cel(spec: PlatformSpec) -> str:
-    """CEL map literal: team namespace -> the team's LocalQueue."""
-    entries = ", ".join(f"{cel_str(ns)}: {cel_str(local_queue_name(t))}" for t in spec.teams for ns in t.namespaces)
-    return "{" + entries + "}"
+def route_name(kind: JobKind) -> str:
+    """Name of the route policy of one workload kind."""
+    return f"gpu-platform-route-{kind.kind.lower()}"
 
 
-def _templates(kinds: list[JobKind]) -> str:
-    """The pod templates of the object, dispatched on its kind."""
-    expr = "[]"
-    for k in reversed(kinds):
-        expr = f"object.kind == {cel_str(k.kind)} ? ({k.templates}) : {expr}"
-    return expr
+def namespace_team(spec: PlatformSpec) -> str:
+    """CEL: the team named by the request namespace's team label, '' when it is not a team namespace."""
+    labels, key = "namespaceObject.metadata.labels", cel_str(team_label_key(spec.label_domain))
+    return f"(has({labels}) && {key} in {labels} ? {labels}[{key}] : '')"
+
+
+def granted(spec: PlatformSpec, tier: str) -> str:
+    """CEL: the request namespace may run pods of `tier` (a CEL string). Without teams every namespace may."""
+    if not spec.teams:
+        return "true"
+    labels = "namespaceObject.metadata.labels"
+    return f"(has({labels}) && ({cel_str(tier_grant_prefix(spec.label_domain))} + {tier}) in {labels})"
 
 
 def _template_tier(key: str) -> str:
-    return f"has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? t.metadata.labels[{cel_str(key)}] : ''"
+    return (f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? "
+            f"t.metadata.labels[{cel_str(key)}] : '')")
 
 
-def _variables(spec: PlatformSpec, kinds: list[JobKind]) -> list[dict[str, str]]:
-    priorities = "{" + ", ".join(f"{cel_str(t.name)}: {cel_str(priority_class_name(t))}" for t in spec.tiers) + "}"
+def _patch(op: str, path: str, value: str | None = None) -> str:
+    """A CEL JSONPatch literal; `path` is a CEL string expression."""
+    return f"JSONPatch{{op: {cel_str(op)}, path: {path}" + (f", value: {value}}}" if value is not None else "}")
+
+
+def _resource_patches(pointer: str, field: str, section: str) -> str:
+    """Move `nvidia.com/gpu` to the tier's resource in one resources section of every container of `field`."""
+    c = f"t.spec.{field}[i]"
+    cond = (f"has(t.spec.{field}) && i < size(t.spec.{field}) && has({c}.resources) && has({c}.resources.{section}) "
+            f"&& {cel_str(_GPU)} in {c}.resources.{section}")
+    base = f"{cel_str(f'{pointer}/spec/{field}/')} + string(i) + {cel_str(f'/resources/{section}/')}"
+    add = _patch("add", f"{base} + variables.resourcePointers[tier]", f"{c}.resources.{section}[{cel_str(_GPU)}]")
+    remove = _patch("remove", f"{base} + {cel_str(json_pointer(_GPU)[1:])}")
+    pick = f"variables.idx.filter(i, {cond})"
+    return f"{pick}.map(i, {add}) + {pick}.map(i, {remove})"
+
+
+def _placement_patches(spec: PlatformSpec, slot: Slot) -> str:
+    """CEL list of JSONPatch placing template `t` (of tier `tier`) on its pool, like the pod routes."""
+    key, p = pool_label_key(spec.label_domain), slot.pointer
+    pool = "variables.pools[tier]"
+    tols = (f"[{{'key': {cel_str(key)}, 'operator': 'Equal', 'value': {pool}, 'effect': 'NoSchedule'}}, "
+            f"{{'key': {cel_str(GPU_TAINT['key'])}, 'operator': 'Exists', 'effect': 'NoSchedule'}}]")
+    selector = (f"(has(t.spec.nodeSelector) ? [{_patch('add', cel_str(p + '/spec/nodeSelector' + json_pointer(key)), pool)}]"
+                f" : [{_patch('add', cel_str(p + '/spec/nodeSelector'), f'{{{cel_str(key)}: {pool}}}')}])")
+    tolerations = (f"(has(t.spec.tolerations) ? {tols}.filter(x, !t.spec.tolerations.exists(y, has(y.key) && "
+                   f"y.key == x['key'])).map(x, {_patch('add', cel_str(p + '/spec/tolerations/-'), 'x')}) : "
+                   f"[{_patch('add', cel_str(p + '/spec/tolerations'), tols)}])")
+    resources = " + ".join(_resource_patches(p, f, s) for f in ("containers", "initContainers") for s in ("limits", "requests"))
+    return f"{selector} + {tolerations} + (variables.resources[tier] == {cel_str(_GPU)} ? [] : {resources})"
+
+
+def _slot_mutation(spec: PlatformSpec, slot: Slot) -> str:
+    """CEL list of JSONPatch routing one pod template by its tier label, when its namespace is granted the tier."""
+    body = f"tier in variables.pools && {granted(spec, 'tier')} ? {_placement_patches(spec, slot)} : []"
+    per_template = f"[{_template_tier(tier_label_key(spec.label_domain))}].map(tier, {body})[0]"
+    return f"!({slot.exists}) ? [] : [{slot.expr}].map(t, {per_template})[0]"
+
+
+def _variables(spec: PlatformSpec, kind: JobKind) -> list[dict[str, str]]:
+    def tier_map(value) -> str:
+        return "{" + ", ".join(f"{cel_str(t.name)}: {cel_str(value(t))}" for t in spec.tiers) + "}"
+
     first = "variables.tiers[0]"
     pairs = (f"[[{cel_str(QUEUE_LABEL)}, {cel_str(json_pointer(QUEUE_LABEL))}, variables.queue], "
              f"[{cel_str(PRIORITY_LABEL)}, {cel_str(json_pointer(PRIORITY_LABEL))}, variables.priority]]")
     return [
-        {"name": "queue", "expression": f"{queues_cel(spec)}[request.namespace]"},
+        {"name": "priorities", "expression": tier_map(priority_class_name)},
+        {"name": "pools", "expression": tier_map(lambda t: t.pool)},
+        {"name": "resources", "expression": tier_map(spec.resource_of)},
+        {"name": "resourcePointers", "expression": tier_map(lambda t: json_pointer(spec.resource_of(t))[1:])},
+        {"name": "idx", "expression": "[" + ", ".join(str(i) for i in range(MAX_CONTAINERS)) + "]"},
+        {"name": "queue", "expression": namespace_team(spec)},
         {"name": "labels", "expression": "has(object.metadata.labels) ? object.metadata.labels : {}"},
-        {"name": "tiers", "expression": f"({_templates(kinds)}).map(t, {_template_tier(tier_label_key(spec.label_domain))})"
+        {"name": "tiers", "expression": f"({kind.templates}).map(t, {_template_tier(tier_label_key(spec.label_domain))})"
                                         ".filter(x, x != '')"},
         # One tier across the templates that carry one (e.g. Ray workers but not the head); none or a mix: no priority.
         {"name": "priority", "expression": f"size(variables.tiers) > 0 && variables.tiers.all(x, x == {first}) && "
-                                           f"{first} in {priorities} ? {priorities}[{first}] : ''"},
+                                           f"{first} in variables.priorities ? variables.priorities[{first}] : ''"},
         # [label, JSON pointer, value] of every label to add: set by the routing, absent from the object.
         {"name": "adds", "expression": f"{pairs}.filter(p, p[2] != '' && !(p[0] in variables.labels))"},
     ]
 
 
-_PATCH = ("size(variables.adds) == 0 ? [] : (has(object.metadata.labels) ? [] : "
-          "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]) + "
-          "variables.adds.map(p, JSONPatch{op: 'add', path: '/metadata/labels' + p[1], value: p[2]})")
+_LABEL_PATCH = ("size(variables.adds) == 0 ? [] : (has(object.metadata.labels) ? [] : "
+                "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]) + "
+                "variables.adds.map(p, JSONPatch{op: 'add', path: '/metadata/labels' + p[1], value: p[2]})")
 
 
 def _not_owned(kinds: list[JobKind]) -> str:
@@ -108,20 +222,45 @@ def _not_owned(kinds: list[JobKind]) -> str:
             f"has(o.controller) && o.controller && o.kind in {parents})")
 
 
-def job_route_spec(spec: PlatformSpec) -> dict[str, Any] | None:
-    """The mutation spec (without namespace selection) labelling new workloads with the team's queue, or None."""
-    kinds = job_kinds(spec)
-    if not kinds or not spec.teams:
-        return None
-    rules = [{"apiGroups": [g], "apiVersions": sorted({k.version for k in kinds if k.group == g}), "operations": ["CREATE"],
-              "resources": sorted({k.resource for k in kinds if k.group == g})}
-             for g in dict.fromkeys(k.group for k in kinds)]
+def workload_route_spec(spec: PlatformSpec, kind: JobKind) -> dict[str, Any]:
+    """The mutation spec (without namespace selection) routing new workloads of `kind` in team namespaces."""
+    rule = {"apiGroups": [kind.group], "apiVersions": [kind.version], "operations": ["CREATE"], "resources": [kind.resource]}
+    mutations = [_LABEL_PATCH] + [_slot_mutation(spec, s) for s in kind.slots]
     return {
         "failurePolicy": "Ignore",
         "reinvocationPolicy": "Never",
-        "matchConstraints": {"resourceRules": rules},
-        "matchConditions": [{"name": "team-namespace", "expression": f"request.namespace in {queues_cel(spec)}"},
-                            {"name": "not-owned-by-a-queued-workload", "expression": _not_owned(kinds)}],
-        "variables": _variables(spec, kinds),
-        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": _PATCH}}],
+        "matchConstraints": {"resourceRules": [rule]},
+        "matchConditions": [{"name": "team-namespace", "expression": f"{namespace_team(spec)} != ''"},
+                            {"name": "not-owned-by-a-queued-workload", "expression": _not_owned(job_kinds(spec))}],
+        "variables": _variables(spec, kind),
+        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": e}} for e in mutations],
+    }
+
+
+# Pods created by these controllers are queued through their parent (Kueue skips pods whose ancestor it
+# manages: kueue v0.19.2 pkg/controller/jobframework/utils.go FindAncestorJobManagedByKueue).
+_JOB_POD_OWNERS = ("Job", "PyTorchJob", "RayCluster", "RayJob")
+
+
+def queue_pods_spec(spec: PlatformSpec) -> dict[str, Any]:
+    """The mutation spec giving every new pod of a team namespace the team's LocalQueue (Kueue's `pod`
+    integration holds pods without one, manageJobsWithoutQueueName), except pods of a queued job."""
+    owners = "[" + ", ".join(cel_str(k) for k in _JOB_POD_OWNERS) + "]"
+    owned = (f"has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) "
+             f"&& o.controller && o.kind in {owners})")
+    labels = "object.metadata.labels"
+    add = (f"has({labels}) ? [JSONPatch{{op: 'add', path: {cel_str('/metadata/labels' + json_pointer(QUEUE_LABEL))}, "
+           f"value: {namespace_team(spec)}}}] : [JSONPatch{{op: 'add', path: '/metadata/labels', "
+           f"value: {{{cel_str(QUEUE_LABEL)}: {namespace_team(spec)}}}}}]")
+    return {
+        "failurePolicy": "Ignore",
+        "reinvocationPolicy": "Never",
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                                "resources": ["pods"]}]},
+        "matchConditions": [
+            {"name": "team-namespace", "expression": f"{namespace_team(spec)} != ''"},
+            {"name": "no-queue-name", "expression": f"!has({labels}) || !({cel_str(QUEUE_LABEL)} in {labels})"},
+            {"name": "not-a-queued-job-pod", "expression": f"!({owned})"},
+        ],
+        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": add}}],
     }

@@ -11,28 +11,29 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts import Artifact, deep_merge, helm_release
-from ..contract import GPU_TAINT, pool_label_key, tier_label_key
+from ..contract import GPU_TAINT, pool_label_key, tier_grant_prefix, tier_label_key
 from ..errors import RenderError
 from ..queues.priorities import priority_class_name
 from ..spec import MutationEngine, PlatformSpec, Tier
 from .cel import cel_str, gpu_requested, json_pointer, resource_patches, tier_label
-from .jobs import JOB_ROUTE, QUEUE_LABEL, job_route_spec, queues_cel
+from .jobs import QUEUE_PODS_ROUTE, granted, job_kinds, queue_pods_spec, route_name, workload_route_spec
 
 __all__ = [
     "DENY_POLICY",
-    "JOB_ROUTE",
+    "DENY_WORKLOADS_POLICY",
     "KYVERNO_CHART",
-    "QUEUE_LABEL",
     "engine_notes",
     "exempt_namespaces",
     "mutation_engine",
     "render_admission",
     "render_admission_artifacts",
     "render_deny",
+    "render_deny_workloads",
     "render_routes",
 ]
 
 DENY_POLICY = "gpu-platform-deny-unclassified"
+DENY_WORKLOADS_POLICY = "gpu-platform-deny-unclassified-workloads"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
 _KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
@@ -101,6 +102,15 @@ def _deny_variables(spec: PlatformSpec, key: str) -> list[dict[str, str]]:
     ]
 
 
+def _grant_validation(spec: PlatformSpec, tier: str, what: str) -> dict[str, str]:
+    """The tier label is honoured only in namespaces granted the tier (its team has a quota for it)."""
+    key, grant = tier_label_key(spec.label_domain), tier_grant_prefix(spec.label_domain)
+    return {"expression": f"!({tier} in variables.allowed) || {granted(spec, tier)}", "reason": "Forbidden",
+            "messageExpression": f"'{what} with the label {key}=' + {tier} + ' are not allowed in namespace ' + "
+                                 f"request.namespace + ': no team with a quota for tier ' + {tier} + ' owns it "
+                                 f"(team namespaces carry the label {grant}<tier>=true for each tier of the team)'"}
+
+
 def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
     """ValidatingAdmissionPolicy + binding: GPU pods need a known tier and may request only its resource."""
     key, tiers = tier_label_key(spec.label_domain), ", ".join(t.name for t in spec.tiers)
@@ -120,6 +130,7 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {"expression": "variables.tier in variables.allowed", "reason": "Forbidden",
                  "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
                                       f"({tiers}); got \"' + variables.tier + '\"'"},
+                _grant_validation(spec, "variables.tier", "pods"),
                 {"expression": "size(variables.wrong) == 0", "reason": "Forbidden",
                  "messageExpression": "variables.wrong[0] + ', which tier ' + variables.tier + ' does not allow: "
                                       "request ' + variables.allowed[variables.tier][0] + ' instead (tiers and their "
@@ -131,6 +142,67 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
         "metadata": _meta(DENY_POLICY),
         "spec": {"policyName": DENY_POLICY, "validationActions": ["Deny"],
+                 "matchResources": {"namespaceSelector": _not_exempt(spec)}},
+    }
+    return [policy, binding]
+
+
+def _template_requests_gpu() -> str:
+    """CEL: pod template `t` requests or limits an `nvidia.com/*` resource in any container."""
+    containers = "t.spec.containers + (has(t.spec.initContainers) ? t.spec.initContainers : [])"
+    return (f"has(t.spec) && has(t.spec.containers) && ({containers}).exists(c, "
+            f"{_has_gpu('limits')} || {_has_gpu('requests')})")
+
+
+def _has_gpu(section: str) -> str:
+    return (f"(has(c.resources) && has(c.resources.{section}) && "
+            f"c.resources.{section}.exists(k, k.startsWith('nvidia.com/')))")
+
+
+def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding: a workload Kueue queues (Job, JobSet, Deployment...) whose pod
+    templates request GPUs needs a known, granted tier on each such template, or Kueue would admit it, charge
+    a quota, and its pods would then be denied."""
+    kinds = job_kinds(spec)
+    if not kinds:
+        return []
+    key, tiers = tier_label_key(spec.label_domain), ", ".join(t.name for t in spec.tiers)
+    dispatch = "[]"
+    for k in reversed(kinds):
+        dispatch = f"object.kind == {cel_str(k.kind)} ? ({k.templates}) : {dispatch}"
+    tier_of = f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? t.metadata.labels[{cel_str(key)}] : '')"
+    rules = [{"apiGroups": [g], "apiVersions": sorted({k.version for k in kinds if k.group == g}),
+              "operations": ["CREATE"], "resources": sorted({k.resource for k in kinds if k.group == g})}
+             for g in dict.fromkeys(k.group for k in kinds)]
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": _meta(DENY_WORKLOADS_POLICY),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": rules},
+            "variables": [
+                {"name": "allowed", "expression": _allowed_map(spec)},
+                # The tier label of every pod template that requests nvidia.com/* ('' when it has none).
+                {"name": "gpuTiers", "expression": f"({dispatch}).filter(t, {_template_requests_gpu()}).map(t, {tier_of})"},
+                {"name": "unknown", "expression": "variables.gpuTiers.filter(x, !(x in variables.allowed))"},
+                {"name": "ungranted", "expression": f"variables.gpuTiers.filter(x, x in variables.allowed && "
+                                                    f"!{granted(spec, 'x')})"},
+            ],
+            "validations": [
+                {"expression": "size(variables.unknown) == 0", "reason": "Forbidden",
+                 "messageExpression": f"'pod templates requesting nvidia.com/* need the label {key} set to a known "
+                                      f"tier ({tiers}); got \"' + variables.unknown[0] + '\"'"},
+                {"expression": "size(variables.ungranted) == 0", "reason": "Forbidden",
+                 "messageExpression": f"'pod templates with the label {key}=' + variables.ungranted[0] + ' are not "
+                                      "allowed in namespace ' + request.namespace + ': no team with a quota for tier ' "
+                                      "+ variables.ungranted[0] + ' owns it'"},
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": _meta(DENY_WORKLOADS_POLICY),
+        "spec": {"policyName": DENY_WORKLOADS_POLICY, "validationActions": ["Deny"],
                  "matchResources": {"namespaceSelector": _not_exempt(spec)}},
     }
     return [policy, binding]
@@ -155,9 +227,6 @@ def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
         f"[JSONPatch{{op: 'add', path: '/spec/tolerations', value: {tols}}}]",
         f"[JSONPatch{{op: 'add', path: '/spec/priorityClassName', value: {cel_str(priority_class_name(tier))}}}, "
         f"JSONPatch{{op: 'add', path: '/spec/priority', value: {spec.priority_of(tier)}}}]",
-        f"request.namespace in {queues_cel(spec)} && !({cel_str(QUEUE_LABEL)} in object.metadata.labels) ? "
-        f"[JSONPatch{{op: 'add', path: {cel_str('/metadata/labels' + json_pointer(QUEUE_LABEL))}, "
-        f"value: {queues_cel(spec)}[request.namespace]}}] : []",
     ]
     resource = spec.resource_of(tier)
     if resource != "nvidia.com/gpu":
@@ -174,7 +243,8 @@ def _route_spec(spec: PlatformSpec, tier: Tier) -> dict[str, Any]:
         "failurePolicy": "Ignore",
         "reinvocationPolicy": "Never",
         "matchConstraints": {"resourceRules": [_POD_RULE]},
-        "matchConditions": [{"name": "tier", "expression": f"{tier_label(key)} == {cel_str(tier.name)}"}],
+        "matchConditions": [{"name": "tier", "expression": f"{tier_label(key)} == {cel_str(tier.name)}"},
+                            {"name": "tier-granted", "expression": granted(spec, cel_str(tier.name))}],
         "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": e}} for e in _mutations(spec, tier)],
     }
 
@@ -192,11 +262,19 @@ def _policy(spec: PlatformSpec, name: str, body: dict[str, Any]) -> list[dict[st
     return []
 
 
+_POD_QUEUED = ("pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")
+
+
 def render_routes(spec: PlatformSpec) -> list[dict[str, Any]]:
-    """Per tier, the pod routing mutation; then the Kueue job routing (`jobs`) when Kueue queues workloads."""
+    """Per tier, the pod routing mutation; with Kueue, the team queue on pods (when Kueue queues pods) and one
+    route per enabled workload kind (`jobs`)."""
     docs = [d for tier in spec.tiers for d in _policy(spec, f"gpu-platform-route-{tier.name}", _route_spec(spec, tier))]
-    jobs = job_route_spec(spec)
-    return docs + (_policy(spec, JOB_ROUTE, jobs) if jobs else [])
+    kueue = spec.scheduling.kueue
+    if not (kueue.enabled and spec.teams):
+        return docs
+    if any(i in _POD_QUEUED for i in kueue.integrations):
+        docs += _policy(spec, QUEUE_PODS_ROUTE, queue_pods_spec(spec))
+    return docs + [d for kind in job_kinds(spec) for d in _policy(spec, route_name(kind), workload_route_spec(spec, kind))]
 
 
 def render_kyverno_release(spec: PlatformSpec) -> dict[str, Any] | None:
@@ -210,7 +288,7 @@ def render_kyverno_release(spec: PlatformSpec) -> dict[str, Any] | None:
 
 def render_admission(spec: PlatformSpec) -> list[dict[str, Any]]:
     """Every admission object: the deny (when enabled) and the routes."""
-    deny = render_deny(spec) if spec.admission.deny_unclassified else []
+    deny = render_deny(spec) + render_deny_workloads(spec) if spec.admission.deny_unclassified else []
     return deny + render_routes(spec)
 
 

@@ -33,7 +33,8 @@ class GpuQueues(pulumi.ComponentResource):
         super().__init__("gpu-platform:queues:GpuQueues", name, None, opts)
         q = render_queues(args.spec)
         child = pulumi.ResourceOptions(parent=self)
-        self.namespaces = k8s.k8s_objects(name, q.namespaces, child)
+        make = k8s.k8s_objects if args.spec.scheduling.create_namespaces else k8s.namespace_patches
+        self.namespaces = make(name, q.namespaces, child)
         self.priority_classes = k8s.k8s_objects(name, q.priority_classes, child)
         # What the component waits for (the Prometheus Operator CRDs, say) its releases wait for too.
         after_outer = pulumi.ResourceOptions(parent=self, depends_on=list((opts and opts.depends_on) or []))

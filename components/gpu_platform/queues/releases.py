@@ -11,7 +11,7 @@ from ..spec import PlatformSpec
 from .kueue import namespace_selector
 from .volcano import scheduler_config
 
-__all__ = ["KUEUE_FRAMEWORKS", "NON_QUOTA_RESOURCE_PREFIXES", "kueue_manager_config", "render_kueue_release",
+__all__ = ["KUEUE_FRAMEWORKS", "NON_QUOTA_RESOURCE_PREFIXES", "VOLCANO_ADMISSIONS", "kueue_manager_config", "render_kueue_release",
            "render_volcano_release"]
 
 # Kueue 0.19.2's integration names (charts/kueue/values.yaml managerConfig, enabled and commented entries);
@@ -27,6 +27,13 @@ KUEUE_FRAMEWORKS = (
 # ClusterQueue"). Quotas cover GPUs only, so every other resource a GPU pod commonly requests is excluded
 # from Kueue's accounting (`resources.excludeResourcePrefixes`; EFA and RDMA NICs sit beside training GPUs).
 NON_QUOTA_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/", "rdma/")
+
+
+# The chart's default webhooks plus `/podgroups/mutate`, which moves a PodGroup left in the `default` queue to
+# the queue its namespace names (volcano-sh/volcano v1.15.1 installer/helm/chart/volcano/values.yaml
+# `custom.enabled_admissions`; pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go).
+VOLCANO_ADMISSIONS = ("/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,"
+                      "/queues/validate,/hypernodes/validate,/cronjobs/validate")
 
 
 def kueue_manager_config(spec: PlatformSpec) -> dict[str, Any]:
@@ -46,6 +53,11 @@ def kueue_manager_config(spec: PlatformSpec) -> dict[str, Any]:
     if namespaces:
         # Only team namespaces are managed; the `pod` integration then never gates system pods.
         config["managedJobsNamespaceSelector"] = namespace_selector(namespaces)
+        # A workload created in a team namespace without a queue name is suspended (pods: gated) at creation
+        # and waits for one, instead of running outside quota when the label comes late or not at all
+        # (kubernetes-sigs/kueue v0.19.2 pkg/controller/jobframework/utils.go WorkloadShouldBeSuspended;
+        # pkg/controller/jobs/pod/pod_webhook.go Default). Admission gives every one of them the team's queue.
+        config["manageJobsWithoutQueueName"] = kueue.manage_jobs_without_queue_name
     config["integrations"] = {"frameworks": list(kueue.integrations)}
     config["resources"] = {"excludeResourcePrefixes": list(NON_QUOTA_RESOURCE_PREFIXES)}
     if kueue.fair_sharing:
@@ -61,6 +73,13 @@ def render_kueue_release(spec: PlatformSpec) -> dict[str, Any]:
     """
     kueue = spec.scheduling.kueue
     values: dict[str, Any] = {
+        # The API server calls mutating webhook configurations in name order, so Kueue's
+        # (`kueue-mutating-webhook-configuration`) runs before Kyverno's (`kyverno-resource-mutating-webhook-cfg`,
+        # kyverno v1.17.2 pkg/config/config.go), which adds the queue label. IfNeeded makes the API server call
+        # Kueue's webhook again after that change, so it suspends the job and copies the label to pod templates
+        # (kubernetes k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go reinvocation;
+        # kueue v0.19.2 charts/kueue/values.yaml `mutatingWebhook.reinvocationPolicy`).
+        "mutatingWebhook": {"reinvocationPolicy": "IfNeeded"},
         "enablePrometheus": True,
         "metrics": {"prometheusNamespace": spec.monitoring.prometheus.namespace},
         "controllerManager": {"manager": {"image": {"tag": f"v{kueue.version}", "pullPolicy": "IfNotPresent"}}},
@@ -77,7 +96,7 @@ def render_volcano_release(spec: PlatformSpec) -> dict[str, Any]:
     volcano = spec.scheduling.volcano
     values: dict[str, Any] = {
         "basic": {"image_tag_version": f"v{volcano.version}", "image_pull_policy": "IfNotPresent"},
-        "custom": {"scheduler_config_override": scheduler_config(spec)},
+        "custom": {"scheduler_config_override": scheduler_config(spec), "enabled_admissions": VOLCANO_ADMISSIONS},
     }
     values = deep_merge(values, volcano.values_overrides, "scheduling.volcano.valuesOverrides")
     return helm_release("volcano", "volcano", volcano.repository, volcano.version, volcano.namespace, values)

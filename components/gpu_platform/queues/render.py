@@ -6,25 +6,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..artifacts import Artifact
-from ..spec import PlatformSpec
+from ..contract import team_label_key, tier_grant_label_key
+from ..spec import PlatformSpec, Team
 from .kueue import render_kueue_objects
 from .priorities import render_priority_classes, render_workload_priority_classes
 from .releases import render_kueue_release, render_volcano_release
-from .volcano import render_volcano_queues
+from .volcano import queue_name, render_volcano_queues
 
-__all__ = ["QueueObjects", "render_queue_artifacts", "render_queues", "team_label_key", "render_namespaces"]
+__all__ = ["VOLCANO_QUEUE_ANNOTATION", "QueueObjects", "namespace_metadata", "render_namespaces",
+           "render_queue_artifacts", "render_queues", "team_label_key", "team_tiers"]
 
-
-def team_label_key(label_domain: str) -> str:
-    """Namespace label key naming the namespace's team."""
-    return f"{label_domain}/team"
+# Volcano's PodGroup webhook moves a PodGroup left in the `default` queue to the queue this namespace
+# annotation names (volcano-sh/volcano v1.15.1 pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go
+# createPodGroupPatch; the key is staging/src/volcano.sh/apis/pkg/apis/scheduling/v1beta1/labels.go).
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 
 @dataclass(frozen=True)
 class QueueObjects:
     """The queues domain's documents: plain objects (no CRDs needed), Kueue and Volcano CRs, Helm releases."""
 
-    namespaces: list[dict[str, Any]]
+    namespaces: list[dict[str, Any]]  # created (`scheduling.createNamespaces`) or, when not, labels patched in
     priority_classes: list[dict[str, Any]]
     kueue: list[dict[str, Any]]  # WorkloadPriorityClasses first, then flavors, cohorts, queues
     volcano: list[dict[str, Any]]
@@ -32,12 +34,26 @@ class QueueObjects:
     volcano_release: dict[str, Any] | None
 
 
+def team_tiers(spec: PlatformSpec, team: Team) -> list[str]:
+    """The tiers a team may run: those it has a quota for, in the spec's tier order."""
+    return [t.name for t in spec.tiers if t.name in team.quotas]
+
+
+def namespace_metadata(spec: PlatformSpec, team: Team, namespace: str) -> dict[str, Any]:
+    """A team namespace's metadata as the platform sets it. Admission reads it as `namespaceObject`: the team
+    label names the LocalQueue, one grant label per tier the team may run; Volcano reads the annotation."""
+    labels = {team_label_key(spec.label_domain): team.name}
+    labels |= {tier_grant_label_key(spec.label_domain, t): "true" for t in team_tiers(spec, team)}
+    meta: dict[str, Any] = {"name": namespace, "labels": labels}
+    if spec.scheduling.volcano.enabled:
+        meta["annotations"] = {VOLCANO_QUEUE_ANNOTATION: queue_name(team)}
+    return meta
+
+
 def render_namespaces(spec: PlatformSpec) -> list[dict[str, Any]]:
-    """The teams' namespaces, labelled with their team (when `scheduling.createNamespaces`)."""
-    if not spec.scheduling.create_namespaces:
-        return []
-    key = team_label_key(spec.label_domain)
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {key: t.name}}}
+    """The teams' namespaces with the platform's labels: created when `scheduling.createNamespaces`, otherwise
+    the same labels are patched onto namespaces that exist (admission depends on them either way)."""
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": namespace_metadata(spec, t, ns)}
             for t in spec.teams for ns in t.namespaces]
 
 
@@ -58,7 +74,9 @@ def render_queue_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`DIR/kubernetes/{team-namespaces,priorities,kueue,volcano}.yaml` and `DIR/helm/{kueue,volcano}.yaml`."""
     q = render_queues(spec)
     out = []
-    for name, docs in (("team-namespaces", q.namespaces), ("priorities", q.priority_classes),
+    # Without createNamespaces the documents are the labels to server-side apply onto existing namespaces.
+    ns_file = "team-namespaces" if spec.scheduling.create_namespaces else "team-namespace-labels"
+    for name, docs in ((ns_file, q.namespaces), ("priorities", q.priority_classes),
                        ("kueue", q.kueue), ("volcano", q.volcano)):
         if docs:
             out.append(Artifact("kubernetes", name, tuple(docs)))

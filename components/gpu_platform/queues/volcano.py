@@ -8,6 +8,12 @@ ceiling (nominal + borrowing limit, capped at the pools' capacity); the schedule
 and reclaim actions. With Volcano alone, its Queues carry the quota themselves: deserved = nominal quota,
 guarantee = the part the team never lends, reclaimable, and the scheduler reclaims between queues.
 Volcano queues count resources by name, not by pool: pool routing is the pods' node selector.
+
+The scheduler runs the `capacity` plugin, not `proportion`: proportion divides the cluster by queue weight and
+ignores `deserved`, capacity enforces each queue's `deserved` and lends/reclaims around it (volcano-sh/volcano
+v1.15.1 docs/user-guide/how_to_use_capacity_plugin.md, pkg/scheduler/plugins/capacity/capacity.go; the two
+plugins cannot be used together). PodGroups reach the team's queue through the team namespace's
+`scheduling.volcano.sh/queue-name` annotation (see `queues.render.namespace_metadata`).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 _PLUGINS = [
     {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False}, {"name": "conformance"}]},
     {"plugins": [{"name": "overcommit"}, {"name": "drf", "enablePreemptable": False}, {"name": "predicates"},
-                 {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]},
+                 {"name": "capacity"}, {"name": "nodeorder"}, {"name": "binpack"}]},
 ]
 
 
