@@ -363,3 +363,16 @@ def test_notes_say_what_the_cluster_must_offer(dev_data):
     assert "--runtime-config=admissionregistration.k8s.io/v1beta1=true" in gate
     [_, kyverno] = notes("1.31")
     assert "supports Kubernetes 1.32-1.35, kubernetesVersion is '1.31'" in kyverno
+
+
+def test_admission_does_not_grow_with_teams_or_namespaces(monkeypatch):
+    """Policies read the team and its tier grants from namespace labels, so 1,000 teams (2,000 namespaces)
+    render the same admission objects as 10 teams with the same tiers."""
+    from conftest import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from specgen import make_spec
+
+    few, many = (parse_spec(make_spec(10_000, teams)) for teams in (10, 1_000))
+    assert few.tiers == many.tiers and len(many.teams) == 100 * len(few.teams)
+    assert render_admission(few) == render_admission(many)
