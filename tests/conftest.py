@@ -61,6 +61,7 @@ class Registered:
     delete_before_replace: bool
     aliases: list[Any] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)  # URNs this registration depends on
+    retain_on_delete: bool = False
 
     @property
     def parent_name(self) -> str:
@@ -123,7 +124,8 @@ def pulumi_mocks(monkeypatch) -> Recorder:
                 recorder.resources.append(Registered(
                     request.type, request.name, inputs, request.parent, resp.urn, request.custom,
                     request.protect, list(request.ignoreChanges), request.deleteBeforeReplace,
-                    [a for a in getattr(request, "aliases", [])], list(request.dependencies)))
+                    [a for a in getattr(request, "aliases", [])], list(request.dependencies),
+                    bool(getattr(request, "retainOnDelete", False))))
             return resp
 
     mocks = _Mocks()

@@ -94,3 +94,56 @@ def test_stack_program_builds_platform_from_dev_config(pulumi_mocks, dev_data):
 
     rec = pulumi_mocks.run(lambda: _run_stack_program({"platform": json.dumps(dev_data)}))
     assert rec.named("gpu-platform").type == "gpu-platform:index:GpuPlatform"
+
+
+def test_depends_on_given_to_the_platform_reaches_every_resource(pulumi_mocks, dev_spec):
+    """A platform created with depends_on=[cluster] must not register a node group before the cluster exists:
+    Pulumi does not pass a component's depends_on to its children, so each component does."""
+    import pulumi_kubernetes as k8s
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    def program():
+        cluster = k8s.core.v1.ConfigMap("cluster")  # stands for the eks.Cluster the platform waits for
+        GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec), pulumi.ResourceOptions(depends_on=[cluster]))
+
+    rec = pulumi_mocks.run(program)
+    leaves = [r for r in rec.resources if r.custom and r.name != "cluster"]
+    assert leaves and [r.name for r in leaves if not rec.depends_on(r.name, "cluster")] == []
+    assert rec.depends_on("plat-gpu-train-ng", "cluster")
+
+
+def test_validation_warnings_reach_the_pulumi_log(pulumi_mocks, dev_data, monkeypatch):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+    from gpu_platform.load import parse_spec
+
+    logged = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda msg, resource=None, *a, **k: logged.append(("warn", msg)))
+    monkeypatch.setattr(pulumi.log, "info", lambda msg, resource=None, *a, **k: logged.append(("info", msg)))
+    dev_data["scheduling"]["kueue"] = {"integrations": ["batch/job", "kubeflow.org/tfjob"]}
+    spec = parse_spec(dev_data)
+    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=spec)))
+    assert rec.named("plat")
+    assert any(level == "warn" and "scheduling.kueue.integrations[1]" in msg for level, msg in logged), logged
+
+
+def test_outputs_tell_a_consumer_what_its_workloads_must_carry(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    seen = {}
+
+    def program():
+        plat = GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec))
+        pulumi.Output.all(plat.teams, plat.tiers, plat.node_groups, plat.prometheus_url, plat.opencost_url).apply(
+            lambda v: seen.update(teams=v[0], tiers=v[1], groups=v[2], prom=v[3], opencost=v[4]))
+
+    pulumi_mocks.run(program)
+    assert seen["teams"]["production"] == {
+        "namespaces": ["prod-inference"], "localQueue": "production", "clusterQueue": "production",
+        "tiers": ["inference", "finetune"], "namespaceLabels": {"gpu.example.com/team": "production"}}
+    inference = seen["tiers"]["inference"]
+    assert inference["resource"] == "nvidia.com/mig-3g.40gb"
+    assert inference["nodeSelector"] == {"gpu.example.com/gpu-pool": "gpu-infer"}
+    assert inference["labels"] == {"gpu.example.com/gpu-tier": "inference"}
+    assert inference["priorityClassName"] == "gpu-inference"
+    assert set(seen["groups"]) == {p.name for p in dev_spec.node_pools}
+    assert seen["prom"].startswith("http://") and seen["opencost"] == "http://opencost.opencost.svc:9003"

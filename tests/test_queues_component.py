@@ -91,3 +91,17 @@ def test_existing_namespaces_get_the_platform_labels_patched_not_owned(pulumi_mo
     research = patches["q-patch-namespace-research"]
     assert research.inputs["metadata"]["labels"]["tier.gpu.example.com/train"] == "true"
     assert research.parent_name == "q"
+
+
+def test_team_namespaces_are_retained_on_delete_unless_the_spec_opts_out(pulumi_mocks, dev_data):
+    """Removing a team from the spec must not delete every workload in its namespaces."""
+    import copy
+
+    from gpu_platform.queues import GpuQueues, GpuQueuesArgs
+
+    kept = _run(pulumi_mocks, parse_spec(dev_data)).of_type("kubernetes:core/v1:Namespace")
+    assert kept and all(r.retain_on_delete for r in kept)
+    data = copy.deepcopy(dev_data)
+    data["scheduling"]["retainNamespaces"] = False
+    rec = pulumi_mocks.run(lambda: GpuQueues("q2", GpuQueuesArgs(spec=parse_spec(data))))
+    assert not any(r.retain_on_delete for r in rec.of_type("kubernetes:core/v1:Namespace") if r.name.startswith("q2"))

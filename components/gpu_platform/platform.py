@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
 from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .contract import operator_enabled
+from .errors import Finding
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
 from .observability.component import GpuObservability, GpuObservabilityArgs
+from .outputs import platform_outputs
 from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec
 from .validation import ensure_valid
@@ -29,28 +32,61 @@ class GpuPlatform(pulumi.ComponentResource):
 
     Children (names are public API): `<name>-<pool>` node pool components, `<name>-gpu-operator` (absent on
     GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability` and `<name>-admission`.
+    `depends_on` given to the platform reaches every child (Pulumi does not pass it down by itself); providers
+    and `protect` are inherited through the parent.
+
+    Outputs (see `outputs.platform_outputs`): `nodePoolNames`, `tierNames`, `teams` (namespaces, LocalQueue,
+    ClusterQueue and tiers per team), `tiers` (labels, resource, node selector, tolerations and priority
+    classes per tier: what a workload must carry), `nodeGroups` (per pool, the cloud node group or node pool
+    name), `prometheusUrl` and `opencostUrl`.
     """
 
     node_pool_names: pulumi.Output[list[str]]
     tier_names: pulumi.Output[list[str]]
+    teams: pulumi.Output[dict[str, Any]]
+    tiers: pulumi.Output[dict[str, Any]]
+    node_groups: pulumi.Output[dict[str, str]]
+    prometheus_url: pulumi.Output[str]
+    opencost_url: pulumi.Output[str | None]
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         # Validate before anything is registered: a bad spec creates nothing.
         self.findings = ensure_valid(args.spec)
         super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
+        _log(self.findings, self)
         spec = args.spec
-        child = pulumi.ResourceOptions(parent=self)
+        after = list((opts and opts.depends_on) or [])
+        child = pulumi.ResourceOptions(parent=self, depends_on=after)
         self.node_pools = _node_pools(name, spec, child)
         self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
                              if operator_enabled(spec) else None)
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
         # Kueue's chart creates a ServiceMonitor: install it after the Prometheus Operator CRDs.
         self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec),
-                                pulumi.ResourceOptions(parent=self, depends_on=[self.observability]))
+                                pulumi.ResourceOptions(parent=self, depends_on=[*after, self.observability]))
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
-        self.node_pool_names = pulumi.Output.from_input([p.name for p in spec.node_pools])
-        self.tier_names = pulumi.Output.from_input([t.name for t in spec.tiers])
-        self.register_outputs({"nodePoolNames": self.node_pool_names, "tierNames": self.tier_names})
+        plain = platform_outputs(spec)
+        self.node_pool_names = pulumi.Output.from_input(plain["nodePoolNames"])
+        self.tier_names = pulumi.Output.from_input(plain["tierNames"])
+        self.teams = pulumi.Output.from_input(plain["teams"])
+        self.tiers = pulumi.Output.from_input(plain["tiers"])
+        self.node_groups = pulumi.Output.all(**{p.name: _group_name(c) for p, c in zip(spec.node_pools, self.node_pools)})
+        self.prometheus_url = pulumi.Output.from_input(plain["prometheusUrl"])
+        self.opencost_url = pulumi.Output.from_input(plain["opencostUrl"])
+        self.register_outputs({"nodePoolNames": self.node_pool_names, "tierNames": self.tier_names,
+                               "teams": self.teams, "tiers": self.tiers, "nodeGroups": self.node_groups,
+                               "prometheusUrl": self.prometheus_url, "opencostUrl": self.opencost_url})
+
+
+def _group_name(pool: pulumi.ComponentResource) -> pulumi.Output[str]:
+    """The cloud name of a pool component's node group (EKS) or node pool (GKE)."""
+    return getattr(pool, "node_group_name", None) or getattr(pool, "node_pool_name")
+
+
+def _log(findings: list[Finding], resource: pulumi.Resource) -> None:
+    """Warnings and notes of validation, shown by `pulumi preview` / `up` on the platform resource."""
+    for f in findings:
+        (pulumi.log.warn if f.severity == "warning" else pulumi.log.info)(str(f), resource)
 
 
 def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> list[pulumi.ComponentResource]:

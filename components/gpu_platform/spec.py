@@ -293,6 +293,11 @@ class SchedulingSpec(_Model):
     kueue: KueueSpec = Field(default_factory=KueueSpec, description="Kueue settings.")
     volcano: VolcanoSpec = Field(default_factory=VolcanoSpec, description="Volcano settings.")
     cohorts: list[CohortSpec] = Field(default_factory=list, description="Nested Kueue cohorts.")
+    retain_namespaces: bool = Field(
+        default=True,
+        description="Keep a team namespace in the cluster when its team leaves the spec or the stack is destroyed "
+        "(Pulumi `retainOnDelete`): deleting a namespace deletes every workload in it.",
+    )
     create_namespaces: bool = Field(
         default=True,
         description="Create the teams' namespaces with their queues; when false the platform's labels (team, tier grants) "

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .. import k8s
+from ..options import child_options
 from ..spec import PlatformSpec
 from .render import render_deny, render_kyverno_release, render_routes
 
@@ -32,12 +33,12 @@ class GpuAdmission(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuAdmissionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:admission:GpuAdmission", name, None, opts)
         spec = args.spec
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         deny = render_deny(spec) if spec.admission.deny_unclassified else []
         routes = render_routes(spec)
         release_doc = render_kyverno_release(spec)
         self.kyverno_release = k8s.helm_release_resource(f"{name}-kyverno", release_doc, child) if release_doc else None
-        after = pulumi.ResourceOptions(parent=self, depends_on=[self.kyverno_release] if self.kyverno_release else [])
+        after = child_options(self, opts, self.kyverno_release)
         self.deny = k8s.k8s_objects(name, deny, child)
         self.routes = k8s.k8s_objects(name, routes, after)
         names = [d["metadata"]["name"] for d in deny + routes if not d["kind"].endswith("Binding")]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..k8s import helm_release_resource, k8s_objects
+from ..options import child_options
 from ..spec import PlatformSpec
 from .render import render_gpu_operator
 
@@ -30,11 +31,11 @@ class GpuOperator(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:gpu_operator:GpuOperator", name, None, opts)
         rendered = render_gpu_operator(args.spec)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         self.objects = k8s_objects(name, list(rendered.documents), child)
         # The release reads the ConfigMaps by name: create them (and the namespace) first.
         self.release = helm_release_resource(
-            f"{name}-release", rendered.release, pulumi.ResourceOptions(parent=self, depends_on=self.objects))
+            f"{name}-release", rendered.release, child_options(self, opts, *self.objects))
         self.namespace = pulumi.Output.from_input(rendered.namespace)
         self.device_plugin_config = pulumi.Output.from_input(rendered.names.device_plugin)
         self.release_status = self.release.status

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..options import child_options
 from ..spec import PlatformSpec
 from .eks import (
     CA_TEMPLATE_PREFIX,
@@ -46,7 +47,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
         protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
         super().__init__("gpu-platform:nodepools:EksGpuNodePool", name, None,
                          pulumi.ResourceOptions.merge(opts, protect))
-        child = pulumi.ResourceOptions(parent=self, protect=True if pool.protect else None)  # else inherit
+        child = child_options(self, opts, protect=True if pool.protect else None)  # else inherit
         lt = aws.ec2.LaunchTemplate(f"{name}-lt", opts=child, **snake_kwargs(render_eks_launch_template(spec, pool)))
         ng_inputs = render_eks_node_group(spec, pool)
         ng_inputs["launchTemplate"] = {"id": lt.id, "version": lt.latest_version.apply(str)}
@@ -63,7 +64,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
                 f"{name}-asg-{key.removeprefix(CA_TEMPLATE_PREFIX + '/')}",
                 autoscaling_group_name=asg,
                 tag={"key": key, "value": value, "propagateAtLaunch": False},
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=child_options(self, opts),
             )
             for key, value in autoscaler_tags(spec, pool).items()
         ]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from ..options import child_options
 from ..spec import PlatformSpec
 from .gke import render_gke_node_pool
 from .render import snake_kwargs
@@ -33,7 +34,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         super().__init__("gpu-platform:nodepools:GkeGpuNodePool", name, None,
                          pulumi.ResourceOptions.merge(opts, protect))
         # The pool name is fixed, so a replacement (any guest accelerator change) must delete first.
-        child = pulumi.ResourceOptions(parent=self, protect=True if pool.protect else None,  # else inherit
+        child = child_options(self, opts, protect=True if pool.protect else None,  # else inherit
                                       delete_before_replace=True)
         self.node_pool = gcp.container.NodePool(f"{name}-np", opts=child,
                                                 **snake_kwargs(render_gke_node_pool(spec, pool)))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..k8s import helm_release_resource, k8s_objects
+from ..options import child_options
 from ..spec import PlatformSpec
 from .render import render_observability
 
@@ -29,11 +30,11 @@ class GpuObservability(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:observability:GpuObservability", name, None, opts)
         docs = render_observability(args.spec)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         self.prometheus = (helm_release_resource(f"{name}-kube-prometheus-stack", docs.prometheus, child)
                            if docs.prometheus else None)
         # The rule and ServiceMonitor CRDs come with kube-prometheus-stack when it is installed here.
-        after = pulumi.ResourceOptions(parent=self, depends_on=[self.prometheus] if self.prometheus else [])
+        after = child_options(self, opts, self.prometheus)
         self.opencost = helm_release_resource(f"{name}-opencost", docs.opencost, after) if docs.opencost else None
         self.objects = k8s_objects(name, docs.objects, after)
         self.rule_name = pulumi.Output.from_input(docs.rule["metadata"]["name"])

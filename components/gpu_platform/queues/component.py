@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .. import k8s
+from ..options import child_options
 from ..spec import PlatformSpec
 from .render import render_queues
 
@@ -32,25 +33,24 @@ class GpuQueues(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpu-platform:queues:GpuQueues", name, None, opts)
         q = render_queues(args.spec)
-        child = pulumi.ResourceOptions(parent=self)
-        make = k8s.k8s_objects if args.spec.scheduling.create_namespaces else k8s.namespace_patches
-        self.namespaces = make(name, q.namespaces, child)
+        child = child_options(self, opts)
+        scheduling = args.spec.scheduling
+        if scheduling.create_namespaces:
+            keep = child_options(self, opts, retain_on_delete=scheduling.retain_namespaces)
+            self.namespaces = k8s.k8s_objects(name, q.namespaces, keep)
+        else:
+            self.namespaces = k8s.namespace_patches(name, q.namespaces, child)
         self.priority_classes = k8s.k8s_objects(name, q.priority_classes, child)
         # What the component waits for (the Prometheus Operator CRDs, say) its releases wait for too.
-        after_outer = pulumi.ResourceOptions(parent=self, depends_on=list((opts and opts.depends_on) or []))
+        after_outer = child
         self.kueue_release = k8s.helm_release_resource(f"{name}-kueue", q.kueue_release, after_outer) \
             if q.kueue_release else None
         self.volcano_release = k8s.helm_release_resource(f"{name}-volcano", q.volcano_release, after_outer) \
             if q.volcano_release else None
-        self.kueue_objects = k8s.k8s_objects(name, q.kueue, self._after(self.kueue_release, self.namespaces))
-        self.volcano_objects = k8s.k8s_objects(name, q.volcano, self._after(self.volcano_release, []))
+        self.kueue_objects = k8s.k8s_objects(name, q.kueue, child_options(self, opts, self.kueue_release, *self.namespaces))
+        self.volcano_objects = k8s.k8s_objects(name, q.volcano, child_options(self, opts, self.volcano_release))
         self.cluster_queue_names = pulumi.Output.from_input(
             [d["metadata"]["name"] for d in q.kueue if d["kind"] == "ClusterQueue"])
         self.priority_class_names = pulumi.Output.from_input([d["metadata"]["name"] for d in q.priority_classes])
         self.register_outputs({"clusterQueueNames": self.cluster_queue_names,
                                "priorityClassNames": self.priority_class_names})
-
-    def _after(self, release: pulumi.Resource | None, others: list[pulumi.Resource]) -> pulumi.ResourceOptions:
-        """Child options that wait for the release installing the CRDs (and the namespaces)."""
-        deps = ([release] if release else []) + list(others)
-        return pulumi.ResourceOptions(parent=self, depends_on=deps)
