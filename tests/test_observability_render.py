@@ -58,8 +58,9 @@ def test_rules_read_only_known_or_recorded_metrics(dev_spec):
 def test_every_dcgm_field_the_rules_use_is_in_the_shared_csv(dev_spec):
     fields = {f for f, _, _ in DCGM_METRICS}
     used = {m for r in _rules(dev_spec) for m in metric_names(r["expr"]) if m.startswith("DCGM_")}
-    assert used == {"DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_FB_USED",
-                    "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_TEMP"}
+    # No rule reads DCGM_FI_DEV_XID_ERRORS: it holds the last XID until the exporter restarts.
+    assert used == {"DCGM_FI_PROF_SM_ACTIVE", "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_FI_DEV_FB_USED",
+                    "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_GPU_TEMP"}
     assert used <= fields
 
 
@@ -99,7 +100,8 @@ def test_optional_alerts_follow_the_spec(dev_data):
     dev_data["teams"] = [{"name": "research", "namespaces": ["research"], "quotas": {"train": 16}}]
     dev_data["scheduling"] = {"kueue": {"enabled": False}}
     names = {r["alert"] for r in _rules(parse_spec(dev_data)) if "alert" in r}
-    assert names == {"GpuStrandedCapacity", "GpuXidError", "GpuFramebufferMemoryHigh", "GpuTemperatureHigh",
+    assert names == {"GpuStrandedCapacity", "GpuXidHardwareError", "GpuXidApplicationError",
+                     "GpuXidHardwareNotRemediated", "GpuFramebufferMemoryHigh", "GpuTemperatureHigh",
                      "GpuPoolCapacityShortfall"}
 
 

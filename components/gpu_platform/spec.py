@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
+from .catalog.xid import HARDWARE_XIDS
 
 __all__ = [
     "AdmissionSpec",
@@ -352,6 +353,21 @@ class Thresholds(_Model):
     mig_failed_for: str = Field(default="5m", description="How long a failed MIG config may persist before alerting.")
     capacity_mismatch_for: str = Field(
         default="15m", description="How long a pool may advertise fewer units than its sharing config promises."
+    )
+    xid_hardware_codes: list[NonNegInt] = Field(
+        default_factory=lambda: [x.code for x in HARDWARE_XIDS],
+        description="XIDs that mean a faulty GPU (critical, node leaves service); every other XID is an "
+        "application fault (warning).",
+    )
+    xid_hardware_window: str = Field(
+        default="1h", description="How long a hardware XID keeps its alert firing after the last occurrence."
+    )
+    xid_application_window: str = Field(
+        default="15m", description="How long an application XID keeps its alert firing after the last occurrence."
+    )
+    xid_remediation_for: str = Field(
+        default="30m", description="How long a node with a hardware XID may keep scheduling pods before the "
+        "alert that node repair did not act fires (shorter than xidHardwareWindow).",
     )
 
 

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..spec import PlatformSpec, SharingMode
-from .names import APP_QUEUE_DEPTH, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
+from ..catalog.xid import hardware_xid_regex
+from ..dcgm import XID_COUNT
+from ..spec import Cloud, PlatformSpec, SharingMode
+from .names import APP_QUEUE_DEPTH, DCGM_NODE_LABEL, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
 
-__all__ = ["ALERTS", "alert_rules", "stranded_expr", "time_sliced_pools"]
+__all__ = ["ALERTS", "alert_rules", "fb_used_ratio", "stranded_expr", "time_sliced_pools", "xid_exprs"]
 
 ALERTS = (
     "GpuStrandedCapacity",
-    "GpuXidError",
+    "GpuXidHardwareError",
+    "GpuXidApplicationError",
+    "GpuXidHardwareNotRemediated",
     "GpuFramebufferMemoryHigh",
     "GpuTemperatureHigh",
     "GpuMigConfigFailed",
@@ -21,7 +25,10 @@ ALERTS = (
     "GpuTimeSlicedPodStarved",
 )
 
-_GPU = "{{ $labels.Hostname }} GPU {{ $labels.gpu }}"
+# Every Kueue replica exports the gauge, labelled by its leader-election role (kubernetes-sigs/kueue v0.19.2
+# pkg/metrics/metrics.go: replica_role leader | follower | standalone); counting followers double-counts.
+KUEUE_PENDING = 'kueue_pending_workloads{replica_role!="follower"}'
+_GPU = "{{ $labels." + DCGM_NODE_LABEL + " }} GPU {{ $labels.gpu }}"
 _POD = "{{ $labels.namespace }}/{{ $labels.pod }}"
 
 
@@ -58,22 +65,78 @@ def time_sliced_pools(spec: PlatformSpec) -> list[str]:
             or (p.sharing.mode == SharingMode.MIG and (p.sharing.replicas or 1) > 1)]
 
 
+def fb_used_ratio() -> str:
+    """Share of the framebuffer that is not free: the driver's reserve counts as taken.
+
+    DCGM splits the framebuffer into FB_USED + FB_FREE + FB_RESERVED (= FB_TOTAL; the reserve is memory the
+    driver keeps and no CUDA allocation can get). Leaving FB_RESERVED out of the total overstates how much
+    room a workload has left.
+    """
+    total = "(DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + DCGM_FI_DEV_FB_RESERVED)"
+    return f"(1 - DCGM_FI_DEV_FB_FREE / {total})"
+
+
+def xid_exprs(spec: PlatformSpec) -> dict[str, str]:
+    """PromQL of the three XID alerts, from the exporter's windowed per-XID count (see `gpu_platform.dcgm`).
+
+    `max_over_time` over the window keeps an alert firing for the window after the last occurrence, then lets
+    it clear; the hardware regex comes from the spec (default: `catalog.xid.HARDWARE_XIDS`).
+    """
+    th = spec.monitoring.thresholds
+    hw = hardware_xid_regex(th.xid_hardware_codes)
+    node = DCGM_NODE_LABEL
+    hw_seen = f'max_over_time({XID_COUNT}{{xid=~"{hw}"}}[{th.xid_hardware_window}])'
+    app_seen = f'max_over_time({XID_COUNT}{{xid!~"{hw}",xid!=""}}[{th.xid_application_window}])'
+    on_node = f'label_replace({hw_seen}, "node", "$1", "{node}", "(.+)")'
+    return {
+        "hardware": f"max by ({node}, gpu, UUID, modelName, xid) ({hw_seen}) > 0",
+        "application": f"max by ({node}, gpu, UUID, namespace, pod, xid) ({app_seen}) > 0",
+        "not_remediated": f"max by (node) ({on_node}) > 0 and on (node) (kube_node_spec_unschedulable == 0)",
+    }
+
+
+def _repair_path(spec: PlatformSpec) -> str:
+    if spec.cloud == Cloud.AWS:
+        return ("EKS: the node monitoring agent sets AcceleratedHardwareReady=False and node auto repair reboots "
+                "or replaces the node after 10 min.")
+    return ("GKE: auto repair does not act on XIDs: cordon and drain the node (kubectl drain --ignore-daemonsets "
+            "--delete-emptydir-data), then delete its VM so the node pool recreates it.")
+
+
+def _xid_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
+    th, exprs = spec.monitoring.thresholds, xid_exprs(spec)
+    return [
+        _alert("GpuXidHardwareError", exprs["hardware"], "0m", "critical", f"Hardware XID {{{{ $labels.xid }}}} on {_GPU}",
+               f"XID {{{{ $labels.xid }}}} (a hardware fault in NVIDIA's XID catalog) was reported in the last "
+               f"{th.xid_hardware_window}; the GPU must leave service.",
+               f"{_repair_path(spec)} Work on the node will fail or hang: requeue it once the node is gone."),
+        _alert("GpuXidApplicationError", exprs["application"], "0m", "warning",
+               f"Application XID {{{{ $labels.xid }}}} on {_GPU}",
+               f"XID {{{{ $labels.xid }}}} hit pod {_POD} in the last {th.xid_application_window}.",
+               "Usually the application: a bad memory access (31), an exception (13) or a killed context "
+               "(43, 45). Tell the owning team; the node stays in service."),
+        _alert("GpuXidHardwareNotRemediated", exprs["not_remediated"], th.xid_remediation_for, "critical",
+               "Node {{ $labels.node }} still schedules pods after a hardware XID",
+               f"A hardware XID was reported on the node, which has stayed schedulable for "
+               f"{th.xid_remediation_for}: node repair has not taken it out of service.",
+               f"Cordon and drain the node by hand. {_repair_path(spec)} Check that repair is enabled for the pool."),
+    ]
+
+
 def _device_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     th = spec.monitoring.thresholds
-    fb = "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) * 100"
+    fb = f"{fb_used_ratio()} * 100"
     return [
         _alert("GpuStrandedCapacity", stranded_expr(spec), th.stranded_for, "warning", f"Allocated GPU idle: {_POD} on {_GPU}",
                f"SM active averaged {{{{ $value | humanizePercentage }}}} over 1 h, under "
                f"{_num(th.stranded_sm_active * 100)} % for {th.stranded_for}, while the pod holds the GPU.",
                "Ask the owning team to release or right-size it: move it to a MIG slice or a time-sliced tier, "
                "or scale the workload down; the cost report shows what the tier costs per unit."),
-        _alert("GpuXidError", "DCGM_FI_DEV_XID_ERRORS > 0", "0m", "critical", f"XID error on {_GPU}",
-               "The driver reported XID {{ $value }} (pod " + _POD + ").",
-               "Look the XID up in NVIDIA's XID catalog; 48/63/64/74/79/94/95 mean a faulty or lost GPU: cordon "
-               "and drain the node and let node repair replace it; others usually point at the application."),
+        *_xid_alerts(spec),
         _alert("GpuFramebufferMemoryHigh", f"{fb} > {_num(th.fb_memory_percent)}", th.fb_memory_for, "warning",
                f"GPU memory almost full on {_GPU}",
-               "Framebuffer use is {{ $value | humanize }} % (pod " + _POD + ").",
+               "{{ $value | humanize }} % of the framebuffer (used plus the driver's reserve) is taken (pod "
+               + _POD + ").",
                "Expect out-of-memory failures: lower the batch size, move the workload to a larger MIG slice "
                "or a whole GPU, or check for a leak."),
         _alert("GpuTemperatureHigh", f"DCGM_FI_DEV_GPU_TEMP > {_num(th.temperature_celsius)}",
@@ -83,19 +146,29 @@ def _device_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     ]
 
 
+def _node_state(spec: PlatformSpec, value: str) -> str:
+    """Nodes whose MIG config state is `value`, by node and pool only.
+
+    kube-state-metrics is scraped with honorLabels, so node series also carry its own pod and namespace as
+    target labels; keeping them would route a node alert to the monitoring namespace.
+    """
+    state, pl = ksm_label(MIG_CONFIG_STATE_LABEL), pool_label(spec.label_domain)
+    return f'max by (node, {pl}, {state}) (kube_node_labels{{{state}="{value}"}}) == 1'
+
+
 def _mig_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     if not any(p.sharing.mode == SharingMode.MIG for p in spec.node_pools):
         return []
     th = spec.monitoring.thresholds
-    state, pl = ksm_label(MIG_CONFIG_STATE_LABEL), pool_label(spec.label_domain)
+    pl = pool_label(spec.label_domain)
     where = "Node {{ $labels.node }} (pool {{ $labels." + pl + " }})"
     return [
-        _alert("GpuMigConfigFailed", f'kube_node_labels{{{state}="failed"}} == 1', th.mig_failed_for, "critical",
+        _alert("GpuMigConfigFailed", _node_state(spec, "failed"), th.mig_failed_for, "critical",
                f"{where}: MIG reconfiguration failed",
                "mig-manager set nvidia.com/mig.config.state=failed; the node advertises no MIG slices.",
                "Read the nvidia-mig-manager logs on the node; GPUs busy with processes block reconfiguration: "
                "drain the node and relabel nvidia.com/mig.config to retry."),
-        _alert("GpuMigConfigPending", f'kube_node_labels{{{state}="pending"}} == 1', th.mig_pending_for, "warning",
+        _alert("GpuMigConfigPending", _node_state(spec, "pending"), th.mig_pending_for, "warning",
                f"{where}: MIG reconfiguration stuck pending",
                f"nvidia.com/mig.config.state has been pending for more than {th.mig_pending_for}.",
                "Check that the mig-manager pod runs on the node and that no GPU pod still holds a GPU."),
@@ -114,7 +187,7 @@ def _capacity_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     if spec.scheduling.kueue.enabled:
         rules.append(_alert(
             "KueuePendingWorkloadsBacklog",
-            f"sum by (cluster_queue) (kueue_pending_workloads) > {th.pending_workloads}", th.pending_for,
+            f"sum by (cluster_queue) ({KUEUE_PENDING}) > {th.pending_workloads}", th.pending_for,
             "warning", "ClusterQueue {{ $labels.cluster_queue }} has a backlog",
             "{{ $value }} workloads have waited in the queue for more than " + th.pending_for + ".",
             "Compare the queue's quota with its demand: raise the team's quota or borrowing limit, or scale "

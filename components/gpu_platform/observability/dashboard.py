@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..spec import PlatformSpec
-from .alerts import stranded_expr
+from .alerts import KUEUE_PENDING, stranded_expr
 from .rules import (
     COST_BY_NAMESPACE,
     COST_BY_TEAM,
@@ -60,7 +60,7 @@ def _panels(spec: PlatformSpec) -> list[dict[str, Any]]:
             (f"count by (namespace) ({stranded})", "idle in {{namespace}}"),
         ], "short", 0, 24),
         _panel(8, "Pending workloads per ClusterQueue", [
-            ("sum by (cluster_queue, status) (kueue_pending_workloads)", "{{cluster_queue}} {{status}}"),
+            (f"sum by (cluster_queue, status) ({KUEUE_PENDING})", "{{cluster_queue}} {{status}}"),
         ], "short", 12, 24),
         _panel(9, "Hourly rate per tier unit (catalog)", [(RATE, "{{tier}} {{resource}}")], "currencyUSD", 0, 32,
                kind="table"),
