@@ -25,6 +25,10 @@ ALLOWED_EXTRA = {
     # gpuLabel/gpuLabelValue to tell GPU nodes apart; the chart writes every costModel key into its ConfigMap.
     "opencost.customPricing.costModel.gpuLabel",
     "opencost.customPricing.costModel.gpuLabelValue",
+    # opencost-helm-chart 2.5.17 values: `exporter.extraEnv: {}` is a map of extra variables (FOO: BAR); the
+    # deployment template turns each entry into an env var. OpenCost reads USE_CUSTOM_PROVIDER
+    # (opencost pkg/env/costmodelenv.go) to use the custom prices instead of the cloud's list.
+    "opencost.exporter.extraEnv.USE_CUSTOM_PROVIDER",
     # kube-state-metrics chart 8.4.0 (a dependency of kube-prometheus-stack 88.5.3) values.yaml:
     # `metricLabelsAllowlist: []` becomes --metric-labels-allowlist.
     "kube-state-metrics.metricLabelsAllowlist",

@@ -168,16 +168,6 @@ def test_prometheus_rule_metadata(dev_spec):
     assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
 
 
-def test_opencost_gpu_price_is_the_gpu_weighted_catalog_price(dev_spec, dev_data):
-    from gpu_platform.observability.opencost import render_opencost_values
-
-    gpu = render_opencost_values(dev_spec)["opencost"]["customPricing"]["costModel"]["GPU"]
-    p4de, p4d = 27.447050 / 8, 21.957642 / 8  # train 128 + infer 64 GPUs on p4de; dev 32 + ci 16 on p4d
-    assert gpu == pytest.approx((p4de * 192 + p4d * 48) / 240, abs=1e-6)
-    dev_data["monitoring"]["opencost"] = {"gpuHourlyPrice": 2.5}
-    assert render_opencost_values(parse_spec(dev_data))["opencost"]["customPricing"]["costModel"]["GPU"] == 2.5
-
-
 def test_golden_dev_observability(dev_spec, golden):
     for a in render_observability_artifacts(dev_spec):
         golden(f"observability/{a.kind}-{a.name}.yaml", dump_documents(a.documents))

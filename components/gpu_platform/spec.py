@@ -331,7 +331,14 @@ class OpenCostSpec(_Model):
         default="https://opencost.github.io/opencost-helm-chart", description="OpenCost chart repository."
     )
     gpu_hourly_price: PositiveFloat | None = Field(
-        default=None, description="Custom-pricing $/GPU-hour (default: GPU-weighted catalog price of the pools)."
+        default=None, description="Custom-pricing $/GPU-hour (default: each GPU pool's node price less its vCPU "
+        "and RAM at the prices below, per GPU, weighted by GPUs at max size)."
+    )
+    cpu_hourly_price: PositiveFloat = Field(
+        default=0.031611, description="Custom-pricing $/vCPU-hour (default: OpenCost's configs/default.json)."
+    )
+    ram_gib_hourly_price: PositiveFloat = Field(
+        default=0.004237, description="Custom-pricing $/GiB-hour of RAM (default: OpenCost's configs/default.json)."
     )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -416,6 +423,10 @@ class CustomInstanceType(_Model):
     gpu_model: str = Field(description="GPU model, one of the catalog's GPU models.")
     gpu_count: int = Field(ge=1, description="GPUs per node.")
     hourly_price: PositiveFloat = Field(description="On-demand $/hour of one node.")
+    vcpus: int | None = Field(default=None, ge=1, description="vCPUs of one node (OpenCost's CPU share).")
+    memory_gib: PositiveFloat | None = Field(
+        default=None, description="Memory of one node in GiB (OpenCost's RAM share)."
+    )
 
 
 class CatalogSpec(_Model):
