@@ -92,3 +92,25 @@ def test_custom_instance_type_shape(dev_data):
 def test_mispriced_pools_are_named_in_the_synth_summary(dev_spec):
     notes = [n for a in render_observability_artifacts(dev_spec) for n in a.notes if "OpenCost prices" in n]
     assert any("gpu-infer node" in n and "namespace_tier:gpu_cost_hourly:sum" in n for n in notes)
+
+
+def test_dashboard_says_which_gpu_cost_is_of_record(dev_spec):
+    """MIG slices cost nothing in OpenCost: the dashboard names the recording rules as the GPU cost of record."""
+    import json
+
+    from gpu_platform.observability.dashboard import DASHBOARD_KEY, render_dashboard_configmap
+
+    board = json.loads(render_dashboard_configmap(dev_spec)["data"][DASHBOARD_KEY])
+    cost_panels = [p for p in board["panels"] if "namespace_tier:gpu_cost_hourly:sum" in json.dumps(p.get("targets"))]
+    assert cost_panels and all("cost of record" in p["title"] for p in cost_panels)
+    notes = [p["options"]["content"] for p in board["panels"] if p["type"] == "text"]
+    assert any("MIG slices cost nothing" in n and "namespace_tier:gpu_cost_hourly:sum" in n for n in notes)
+
+
+def test_mig_slices_are_priced_by_the_recording_rules(dev_spec):
+    """The platform's rate series price every MIG slice the dev stack's tiers use (OpenCost prices none)."""
+    from gpu_platform.observability.rules import rule_groups
+
+    rates = {r["labels"]["resource"]: float(r["expr"][len("vector("):-1])
+             for g in rule_groups(dev_spec) for r in g["rules"] if r.get("record") == "gpu_class_hourly_rate"}
+    assert rates["nvidia_com_mig_3g_40gb"] > 0 and rates["nvidia_com_mig_2g_20gb"] > 0
