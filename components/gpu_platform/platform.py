@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .admission.component import GpuAdmission, GpuAdmissionArgs
+from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .contract import operator_enabled
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
 from .observability.component import GpuObservability, GpuObservabilityArgs
@@ -28,7 +29,8 @@ class GpuPlatform(pulumi.ComponentResource):
     """The whole tiered GPU platform of one cluster (`gpu-platform:index:GpuPlatform`).
 
     Children (names are public API): `<name>-<pool>` node pool components, `<name>-gpu-operator` (absent on
-    GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability` and `<name>-admission`.
+    GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability`, `<name>-admission` and
+    `<name>-autoscaling` (when KEDA is enabled).
     """
 
     node_pool_names: pulumi.Output[list[str]]
@@ -48,6 +50,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec),
                                 pulumi.ResourceOptions(parent=self, depends_on=[self.observability]))
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
+        # KEDA's chart creates ServiceMonitors: install it after the Prometheus Operator CRDs.
+        self.autoscaling = (GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec),
+                                           pulumi.ResourceOptions(parent=self, depends_on=[self.observability]))
+                            if spec.autoscaling.keda.enabled else None)
         self.node_pool_names = pulumi.Output.from_input([p.name for p in spec.node_pools])
         self.tier_names = pulumi.Output.from_input([t.name for t in spec.tiers])
         self.register_outputs({"nodePoolNames": self.node_pool_names, "tierNames": self.tier_names})

@@ -20,6 +20,7 @@ from .catalog.xid import HARDWARE_XIDS
 __all__ = [
     "AdmissionSpec",
     "AmiType",
+    "AutoscalingSpec",
     "AwsSpec",
     "CapacityType",
     "CatalogSpec",
@@ -29,6 +30,7 @@ __all__ = [
     "GcpSpec",
     "GkeGpuStack",
     "GpuOperatorSpec",
+    "KedaSpec",
     "KueueSpec",
     "MonitoringSpec",
     "MutationEngine",
@@ -40,6 +42,7 @@ __all__ = [
     "PolicySpec",
     "PreemptionPolicy",
     "PrometheusSpec",
+    "QueueScaler",
     "SchedulingSpec",
     "Sharing",
     "SharingMode",
@@ -451,6 +454,44 @@ class PolicySpec(_Model):
     )
 
 
+class QueueScaler(_Model):
+    """A Deployment KEDA scales on its pods' `gpu_app_queue_depth` (requests waiting for a shared GPU)."""
+
+    name: str = Field(description="ScaledObject name (a DNS label, unique in its namespace).")
+    namespace: str = Field(description="Namespace of the Deployment: a namespace of a team entitled to the tier.")
+    deployment: str = Field(description="The Deployment to scale.")
+    tier: str = Field(description="The Deployment's tier; meant for tiers whose GPUs are time-sliced.")
+    min_replicas: int = Field(
+        default=1, ge=1, description="Fewest replicas; at least 1, since the pods themselves export the queue depth."
+    )
+    max_replicas: int = Field(ge=1, description="Most replicas (each holds one unit of the tier's resource).")
+    target_queue_depth: float = Field(
+        default=4, gt=0, description="Waiting requests per replica to aim for (the HPA AverageValue target)."
+    )
+    polling_interval: int = Field(default=15, ge=1, description="Seconds between KEDA's Prometheus queries.")
+    cooldown_period: int = Field(default=300, ge=0, description="KEDA cooldownPeriod, seconds.")
+
+
+class KedaSpec(_Model):
+    """KEDA: turns the application's queue depth into replicas through the HPA (external metrics)."""
+
+    enabled: bool = Field(default=True, description="Install KEDA (it serves external.metrics.k8s.io).")
+    version: str = Field(default="2.20.2", description="KEDA chart version.")
+    namespace: str = Field(default="keda", description="KEDA namespace.")
+    release_name: str = Field(default="keda", description="KEDA Helm release name.")
+    repository: str = Field(default="https://kedacore.github.io/charts", description="KEDA chart repository.")
+    scalers: list[QueueScaler] = Field(
+        default_factory=list, description="Deployments to scale on gpu_app_queue_depth (one ScaledObject each)."
+    )
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class AutoscalingSpec(_Model):
+    """Workload autoscaling on signals the scheduler cannot see."""
+
+    keda: KedaSpec = Field(default_factory=KedaSpec, description="KEDA settings and queue-depth scalers.")
+
+
 class PlatformSpec(_Model):
     """The whole GPU fleet: pools, tiers, teams and the platform services around them."""
 
@@ -465,6 +506,7 @@ class PlatformSpec(_Model):
     teams: list[Team] = Field(default_factory=list, description="Tenants and their quotas.")
     scheduling: SchedulingSpec = Field(default_factory=SchedulingSpec, description="Kueue and Volcano.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec, description="Monitoring and cost.")
+    autoscaling: AutoscalingSpec = Field(default_factory=AutoscalingSpec, description="KEDA queue-depth autoscaling.")
     admission: AdmissionSpec = Field(default_factory=AdmissionSpec, description="In-cluster admission.")
     gpu_operator: GpuOperatorSpec = Field(default_factory=GpuOperatorSpec, description="NVIDIA GPU Operator.")
     catalog: CatalogSpec = Field(default_factory=CatalogSpec, description="Catalog additions and price overrides.")
