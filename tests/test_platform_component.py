@@ -34,6 +34,7 @@ def test_platform_composes_every_domain_with_pinned_names(pulumi_mocks, dev_spec
         ("gpu-platform:observability:GpuObservability", "plat-observability"),
         ("gpu-platform:admission:GpuAdmission", "plat-admission"),
         ("gpu-platform:autoscaling:GpuAutoscaling", "plat-autoscaling"),
+        ("gpu-platform:nodepools:EksNodeHealth", "plat-node-health"),
     }
     names = [r.name for r in rec.resources]
     assert len(names) == len(set(names)), "child names are unique"

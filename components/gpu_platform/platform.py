@@ -10,6 +10,7 @@ from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .contract import operator_enabled
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
+from .nodepools.health import render_node_monitoring_addon
 from .observability.component import GpuObservability, GpuObservabilityArgs
 from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec
@@ -30,7 +31,7 @@ class GpuPlatform(pulumi.ComponentResource):
 
     Children (names are public API): `<name>-<pool>` node pool components, `<name>-gpu-operator` (absent on
     GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability`, `<name>-admission` and
-    `<name>-autoscaling` (when KEDA is enabled).
+    `<name>-autoscaling` (when KEDA is enabled); on EKS `<name>-node-health` (the node monitoring agent add-on).
     """
 
     node_pool_names: pulumi.Output[list[str]]
@@ -43,6 +44,7 @@ class GpuPlatform(pulumi.ComponentResource):
         spec = args.spec
         child = pulumi.ResourceOptions(parent=self)
         self.node_pools = _node_pools(name, spec, child)
+        self.node_health = _node_health(name, spec, child)
         self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
                              if operator_enabled(spec) else None)
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
@@ -68,3 +70,12 @@ def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> 
         from .nodepools.gcp import GkeGpuNodePool as Pool
         from .nodepools.gcp import GkeGpuNodePoolArgs as PoolArgs
     return [Pool(f"{name}-{p.name}", PoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools]
+
+
+def _node_health(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.ComponentResource | None:
+    """EKS: the node monitoring agent add-on that lets node auto repair act on GPU faults (None elsewhere)."""
+    if not render_node_monitoring_addon(spec):
+        return None
+    from .nodepools.aws import EksNodeHealth, EksNodeHealthArgs
+
+    return EksNodeHealth(f"{name}-node-health", EksNodeHealthArgs(spec=spec), opts)

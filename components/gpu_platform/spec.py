@@ -126,6 +126,13 @@ class AwsSpec(_Model):
     region: str = Field(description="AWS region of the EKS cluster.")
     subnet_ids: list[str] = Field(default_factory=list, description="Default subnets of every node group.")
     node_role_arn: str | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
+    node_monitoring_agent: bool = Field(
+        default=True, description="Install the EKS node monitoring agent add-on, which turns hardware XIDs into "
+        "the AcceleratedHardwareReady=False node condition that node auto repair acts on.",
+    )
+    node_monitoring_agent_version: str | None = Field(
+        default=None, description="eks-node-monitoring-agent add-on version (default: EKS's default for the cluster)."
+    )
 
 
 class GcpSpec(_Model):

@@ -99,8 +99,10 @@ def _repair_path(spec: PlatformSpec) -> str:
     if spec.cloud == Cloud.AWS:
         return ("EKS: the node monitoring agent sets AcceleratedHardwareReady=False and node auto repair reboots "
                 "or replaces the node after 10 min.")
+    # GKE repairs nodes that are NotReady, silent or out of boot disk (GKE docs "Node auto-repair"), not XIDs.
     return ("GKE: auto repair does not act on XIDs: cordon and drain the node (kubectl drain --ignore-daemonsets "
-            "--delete-emptydir-data), then delete its VM so the node pool recreates it.")
+            "--delete-emptydir-data), then delete its VM (gcloud compute instances delete); the node pool's "
+            "managed instance group recreates it.")
 
 
 def _xid_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
