@@ -69,7 +69,9 @@ def write_artifacts(artifacts: list[Artifact], out: Path) -> dict[str, int]:
             shutil.rmtree(target)
         target.mkdir(parents=True)
     for a in artifacts:
-        (out / a.kind / f"{a.name}.yaml").write_text(dump_documents(a.documents))
+        path = out / a.kind / f"{a.name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)  # names may hold one subdirectory (nodepools/addons/)
+        path.write_text(dump_documents(a.documents))
         counts[a.kind] += 1
     return counts
 

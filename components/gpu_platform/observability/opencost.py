@@ -34,7 +34,6 @@ __all__ = [
     "CHART",
     "CUSTOM_PROVIDER_ENV",
     "OpenCostPrices",
-    "catalog_gpu_hourly",
     "opencost_container_env",
     "opencost_prices",
     "render_opencost_release",
@@ -116,11 +115,6 @@ def opencost_prices(spec: PlatformSpec) -> OpenCostPrices:
         cpu_ram = shape.vcpus * oc.cpu_hourly_price + shape.memory_gib * oc.ram_gib_hourly_price if shape else 0.0
         pools.append(PoolOpenCost(price.pool, price.node_hourly, cpu_ram + gpu * _opencost_gpus(price), share))
     return OpenCostPrices(oc.cpu_hourly_price, oc.ram_gib_hourly_price, gpu, tuple(pools))
-
-
-def catalog_gpu_hourly(spec: PlatformSpec) -> float:
-    """The cluster's custom-pricing $/GPU-hour (see `opencost_prices`)."""
-    return opencost_prices(spec).gpu
 
 
 def _prometheus(spec: PlatformSpec) -> dict[str, Any]:
