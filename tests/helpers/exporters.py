@@ -48,7 +48,8 @@ _KSM_TARGET = {"job": "kube-state-metrics", "service": "kube-prometheus-stack-ku
                "endpoint": "http", "instance": "10.0.0.9:8080"}
 _KSM_POD = {"namespace": "monitoring", "pod": "kube-prometheus-stack-kube-state-metrics-6d9f7c5b8-xk2lq",
             "container": "kube-state-metrics"}
-_KUEUE_TARGET = {"job": "kueue-controller-manager-metrics-service", "service": "kueue-controller-manager-metrics-service",
+_KUEUE_SERVICE = "kueue-controller-manager-metrics-service"
+_KUEUE_TARGET = {"job": _KUEUE_SERVICE, "service": _KUEUE_SERVICE,
                  "endpoint": "https", "instance": "10.0.0.7:8443", "namespace": "kueue-system",
                  "pod": "kueue-controller-manager-5c7d8b9f4-abcde", "container": "manager"}
 

@@ -19,8 +19,9 @@ def _names(path: str, s: QueueScaler) -> Iterator[Finding]:
     for field, value, pattern in (("name", s.name, _DNS_LABEL), ("namespace", s.namespace, _DNS_LABEL),
                                   ("deployment", s.deployment, _DNS_SUBDOMAIN)):
         if len(value) > 63 or not pattern.match(value):
+            dot = " and '.'" if field == "deployment" else ""
             yield Finding(f"{path}.{field}", f"{value!r} is not a valid Kubernetes name; allowed: lower-case "
-                          "a-z, 0-9 and '-'" + (" and '.'" if field == "deployment" else "") + ", at most 63 characters")
+                          f"a-z, 0-9 and '-'{dot}, at most 63 characters")
 
 
 def _entitled(spec: PlatformSpec, namespace: str, tier: str) -> bool:

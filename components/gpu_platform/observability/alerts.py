@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog.xid import hardware_xid_regex
-from ..dcgm import XID_COUNT
-from ..spec import Cloud, PlatformSpec, SharingMode
-from .names import APP_QUEUE_DEPTH, DCGM_NODE_LABEL, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
+from ..spec import PlatformSpec, SharingMode
+from .alert_format import GPU as _GPU
+from .alert_format import POD as _POD
+from .alert_format import alert as _alert
+from .names import APP_QUEUE_DEPTH, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
+from .xid import xid_alerts
 
-__all__ = ["ALERTS", "alert_rules", "fb_used_ratio", "stranded_expr", "time_sliced_pools", "xid_exprs"]
+__all__ = ["ALERTS", "KUEUE_PENDING", "alert_rules", "fb_used_ratio", "stranded_expr", "time_sliced_pools"]
 
 ALERTS = (
     "GpuStrandedCapacity",
@@ -28,23 +30,10 @@ ALERTS = (
 # Every Kueue replica exports the gauge, labelled by its leader-election role (kubernetes-sigs/kueue v0.19.2
 # pkg/metrics/metrics.go: replica_role leader | follower | standalone); counting followers double-counts.
 KUEUE_PENDING = 'kueue_pending_workloads{replica_role!="follower"}'
-_GPU = "{{ $labels." + DCGM_NODE_LABEL + " }} GPU {{ $labels.gpu }}"
-_POD = "{{ $labels.namespace }}/{{ $labels.pod }}"
 
 
 def _num(x: float) -> str:
     return f"{x:g}"
-
-
-def _alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str, runbook: str,
-           ) -> dict[str, Any]:
-    return {
-        "alert": name,
-        "expr": expr,
-        "for": for_,
-        "labels": {"severity": severity, "platform": "gpu-platform"},
-        "annotations": {"summary": summary, "description": description, "runbook": runbook},
-    }
 
 
 def stranded_expr(spec: PlatformSpec) -> str:
@@ -76,55 +65,6 @@ def fb_used_ratio() -> str:
     return f"(1 - DCGM_FI_DEV_FB_FREE / {total})"
 
 
-def xid_exprs(spec: PlatformSpec) -> dict[str, str]:
-    """PromQL of the three XID alerts, from the exporter's windowed per-XID count (see `gpu_platform.dcgm`).
-
-    `max_over_time` over the window keeps an alert firing for the window after the last occurrence, then lets
-    it clear; the hardware regex comes from the spec (default: `catalog.xid.HARDWARE_XIDS`).
-    """
-    th = spec.monitoring.thresholds
-    hw = hardware_xid_regex(th.xid_hardware_codes)
-    node = DCGM_NODE_LABEL
-    hw_seen = f'max_over_time({XID_COUNT}{{xid=~"{hw}"}}[{th.xid_hardware_window}])'
-    app_seen = f'max_over_time({XID_COUNT}{{xid!~"{hw}",xid!=""}}[{th.xid_application_window}])'
-    on_node = f'label_replace({hw_seen}, "node", "$1", "{node}", "(.+)")'
-    return {
-        "hardware": f"max by ({node}, gpu, UUID, modelName, xid) ({hw_seen}) > 0",
-        "application": f"max by ({node}, gpu, UUID, namespace, pod, xid) ({app_seen}) > 0",
-        "not_remediated": f"max by (node) ({on_node}) > 0 and on (node) (kube_node_spec_unschedulable == 0)",
-    }
-
-
-def _repair_path(spec: PlatformSpec) -> str:
-    if spec.cloud == Cloud.AWS:
-        return ("EKS: the node monitoring agent sets AcceleratedHardwareReady=False and node auto repair reboots "
-                "or replaces the node after 10 min.")
-    # GKE repairs nodes that are NotReady, silent or out of boot disk (GKE docs "Node auto-repair"), not XIDs.
-    return ("GKE: auto repair does not act on XIDs: cordon and drain the node (kubectl drain --ignore-daemonsets "
-            "--delete-emptydir-data), then delete its VM (gcloud compute instances delete); the node pool's "
-            "managed instance group recreates it.")
-
-
-def _xid_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
-    th, exprs = spec.monitoring.thresholds, xid_exprs(spec)
-    return [
-        _alert("GpuXidHardwareError", exprs["hardware"], "0m", "critical", f"Hardware XID {{{{ $labels.xid }}}} on {_GPU}",
-               f"XID {{{{ $labels.xid }}}} (a hardware fault in NVIDIA's XID catalog) was reported in the last "
-               f"{th.xid_hardware_window}; the GPU must leave service.",
-               f"{_repair_path(spec)} Work on the node will fail or hang: requeue it once the node is gone."),
-        _alert("GpuXidApplicationError", exprs["application"], "0m", "warning",
-               f"Application XID {{{{ $labels.xid }}}} on {_GPU}",
-               f"XID {{{{ $labels.xid }}}} hit pod {_POD} in the last {th.xid_application_window}.",
-               "Usually the application: a bad memory access (31), an exception (13) or a killed context "
-               "(43, 45). Tell the owning team; the node stays in service."),
-        _alert("GpuXidHardwareNotRemediated", exprs["not_remediated"], th.xid_remediation_for, "critical",
-               "Node {{ $labels.node }} still schedules pods after a hardware XID",
-               f"A hardware XID was reported on the node, which has stayed schedulable for "
-               f"{th.xid_remediation_for}: node repair has not taken it out of service.",
-               f"Cordon and drain the node by hand. {_repair_path(spec)} Check that repair is enabled for the pool."),
-    ]
-
-
 def _device_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     th = spec.monitoring.thresholds
     fb = f"{fb_used_ratio()} * 100"
@@ -134,7 +74,7 @@ def _device_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
                f"{_num(th.stranded_sm_active * 100)} % for {th.stranded_for}, while the pod holds the GPU.",
                "Ask the owning team to release or right-size it: move it to a MIG slice or a time-sliced tier, "
                "or scale the workload down; the cost report shows what the tier costs per unit."),
-        *_xid_alerts(spec),
+        *xid_alerts(spec),
         _alert("GpuFramebufferMemoryHigh", f"{fb} > {_num(th.fb_memory_percent)}", th.fb_memory_for, "warning",
                f"GPU memory almost full on {_GPU}",
                "{{ $value | humanize }} % of the framebuffer (used plus the driver's reserve) is taken (pod "
