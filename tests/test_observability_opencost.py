@@ -50,14 +50,17 @@ def test_container_env_mirrors_the_chart_template():
 
 
 def test_node_parts_add_up_to_the_instance_price_on_the_1000_gpu_fleet():
-    """One instance type: every non-MIG node is priced exactly at its (discounted) catalog price."""
+    """One instance type: every node, MIG ones too, is priced exactly at its (discounted) catalog price.
+
+    OpenCost counts GPUs from the `nvidia.com/gpu.count` label GFD puts on every GPU node (MIG or not)."""
     spec = load_spec("examples/aws-1000-a100.yaml")
     cm, shape = _cost_model(spec), SHAPES["p4de.24xlarge"]
     node = 19.21  # the example's priceOverrides for p4de.24xlarge
     assert shape.vcpus * cm["CPU"] + shape.memory_gib * cm["RAM"] + 8 * cm["GPU"] == pytest.approx(node, abs=1e-5)
-    for p in opencost_prices(spec).pools:
-        if p.pool.sharing.mode != SharingMode.MIG:
-            assert p.opencost_hourly == pytest.approx(p.catalog_hourly, abs=1e-5), p.pool.name
+    pools = opencost_prices(spec).pools
+    assert {p.pool.sharing.mode for p in pools} == set(SharingMode)
+    for p in pools:
+        assert p.opencost_hourly == pytest.approx(p.catalog_hourly, abs=1e-5), p.pool.name
 
 
 def test_gpu_price_is_not_the_whole_node_price_per_gpu():
@@ -91,7 +94,8 @@ def test_custom_instance_type_shape(dev_data):
 
 def test_mispriced_pools_are_named_in_the_synth_summary(dev_spec):
     notes = [n for a in render_observability_artifacts(dev_spec) for n in a.notes if "OpenCost prices" in n]
-    assert any("gpu-infer node" in n and "namespace_tier:gpu_cost_hourly:sum" in n for n in notes)
+    # p4d pools next to p4de ones: one cluster $/GPU cannot fit both
+    assert any("gpu-dev node" in n and "namespace_tier:gpu_cost_hourly:sum" in n for n in notes)
 
 
 def test_dashboard_says_which_gpu_cost_is_of_record(dev_spec):
@@ -114,3 +118,23 @@ def test_mig_slices_are_priced_by_the_recording_rules(dev_spec):
     rates = {r["labels"]["resource"]: float(r["expr"][len("vector("):-1])
              for g in rule_groups(dev_spec) for r in g["rules"] if r.get("record") == "gpu_class_hourly_rate"}
     assert rates["nvidia_com_mig_3g_40gb"] > 0 and rates["nvidia_com_mig_2g_20gb"] > 0
+
+
+def test_gke_native_nodes_are_recognised_and_their_partitions_counted(dev_data):
+    """Without the GPU Operator there is no nvidia.com/gpu.present label and no gpu.count label: GKE's accelerator
+    label marks GPU nodes, and OpenCost counts the advertised nvidia.com/gpu (MIG partitions) as GPUs."""
+    dev_data.pop("aws")
+    dev_data.update(cloud="gcp", gcp={"project": "p", "location": "us-central1", "zones": ["us-central1-a"],
+                                      "gpuStack": "gke-native"})
+    dev_data["nodePools"] = [
+        {"name": "gpu-train", "instanceType": "a2-ultragpu-8g", "sharing": {"mode": "exclusive"}, "maxSize": 2},
+        {"name": "gpu-infer", "instanceType": "a2-ultragpu-8g", "sharing": {"mode": "mig", "migLayout": {"3g.40gb": 2}},
+         "maxSize": 2}]
+    dev_data["tiers"] = [{"name": "train", "pool": "gpu-train", "priority": 2},
+                         {"name": "inference", "pool": "gpu-infer", "priority": 1}]
+    dev_data["teams"] = [{"name": "research", "namespaces": ["research"], "quotas": {"train": 16, "inference": 32}}]
+    spec = parse_spec(dev_data)
+    assert _cost_model(spec)["gpuLabel"] == "cloud.google.com/gke-accelerator"
+    pools = {p.pool.name: p for p in opencost_prices(spec).pools}
+    assert pools["gpu-train"].deviation_percent == pytest.approx(0, abs=1e-3)  # the price is rounded to 6 places
+    assert pools["gpu-infer"].deviation_percent > 50  # 16 partitions counted as 16 GPUs

@@ -52,7 +52,7 @@ COST_OF_RECORD_NOTE = (
     f"`{RATE}`: the pool's catalog node price (after overrides and discount) split among the units one "
     "node advertises.\n\n"
     "**OpenCost** is the CPU, memory and storage view. It reads only `nvidia.com/gpu` requests, so "
-    "**MIG slices cost nothing there**, and it prices a MIG node as one GPU; do not report GPU spend from it."
+    "**MIG slices cost nothing there** (their GPUs show up as idle); do not report GPU spend from it."
 )
 
 

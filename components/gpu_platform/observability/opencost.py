@@ -8,15 +8,19 @@ What OpenCost does with these values (opencost/opencost, read at 5f653330; the s
   `customPricing.enabled` only mounts the ConfigMap (CONFIG_PATH, PRICING_CONFIGMAP_NAME in
   `charts/opencost/templates/deployment.yaml` @ opencost-2.5.17), so the platform sets the variable through
   `opencost.exporter.extraEnv`.
-- The custom provider prices a node as CPU x vCPUs + RAM x GiB + GPU x GPUs (`pkg/costmodel/costmodel.go`;
-  the GPU count comes from the node's `nvidia.com/gpu` capacity or the `nvidia.com/gpu.count` label, else 1).
+- The custom provider treats a node as a GPU node when it carries the `gpuLabel` (`customprovider.go`
+  GPUType) and prices it as CPU x vCPUs + RAM x GiB + GPU x GPUs (`pkg/costmodel/costmodel.go`). The GPU count
+  is `getGPUCount`: with a `nvidia.com/gpu.replicas` label, the `nvidia.com/gpu.count` label; else the
+  `nvidia.com/gpu` capacity. The GPU Operator's feature discovery puts both labels on every GPU node, MIG or not
+  (NVIDIA/k8s-device-plugin v0.20.0 `internal/lm/resource.go` baseLabeler), so OpenCost counts physical GPUs;
+  on GKE's own GPU stack it counts the advertised `nvidia.com/gpu` (MIG partitions, time-sharing clients).
   So the GPU price here is what is left of the node price after its vCPUs and RAM, per GPU: a node's three
   parts add up to the instance price. One GPU price serves the whole cluster; with pools of different $/GPU
   it is their GPU-weighted mean and `opencost_prices` reports each pool's deviation.
 - Allocation reads GPU requests as `kube_pod_container_resource_requests{resource="nvidia_com_gpu"}`
-  (`pkg/costmodel/allocation.go`), so MIG slices (`nvidia.com/mig-*`) cost nothing, and a MIG node (no
-  `nvidia.com/gpu` capacity, no replicas label) is priced as one GPU. For GPUs the platform's recording rules
-  (`namespace_tier:gpu_cost_hourly:sum`) are the cost of record; OpenCost stays the CPU/RAM/storage view.
+  (`pkg/costmodel/allocation.go`), so MIG slices (`nvidia.com/mig-*`) cost nothing and a MIG node's GPU cost
+  shows up as idle. For GPUs the platform's recording rules (`namespace_tier:gpu_cost_hourly:sum`) are the cost
+  of record; OpenCost stays the CPU/RAM/storage view.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from typing import Any
 
 from ..artifacts import deep_merge, helm_release
 from ..catalog.instances import SHAPES, Shape
-from ..spec import NodePool, PlatformSpec, SharingMode
+from ..contract import operator_enabled
+from ..spec import NodePool, PlatformSpec
 from .pricing import PoolPrice, pool_price
 from .rules import rule_metadata_labels
 
@@ -43,8 +48,9 @@ __all__ = [
 
 CHART = "opencost"
 CUSTOM_PROVIDER_ENV = "USE_CUSTOM_PROVIDER"
-# The GPU Operator's feature discovery labels every GPU node with this.
+# The GPU Operator's feature discovery labels every GPU node with this; GKE labels its GPU nodes with the second.
 GPU_NODE_LABEL = ("nvidia.com/gpu.present", "true")
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
 
 @dataclass(frozen=True)
@@ -79,9 +85,11 @@ def _shape(spec: PlatformSpec, instance_type: str) -> Shape | None:
     return SHAPES.get(instance_type)
 
 
-def _opencost_gpus(price: PoolPrice) -> int:
-    # MIG nodes advertise no nvidia.com/gpu and carry no replicas label: OpenCost falls back to one GPU.
-    return 1 if price.pool.sharing.mode == SharingMode.MIG else price.capacity.gpus_per_node
+def _opencost_gpus(spec: PlatformSpec, price: PoolPrice) -> int:
+    """The GPUs OpenCost counts on one node of the pool (see the module doc)."""
+    if operator_enabled(spec):
+        return price.capacity.gpus_per_node  # the nvidia.com/gpu.count label
+    return price.capacity.units_per_node.get("nvidia.com/gpu", 0) or 1  # capacity, else the provider's "1"
 
 
 def _gpu_share(spec: PlatformSpec, price: PoolPrice) -> float:
@@ -93,9 +101,10 @@ def _gpu_share(spec: PlatformSpec, price: PoolPrice) -> float:
     return max(price.node_hourly - cpu_ram, 0.0) / gpus
 
 
-def _weighted_gpu_price(prices: list[PoolPrice], shares: list[float]) -> float:
-    # Weighted by GPUs at max size over the pools where OpenCost counts every GPU (MIG nodes count as one).
-    counted = [(s, p) for s, p in zip(shares, prices, strict=True) if _opencost_gpus(p) == p.capacity.gpus_per_node]
+def _weighted_gpu_price(spec: PlatformSpec, prices: list[PoolPrice], shares: list[float]) -> float:
+    # Weighted by GPUs at max size over the pools where OpenCost counts physical GPUs.
+    counted = [(s, p) for s, p in zip(shares, prices, strict=True)
+               if _opencost_gpus(spec, p) == p.capacity.gpus_per_node]
     pairs = counted or list(zip(shares, prices, strict=True))
     gpus = sum(p.capacity.gpus_max for _, p in pairs)
     return round(sum(s * p.capacity.gpus_max for s, p in pairs) / gpus, 6) if gpus else 0.0
@@ -108,12 +117,12 @@ def opencost_prices(spec: PlatformSpec) -> OpenCostPrices:
     shares = [_gpu_share(spec, p) for p in prices]
     gpu = oc.gpu_hourly_price
     if gpu is None:
-        gpu = _weighted_gpu_price(prices, shares)
+        gpu = _weighted_gpu_price(spec, prices, shares)
     pools = []
     for price, share in zip(prices, shares, strict=True):
         shape = _shape(spec, price.pool.instance_type)
         cpu_ram = shape.vcpus * oc.cpu_hourly_price + shape.memory_gib * oc.ram_gib_hourly_price if shape else 0.0
-        pools.append(PoolOpenCost(price.pool, price.node_hourly, cpu_ram + gpu * _opencost_gpus(price), share))
+        pools.append(PoolOpenCost(price.pool, price.node_hourly, cpu_ram + gpu * _opencost_gpus(spec, price), share))
     return OpenCostPrices(oc.cpu_hourly_price, oc.ram_gib_hourly_price, gpu, tuple(pools))
 
 
@@ -125,6 +134,13 @@ def _prometheus(spec: PlatformSpec) -> dict[str, Any]:
                          "port": 9090, "scheme": "http", "path": ""}, "external": {"enabled": False}}
 
 
+def _gpu_label(spec: PlatformSpec) -> dict[str, str]:
+    # Only the label's presence matters (customprovider.go GPUType); GKE's own stack has no GFD labels.
+    if operator_enabled(spec):
+        return {"gpuLabel": GPU_NODE_LABEL[0], "gpuLabelValue": GPU_NODE_LABEL[1]}
+    return {"gpuLabel": GKE_ACCELERATOR_LABEL}
+
+
 def render_opencost_values(spec: PlatformSpec) -> dict[str, Any]:
     """Chart values: custom pricing with the catalog GPU price, Prometheus wiring; overrides last."""
     prices = opencost_prices(spec)
@@ -133,8 +149,7 @@ def render_opencost_values(spec: PlatformSpec) -> dict[str, Any]:
         "CPU": prices.cpu,
         "RAM": prices.ram,
         "GPU": prices.gpu,
-        "gpuLabel": GPU_NODE_LABEL[0],
-        "gpuLabelValue": GPU_NODE_LABEL[1],
+        **_gpu_label(spec),
     }
     values = {
         "opencost": {
