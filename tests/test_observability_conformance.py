@@ -25,6 +25,10 @@ ALLOWED_EXTRA = {
     # gpuLabel/gpuLabelValue to tell GPU nodes apart; the chart writes every costModel key into its ConfigMap.
     "opencost.customPricing.costModel.gpuLabel",
     "opencost.customPricing.costModel.gpuLabelValue",
+    # opencost-helm-chart 2.5.17 values: `exporter.extraEnv: {}` is a map of extra variables (FOO: BAR); the
+    # deployment template turns each entry into an env var. OpenCost reads USE_CUSTOM_PROVIDER
+    # (opencost pkg/env/costmodelenv.go) to use the custom prices instead of the cloud's list.
+    "opencost.exporter.extraEnv.USE_CUSTOM_PROVIDER",
     # kube-state-metrics chart 8.4.0 (a dependency of kube-prometheus-stack 88.5.3) values.yaml:
     # `metricLabelsAllowlist: []` becomes --metric-labels-allowlist.
     "kube-state-metrics.metricLabelsAllowlist",
@@ -134,8 +138,9 @@ def test_existing_prometheus_wiring(dev_data):
 
 def test_dcgm_csv_fields_and_types_are_upstreams(reference):
     """Every field of the shared CSV exists in dcgm-exporter's dcp-metrics-included.csv with the same type
-    (SM_ACTIVE and SM_OCCUPANCY are there commented out, which is why the platform ships its own CSV)."""
-    from gpu_platform.dcgm import DCGM_METRICS
+    (SM_ACTIVE and SM_OCCUPANCY are there commented out, which is why the platform ships its own CSV).
+    Fields the exporter computes itself (DCGM_EXP_*) are not DCGM fields and are listed in EXPORTER_FIELDS."""
+    from gpu_platform.dcgm import DCGM_METRICS, EXPORTER_FIELDS
 
     upstream: dict[str, tuple[str, bool]] = {}
     for line in reference("upstream", "dcgm-exporter-dcp-metrics-included.csv").read_text().splitlines():
@@ -145,6 +150,9 @@ def test_dcgm_csv_fields_and_types_are_upstreams(reference):
             if parts[0] not in upstream or upstream[parts[0]][1]:  # an enabled line wins over a commented one
                 upstream[parts[0]] = (parts[1], commented)
     for field, kind, _ in DCGM_METRICS:
+        if field in EXPORTER_FIELDS:
+            assert field.startswith("DCGM_EXP_"), field
+            continue
         assert field in upstream, field
         assert upstream[field][0] == kind, (field, kind, upstream[field][0])
     assert upstream["DCGM_FI_PROF_SM_ACTIVE"][1] is True  # disabled upstream: the reason for our CSV

@@ -31,3 +31,44 @@ def test_every_alert_and_recording_rule_is_documented():
         assert f"`{name}`" in SECTION, name
     documented = set(re.findall(r"`([a-z_:]+(?::[a-z0-9_]+)*)`", SECTION))
     assert set(RECORDED) <= documented
+
+
+def _yaml_blocks() -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", SECTION, flags=re.S)
+
+
+def test_keda_example_renders_the_documented_scaled_object(dev_data):
+    import yaml
+    from gpu_platform.autoscaling.keda import render_scaled_objects
+    from gpu_platform.load import parse_spec
+
+    blocks = _yaml_blocks()
+    scalers = next(yaml.safe_load(b) for b in blocks if b.startswith("autoscaling:"))
+    shown = next(yaml.safe_load(b) for b in blocks if "kind: ScaledObject" in b)
+    dev_data.update(scalers)
+    assert render_scaled_objects(parse_spec(dev_data)) == [shown]
+
+
+def test_keda_example_deployment_is_what_the_scaler_targets(dev_spec):
+    import yaml
+
+    blocks = _yaml_blocks()
+    deployment = next(yaml.safe_load(b) for b in blocks if "kind: Deployment" in b)
+    scaler = next(yaml.safe_load(b) for b in blocks if b.startswith("autoscaling:"))["autoscaling"]["keda"]["scalers"][0]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert (deployment["metadata"]["name"], deployment["metadata"]["namespace"]) == (scaler["deployment"],
+                                                                                      scaler["namespace"])
+    assert labels[f"{dev_spec.label_domain}/gpu-tier"] == scaler["tier"]
+    pool = dev_spec.pools_by_name[next(t.pool for t in dev_spec.tiers if t.name == scaler["tier"])]
+    assert pool.sharing.mode.value == "time-slicing"
+
+
+def test_measured_agreement_is_the_cost_report():
+    from gpu_platform.load import load_spec
+
+    total = cost_report(load_spec("examples/aws-1000-a100.yaml")).to_json()["totalHourlyMax"]
+    assert f"${total:,.2f}/hour" in SECTION
+
+
+def test_which_cost_is_which_names_the_cost_of_record():
+    assert "**the GPU cost of record**" in SECTION and "MIG slices cost nothing in OpenCost" in SECTION

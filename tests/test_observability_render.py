@@ -58,8 +58,9 @@ def test_rules_read_only_known_or_recorded_metrics(dev_spec):
 def test_every_dcgm_field_the_rules_use_is_in_the_shared_csv(dev_spec):
     fields = {f for f, _, _ in DCGM_METRICS}
     used = {m for r in _rules(dev_spec) for m in metric_names(r["expr"]) if m.startswith("DCGM_")}
-    assert used == {"DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_FB_USED",
-                    "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_TEMP"}
+    # No rule reads DCGM_FI_DEV_XID_ERRORS: it holds the last XID until the exporter restarts.
+    assert used == {"DCGM_FI_PROF_SM_ACTIVE", "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_FI_DEV_FB_USED",
+                    "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_GPU_TEMP"}
     assert used <= fields
 
 
@@ -99,7 +100,8 @@ def test_optional_alerts_follow_the_spec(dev_data):
     dev_data["teams"] = [{"name": "research", "namespaces": ["research"], "quotas": {"train": 16}}]
     dev_data["scheduling"] = {"kueue": {"enabled": False}}
     names = {r["alert"] for r in _rules(parse_spec(dev_data)) if "alert" in r}
-    assert names == {"GpuStrandedCapacity", "GpuXidError", "GpuFramebufferMemoryHigh", "GpuTemperatureHigh",
+    assert names == {"GpuStrandedCapacity", "GpuXidHardwareError", "GpuXidApplicationError",
+                     "GpuXidHardwareNotRemediated", "GpuFramebufferMemoryHigh", "GpuTemperatureHigh",
                      "GpuPoolCapacityShortfall"}
 
 
@@ -164,16 +166,6 @@ def test_prometheus_rule_metadata(dev_spec):
     assert rule["apiVersion"] == "monitoring.coreos.com/v1"
     assert rule["metadata"]["namespace"] == "monitoring"
     assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
-
-
-def test_opencost_gpu_price_is_the_gpu_weighted_catalog_price(dev_spec, dev_data):
-    from gpu_platform.observability.opencost import render_opencost_values
-
-    gpu = render_opencost_values(dev_spec)["opencost"]["customPricing"]["costModel"]["GPU"]
-    p4de, p4d = 27.447050 / 8, 21.957642 / 8  # train 128 + infer 64 GPUs on p4de; dev 32 + ci 16 on p4d
-    assert gpu == pytest.approx((p4de * 192 + p4d * 48) / 240, abs=1e-6)
-    dev_data["monitoring"]["opencost"] = {"gpuHourlyPrice": 2.5}
-    assert render_opencost_values(parse_spec(dev_data))["opencost"]["customPricing"]["costModel"]["GPU"] == 2.5
 
 
 def test_golden_dev_observability(dev_spec, golden):

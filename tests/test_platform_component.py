@@ -33,13 +33,18 @@ def test_platform_composes_every_domain_with_pinned_names(pulumi_mocks, dev_spec
         ("gpu-platform:queues:GpuQueues", "plat-queues"),
         ("gpu-platform:observability:GpuObservability", "plat-observability"),
         ("gpu-platform:admission:GpuAdmission", "plat-admission"),
+        ("gpu-platform:autoscaling:GpuAutoscaling", "plat-autoscaling"),
+        ("gpu-platform:nodepools:EksNodeHealth", "plat-node-health"),
     }
     names = [r.name for r in rec.resources]
     assert len(names) == len(set(names)), "child names are unique"
     assert rec.depends_on("plat-queues-kueue", "plat-observability-kube-prometheus-stack"), \
         "Kueue's ServiceMonitor needs the Prometheus Operator CRDs first"
+    assert rec.depends_on("plat-autoscaling-keda", "plat-observability-kube-prometheus-stack"), \
+        "KEDA's ServiceMonitors need the Prometheus Operator CRDs first"
     releases = {r.inputs["chart"] for r in rec.of_type("kubernetes:helm.sh/v3:Release")}
-    assert {"gpu-operator", "oci://registry.k8s.io/kueue/charts/kueue", "kube-prometheus-stack", "opencost"} <= releases
+    assert {"gpu-operator", "oci://registry.k8s.io/kueue/charts/kueue", "kube-prometheus-stack", "opencost",
+            "keda"} <= releases
 
 
 def test_gke_native_platform_has_no_operator(pulumi_mocks, dev_data):

@@ -3,13 +3,23 @@
 Upstream (NVIDIA/dcgm-exporter etc/dcp-metrics-included.csv, tag 4.5.3-4.8.2) ships DCGM_FI_PROF_SM_ACTIVE and
 DCGM_FI_PROF_SM_OCCUPANCY commented out; the platform's utilisation and stranded-capacity rules need them,
 so the operator gets this CSV as a custom `dcgmExporter.config` ConfigMap.
+
+`DCGM_EXP_XID_ERRORS_COUNT` is computed by the exporter itself (NVIDIA/dcgm-exporter d5e5f51, shipped in
+4.6.0-4.8.3: `internal/pkg/collector/xid_collector.go`): one series per XID seen on a GPU within the last
+`--xid-count-window-size` (default 5 min, `pkg/cmd/app.go`), labelled `xid` and `window_size_in_ms`, and a
+zero series without `xid` once the window is empty. Unlike `DCGM_FI_DEV_XID_ERRORS`, which holds the last
+XID until the exporter restarts (dcgm-exporter issue #500), it clears, and it counts repeats of one XID.
+Upstream lists it commented out in `etc/default-counters.csv`.
 """
 
 from __future__ import annotations
 
-__all__ = ["DCGM_CONFIGMAP_KEY", "DCGM_METRICS", "metrics_csv"]
+__all__ = ["DCGM_CONFIGMAP_KEY", "DCGM_METRICS", "EXPORTER_FIELDS", "XID_COUNT", "metrics_csv"]
 
 DCGM_CONFIGMAP_KEY = "dcgm-metrics.csv"
+XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+# Fields the exporter computes (not DCGM fields): dcgm-exporter d5e5f51 internal/pkg/counters/const.go.
+EXPORTER_FIELDS = frozenset({XID_COUNT})
 
 # field, Prometheus type, help
 DCGM_METRICS: tuple[tuple[str, str, str], ...] = (
@@ -23,6 +33,7 @@ DCGM_METRICS: tuple[tuple[str, str, str], ...] = (
     ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
     ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
     ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+    (XID_COUNT, "gauge", "Count of XID errors within the window (window_size_in_ms), one series per xid."),
     ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
     ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
     ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."),

@@ -8,9 +8,11 @@ from typing import Any
 import pulumi
 
 from .admission.component import GpuAdmission, GpuAdmissionArgs
+from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .contract import operator_enabled
 from .errors import Finding
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
+from .nodepools.health import render_node_monitoring_addon
 from .observability.component import GpuObservability, GpuObservabilityArgs
 from .outputs import platform_outputs
 from .queues.component import GpuQueues, GpuQueuesArgs
@@ -31,7 +33,8 @@ class GpuPlatform(pulumi.ComponentResource):
     """The whole tiered GPU platform of one cluster (`gpu-platform:index:GpuPlatform`).
 
     Children (names are public API): `<name>-<pool>` node pool components, `<name>-gpu-operator` (absent on
-    GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability` and `<name>-admission`.
+    GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability`, `<name>-admission` and
+    `<name>-autoscaling` (when KEDA is enabled); on EKS `<name>-node-health` (the node monitoring agent add-on).
     `depends_on` given to the platform reaches every child (Pulumi does not pass it down by itself); providers
     and `protect` are inherited through the parent.
 
@@ -58,6 +61,7 @@ class GpuPlatform(pulumi.ComponentResource):
         after = list((opts and opts.depends_on) or [])
         child = pulumi.ResourceOptions(parent=self, depends_on=after)
         self.node_pools = _node_pools(name, spec, child)
+        self.node_health = _node_health(name, spec, child)
         self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
                              if operator_enabled(spec) else None)
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
@@ -65,6 +69,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec),
                                 pulumi.ResourceOptions(parent=self, depends_on=[*after, self.observability]))
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
+        # KEDA's chart creates ServiceMonitors: install it after the Prometheus Operator CRDs.
+        self.autoscaling = (GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec),
+                                           pulumi.ResourceOptions(parent=self, depends_on=[*after, self.observability]))
+                            if spec.autoscaling.keda.enabled else None)
         plain = platform_outputs(spec)
         self.node_pool_names = pulumi.Output.from_input(plain["nodePoolNames"])
         self.tier_names = pulumi.Output.from_input(plain["tierNames"])
@@ -98,3 +106,12 @@ def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> 
         from .nodepools.gcp import GkeGpuNodePool as Pool
         from .nodepools.gcp import GkeGpuNodePoolArgs as PoolArgs
     return [Pool(f"{name}-{p.name}", PoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools]
+
+
+def _node_health(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.ComponentResource | None:
+    """EKS: the node monitoring agent add-on that lets node auto repair act on GPU faults (None elsewhere)."""
+    if not render_node_monitoring_addon(spec):
+        return None
+    from .nodepools.aws import EksNodeHealth, EksNodeHealthArgs
+
+    return EksNodeHealth(f"{name}-node-health", EksNodeHealthArgs(spec=spec), opts)

@@ -15,10 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
+from .catalog.xid import HARDWARE_XIDS
 
 __all__ = [
     "AdmissionSpec",
     "AmiType",
+    "AutoscalingSpec",
     "AwsSpec",
     "CapacityType",
     "CatalogSpec",
@@ -28,6 +30,7 @@ __all__ = [
     "GcpSpec",
     "GkeGpuStack",
     "GpuOperatorSpec",
+    "KedaSpec",
     "KueueSpec",
     "MonitoringSpec",
     "MutationEngine",
@@ -39,6 +42,7 @@ __all__ = [
     "PolicySpec",
     "PreemptionPolicy",
     "PrometheusSpec",
+    "QueueScaler",
     "SchedulingSpec",
     "Sharing",
     "SharingMode",
@@ -122,6 +126,13 @@ class AwsSpec(_Model):
     region: str = Field(description="AWS region of the EKS cluster.")
     subnet_ids: list[str] = Field(default_factory=list, description="Default subnets of every node group.")
     node_role_arn: str | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
+    node_monitoring_agent: bool = Field(
+        default=True, description="Install the EKS node monitoring agent add-on, which turns hardware XIDs into "
+        "the AcceleratedHardwareReady=False node condition that node auto repair acts on.",
+    )
+    node_monitoring_agent_version: str | None = Field(
+        default=None, description="eks-node-monitoring-agent add-on version (default: EKS's default for the cluster)."
+    )
 
 
 class GcpSpec(_Model):
@@ -335,7 +346,14 @@ class OpenCostSpec(_Model):
         default="https://opencost.github.io/opencost-helm-chart", description="OpenCost chart repository."
     )
     gpu_hourly_price: PositiveFloat | None = Field(
-        default=None, description="Custom-pricing $/GPU-hour (default: GPU-weighted catalog price of the pools)."
+        default=None, description="Custom-pricing $/GPU-hour (default: each GPU pool's node price less its vCPU "
+        "and RAM at the prices below, per GPU, weighted by GPUs at max size)."
+    )
+    cpu_hourly_price: PositiveFloat = Field(
+        default=0.031611, description="Custom-pricing $/vCPU-hour (default: OpenCost's configs/default.json)."
+    )
+    ram_gib_hourly_price: PositiveFloat = Field(
+        default=0.004237, description="Custom-pricing $/GiB-hour of RAM (default: OpenCost's configs/default.json)."
     )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -357,6 +375,21 @@ class Thresholds(_Model):
     mig_failed_for: str = Field(default="5m", description="How long a failed MIG config may persist before alerting.")
     capacity_mismatch_for: str = Field(
         default="15m", description="How long a pool may advertise fewer units than its sharing config promises."
+    )
+    xid_hardware_codes: list[NonNegInt] = Field(
+        default_factory=lambda: [x.code for x in HARDWARE_XIDS],
+        description="XIDs that mean a faulty GPU (critical, node leaves service); every other XID is an "
+        "application fault (warning).",
+    )
+    xid_hardware_window: str = Field(
+        default="1h", description="How long a hardware XID keeps its alert firing after the last occurrence."
+    )
+    xid_application_window: str = Field(
+        default="15m", description="How long an application XID keeps its alert firing after the last occurrence."
+    )
+    xid_remediation_for: str = Field(
+        default="30m", description="How long a node with a hardware XID may keep scheduling pods before the "
+        "alert that node repair did not act fires (shorter than xidHardwareWindow).",
     )
 
 
@@ -405,6 +438,10 @@ class CustomInstanceType(_Model):
     gpu_model: str = Field(description="GPU model, one of the catalog's GPU models.")
     gpu_count: int = Field(ge=1, description="GPUs per node.")
     hourly_price: PositiveFloat = Field(description="On-demand $/hour of one node.")
+    vcpus: int | None = Field(default=None, ge=1, description="vCPUs of one node (OpenCost's CPU share).")
+    memory_gib: PositiveFloat | None = Field(
+        default=None, description="Memory of one node in GiB (OpenCost's RAM share)."
+    )
 
 
 class CatalogSpec(_Model):
@@ -429,6 +466,44 @@ class PolicySpec(_Model):
     )
 
 
+class QueueScaler(_Model):
+    """A Deployment KEDA scales on its pods' `gpu_app_queue_depth` (requests waiting for a shared GPU)."""
+
+    name: str = Field(description="ScaledObject name (a DNS label, unique in its namespace).")
+    namespace: str = Field(description="Namespace of the Deployment: a namespace of a team entitled to the tier.")
+    deployment: str = Field(description="The Deployment to scale.")
+    tier: str = Field(description="The Deployment's tier; meant for tiers whose GPUs are time-sliced.")
+    min_replicas: int = Field(
+        default=1, ge=1, description="Fewest replicas; at least 1, since the pods themselves export the queue depth."
+    )
+    max_replicas: int = Field(ge=1, description="Most replicas (each holds one unit of the tier's resource).")
+    target_queue_depth: float = Field(
+        default=4, gt=0, description="Waiting requests per replica to aim for (the HPA AverageValue target)."
+    )
+    polling_interval: int = Field(default=15, ge=1, description="Seconds between KEDA's Prometheus queries.")
+    cooldown_period: int = Field(default=300, ge=0, description="KEDA cooldownPeriod, seconds.")
+
+
+class KedaSpec(_Model):
+    """KEDA: turns the application's queue depth into replicas through the HPA (external metrics)."""
+
+    enabled: bool = Field(default=True, description="Install KEDA (it serves external.metrics.k8s.io).")
+    version: str = Field(default="2.20.2", description="KEDA chart version.")
+    namespace: str = Field(default="keda", description="KEDA namespace.")
+    release_name: str = Field(default="keda", description="KEDA Helm release name.")
+    repository: str = Field(default="https://kedacore.github.io/charts", description="KEDA chart repository.")
+    scalers: list[QueueScaler] = Field(
+        default_factory=list, description="Deployments to scale on gpu_app_queue_depth (one ScaledObject each)."
+    )
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class AutoscalingSpec(_Model):
+    """Workload autoscaling on signals the scheduler cannot see."""
+
+    keda: KedaSpec = Field(default_factory=KedaSpec, description="KEDA settings and queue-depth scalers.")
+
+
 class PlatformSpec(_Model):
     """The whole GPU fleet: pools, tiers, teams and the platform services around them."""
 
@@ -443,6 +518,7 @@ class PlatformSpec(_Model):
     teams: list[Team] = Field(default_factory=list, description="Tenants and their quotas.")
     scheduling: SchedulingSpec = Field(default_factory=SchedulingSpec, description="Kueue and Volcano.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec, description="Monitoring and cost.")
+    autoscaling: AutoscalingSpec = Field(default_factory=AutoscalingSpec, description="KEDA queue-depth autoscaling.")
     admission: AdmissionSpec = Field(default_factory=AdmissionSpec, description="In-cluster admission.")
     gpu_operator: GpuOperatorSpec = Field(default_factory=GpuOperatorSpec, description="NVIDIA GPU Operator.")
     catalog: CatalogSpec = Field(default_factory=CatalogSpec, description="Catalog additions and price overrides.")

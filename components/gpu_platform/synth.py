@@ -13,6 +13,7 @@ import yaml
 
 from .admission.render import render_admission_artifacts
 from .artifacts import KINDS, Artifact
+from .autoscaling.render import render_autoscaling_artifacts
 from .gpu_operator.render import render_gpu_operator_artifacts
 from .load import YAML_LOADER
 from .nodepools.render import render_nodepool_artifacts
@@ -29,6 +30,7 @@ RENDERERS: dict[str, Renderer] = {
     "gpu-operator": render_gpu_operator_artifacts,
     "queues": render_queue_artifacts,
     "observability": render_observability_artifacts,
+    "autoscaling": render_autoscaling_artifacts,
     "admission": render_admission_artifacts,
 }
 
@@ -67,7 +69,9 @@ def write_artifacts(artifacts: list[Artifact], out: Path) -> dict[str, int]:
             shutil.rmtree(target)
         target.mkdir(parents=True)
     for a in artifacts:
-        (out / a.kind / f"{a.name}.yaml").write_text(dump_documents(a.documents))
+        path = out / a.kind / f"{a.name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)  # names may hold one subdirectory (nodepools/addons/)
+        path.write_text(dump_documents(a.documents))
         counts[a.kind] += 1
     return counts
 

@@ -250,6 +250,7 @@ DOMAIN_CHECK_PATHS: list[str] = [
     "gpu_platform.gpu_operator.checks:check_gpu_operator",
     "gpu_platform.queues.checks:check_queues",
     "gpu_platform.admission.checks:check_admission",
+    "gpu_platform.autoscaling.checks:check_autoscaling",
 ]
 
 

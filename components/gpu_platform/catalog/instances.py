@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["InstanceType", "INSTANCE_TYPES", "SOURCES"]
+__all__ = ["InstanceType", "INSTANCE_TYPES", "SHAPES", "SHAPE_SOURCES", "SOURCES", "Shape"]
 
 SOURCES = {
     "karpenter-aws": "aws/karpenter-provider-aws pkg/providers/pricing/zz_generated.pricing_aws.go, "
@@ -91,3 +91,67 @@ _ROWS = (
 )
 
 INSTANCE_TYPES: dict[str, InstanceType] = {row[0]: InstanceType(*row) for row in _ROWS}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """vCPUs and memory of one instance / machine type (what OpenCost prices CPU and RAM on)."""
+
+    vcpus: int
+    memory_gib: float
+    source: str
+
+
+SHAPE_SOURCES = {
+    "karpenter-aws-types": "aws/karpenter-provider-aws website/content/en/preview/reference/instance-types.md @ "
+    "1d927085 (karpenter.k8s.aws/instance-cpu, instance-memory in MiB / 1024)",
+    "gcp-docs": "cloud.google.com/compute/docs/accelerator-optimized-machines and general-purpose machine "
+    "tables (vCPUs, memory in GB as listed), read 2026-11; a2-highgpu-*, a2-ultragpu-8g, a3-highgpu-8g also "
+    "in shared facts.md section 7",
+}
+
+_SHAPE_ROWS = (
+    ("p4d.24xlarge", 96, 1152, "karpenter-aws-types"),
+    ("p4de.24xlarge", 96, 1152, "karpenter-aws-types"),
+    ("p5.48xlarge", 192, 2048, "karpenter-aws-types"),
+    ("p5e.48xlarge", 192, 2048, "karpenter-aws-types"),
+    ("p5en.48xlarge", 192, 2048, "karpenter-aws-types"),
+    ("g5.xlarge", 4, 16, "karpenter-aws-types"),
+    ("g5.2xlarge", 8, 32, "karpenter-aws-types"),
+    ("g5.4xlarge", 16, 64, "karpenter-aws-types"),
+    ("g5.8xlarge", 32, 128, "karpenter-aws-types"),
+    ("g5.12xlarge", 48, 192, "karpenter-aws-types"),
+    ("g5.16xlarge", 64, 256, "karpenter-aws-types"),
+    ("g5.24xlarge", 96, 384, "karpenter-aws-types"),
+    ("g5.48xlarge", 192, 768, "karpenter-aws-types"),
+    ("g6e.xlarge", 4, 32, "karpenter-aws-types"),
+    ("g6e.2xlarge", 8, 64, "karpenter-aws-types"),
+    ("g6e.4xlarge", 16, 128, "karpenter-aws-types"),
+    ("g6e.8xlarge", 32, 256, "karpenter-aws-types"),
+    ("g6e.12xlarge", 48, 384, "karpenter-aws-types"),
+    ("g6e.16xlarge", 64, 512, "karpenter-aws-types"),
+    ("g6e.24xlarge", 96, 768, "karpenter-aws-types"),
+    ("g6e.48xlarge", 192, 1536, "karpenter-aws-types"),
+    ("g4dn.xlarge", 4, 16, "karpenter-aws-types"),
+    ("g4dn.12xlarge", 48, 192, "karpenter-aws-types"),
+    ("a2-highgpu-1g", 12, 85, "gcp-docs"),
+    ("a2-highgpu-2g", 24, 170, "gcp-docs"),
+    ("a2-highgpu-4g", 48, 340, "gcp-docs"),
+    ("a2-highgpu-8g", 96, 680, "gcp-docs"),
+    ("a2-megagpu-16g", 96, 1360, "gcp-docs"),
+    ("a2-ultragpu-1g", 12, 170, "gcp-docs"),
+    ("a2-ultragpu-2g", 24, 340, "gcp-docs"),
+    ("a2-ultragpu-4g", 48, 680, "gcp-docs"),
+    ("a2-ultragpu-8g", 96, 1360, "gcp-docs"),
+    ("a3-highgpu-8g", 208, 1872, "gcp-docs"),
+    ("g2-standard-4", 4, 16, "gcp-docs"),
+    ("g2-standard-8", 8, 32, "gcp-docs"),
+    ("g2-standard-12", 12, 48, "gcp-docs"),
+    ("g2-standard-16", 16, 64, "gcp-docs"),
+    ("g2-standard-24", 24, 96, "gcp-docs"),
+    ("g2-standard-32", 32, 128, "gcp-docs"),
+    ("g2-standard-48", 48, 192, "gcp-docs"),
+    ("g2-standard-96", 96, 384, "gcp-docs"),
+)
+
+SHAPES: dict[str, Shape] = {name: Shape(cpu, float(mem), src) for name, cpu, mem, src in _SHAPE_ROWS}

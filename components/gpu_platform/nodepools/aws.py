@@ -16,9 +16,10 @@ from .eks import (
     render_eks_launch_template,
     render_eks_node_group,
 )
+from .health import render_node_monitoring_addon
 from .render import snake_kwargs
 
-__all__ = ["EksGpuNodePool", "EksGpuNodePoolArgs"]
+__all__ = ["EksGpuNodePool", "EksGpuNodePoolArgs", "EksNodeHealth", "EksNodeHealthArgs"]
 
 def _asg_name(resources: Any) -> str | None:
     """Name of the node group's Auto Scaling group (None until the node group exists)."""
@@ -72,3 +73,28 @@ class EksGpuNodePool(pulumi.ComponentResource):
         self.node_group_name = ng.node_group_name
         self.launch_template_id = lt.id
         self.register_outputs({"nodeGroupName": self.node_group_name, "launchTemplateId": self.launch_template_id})
+
+
+@dataclass(frozen=True)
+class EksNodeHealthArgs:
+    """Inputs of EksNodeHealth: the validated spec."""
+
+    spec: PlatformSpec
+
+
+class EksNodeHealth(pulumi.ComponentResource):
+    """What takes a node with a faulty GPU out of service on EKS (`gpu-platform:nodepools:EksNodeHealth`).
+
+    Child: `<name>-node-monitoring-agent`, the EKS add-on whose AcceleratedHardwareReady condition node auto
+    repair acts on (inputs from `health.render_node_monitoring_addon`).
+    """
+
+    addon_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: EksNodeHealthArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:nodepools:EksNodeHealth", name, None, opts)
+        inputs = render_node_monitoring_addon(args.spec) or {}
+        self.addon = aws.eks.Addon(f"{name}-node-monitoring-agent", opts=child_options(self, opts),
+                                   **snake_kwargs(inputs)) if inputs else None
+        self.addon_name = pulumi.Output.from_input(inputs.get("addonName", ""))
+        self.register_outputs({"addonName": self.addon_name})

@@ -21,6 +21,7 @@ from .eks import (
     render_eks_node_group,
 )
 from .gke import NODE_POOL_TYPE, gpu_stack, render_gke_node_pool
+from .health import ADDON_TYPE, NODE_MONITORING_ADDON, render_node_monitoring_addon
 
 __all__ = ["render_capacity", "render_node_pool", "render_nodepool_artifacts", "snake_kwargs"]
 
@@ -69,5 +70,13 @@ def render_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
 
 
 def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:
-    """One `DIR/nodepools/<pool>.yaml` per pool."""
-    return [Artifact("nodepools", p.name, (render_node_pool(spec, p),)) for p in spec.node_pools]
+    """One `DIR/nodepools/<pool>.yaml` per pool, plus `addons/eks-node-monitoring-agent.yaml` on EKS (in a
+    subdirectory, so `nodepools/*.yaml` stays one file per pool)."""
+    out = [Artifact("nodepools", p.name, (render_node_pool(spec, p),)) for p in spec.node_pools]
+    addon = render_node_monitoring_addon(spec)
+    if addon:
+        note = ("nodepools: eks-node-monitoring-agent add-on: hardware XIDs set AcceleratedHardwareReady=False, "
+                "node auto repair reboots or replaces the node")
+        out.append(Artifact("nodepools", f"addons/{NODE_MONITORING_ADDON}", ({"type": ADDON_TYPE, "inputs": addon},),
+                            (note,)))
+    return out

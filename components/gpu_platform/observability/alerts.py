@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from ..spec import PlatformSpec, SharingMode
+from .alert_format import GPU as _GPU
+from .alert_format import POD as _POD
+from .alert_format import alert as _alert
 from .names import APP_QUEUE_DEPTH, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
+from .xid import xid_alerts
 
-__all__ = ["ALERTS", "alert_rules", "stranded_expr", "time_sliced_pools"]
+__all__ = ["ALERTS", "KUEUE_PENDING", "alert_rules", "fb_used_ratio", "stranded_expr", "time_sliced_pools"]
 
 ALERTS = (
     "GpuStrandedCapacity",
-    "GpuXidError",
+    "GpuXidHardwareError",
+    "GpuXidApplicationError",
+    "GpuXidHardwareNotRemediated",
     "GpuFramebufferMemoryHigh",
     "GpuTemperatureHigh",
     "GpuMigConfigFailed",
@@ -21,23 +27,13 @@ ALERTS = (
     "GpuTimeSlicedPodStarved",
 )
 
-_GPU = "{{ $labels.Hostname }} GPU {{ $labels.gpu }}"
-_POD = "{{ $labels.namespace }}/{{ $labels.pod }}"
+# Every Kueue replica exports the gauge, labelled by its leader-election role (kubernetes-sigs/kueue v0.19.2
+# pkg/metrics/metrics.go: replica_role leader | follower | standalone); counting followers double-counts.
+KUEUE_PENDING = 'kueue_pending_workloads{replica_role!="follower"}'
 
 
 def _num(x: float) -> str:
     return f"{x:g}"
-
-
-def _alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str, runbook: str,
-           ) -> dict[str, Any]:
-    return {
-        "alert": name,
-        "expr": expr,
-        "for": for_,
-        "labels": {"severity": severity, "platform": "gpu-platform"},
-        "annotations": {"summary": summary, "description": description, "runbook": runbook},
-    }
 
 
 def stranded_expr(spec: PlatformSpec) -> str:
@@ -58,22 +54,31 @@ def time_sliced_pools(spec: PlatformSpec) -> list[str]:
             or (p.sharing.mode == SharingMode.MIG and (p.sharing.replicas or 1) > 1)]
 
 
+def fb_used_ratio() -> str:
+    """Share of the framebuffer that is not free: the driver's reserve counts as taken.
+
+    DCGM splits the framebuffer into FB_USED + FB_FREE + FB_RESERVED (= FB_TOTAL; the reserve is memory the
+    driver keeps and no CUDA allocation can get). Leaving FB_RESERVED out of the total overstates how much
+    room a workload has left.
+    """
+    total = "(DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE + DCGM_FI_DEV_FB_RESERVED)"
+    return f"(1 - DCGM_FI_DEV_FB_FREE / {total})"
+
+
 def _device_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     th = spec.monitoring.thresholds
-    fb = "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) * 100"
+    fb = f"{fb_used_ratio()} * 100"
     return [
         _alert("GpuStrandedCapacity", stranded_expr(spec), th.stranded_for, "warning", f"Allocated GPU idle: {_POD} on {_GPU}",
                f"SM active averaged {{{{ $value | humanizePercentage }}}} over 1 h, under "
                f"{_num(th.stranded_sm_active * 100)} % for {th.stranded_for}, while the pod holds the GPU.",
                "Ask the owning team to release or right-size it: move it to a MIG slice or a time-sliced tier, "
                "or scale the workload down; the cost report shows what the tier costs per unit."),
-        _alert("GpuXidError", "DCGM_FI_DEV_XID_ERRORS > 0", "0m", "critical", f"XID error on {_GPU}",
-               "The driver reported XID {{ $value }} (pod " + _POD + ").",
-               "Look the XID up in NVIDIA's XID catalog; 48/63/64/74/79/94/95 mean a faulty or lost GPU: cordon "
-               "and drain the node and let node repair replace it; others usually point at the application."),
+        *xid_alerts(spec),
         _alert("GpuFramebufferMemoryHigh", f"{fb} > {_num(th.fb_memory_percent)}", th.fb_memory_for, "warning",
                f"GPU memory almost full on {_GPU}",
-               "Framebuffer use is {{ $value | humanize }} % (pod " + _POD + ").",
+               "{{ $value | humanize }} % of the framebuffer (used plus the driver's reserve) is taken (pod "
+               + _POD + ").",
                "Expect out-of-memory failures: lower the batch size, move the workload to a larger MIG slice "
                "or a whole GPU, or check for a leak."),
         _alert("GpuTemperatureHigh", f"DCGM_FI_DEV_GPU_TEMP > {_num(th.temperature_celsius)}",
@@ -83,19 +88,29 @@ def _device_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     ]
 
 
+def _node_state(spec: PlatformSpec, value: str) -> str:
+    """Nodes whose MIG config state is `value`, by node and pool only.
+
+    kube-state-metrics is scraped with honorLabels, so node series also carry its own pod and namespace as
+    target labels; keeping them would route a node alert to the monitoring namespace.
+    """
+    state, pl = ksm_label(MIG_CONFIG_STATE_LABEL), pool_label(spec.label_domain)
+    return f'max by (node, {pl}, {state}) (kube_node_labels{{{state}="{value}"}}) == 1'
+
+
 def _mig_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     if not any(p.sharing.mode == SharingMode.MIG for p in spec.node_pools):
         return []
     th = spec.monitoring.thresholds
-    state, pl = ksm_label(MIG_CONFIG_STATE_LABEL), pool_label(spec.label_domain)
+    pl = pool_label(spec.label_domain)
     where = "Node {{ $labels.node }} (pool {{ $labels." + pl + " }})"
     return [
-        _alert("GpuMigConfigFailed", f'kube_node_labels{{{state}="failed"}} == 1', th.mig_failed_for, "critical",
+        _alert("GpuMigConfigFailed", _node_state(spec, "failed"), th.mig_failed_for, "critical",
                f"{where}: MIG reconfiguration failed",
                "mig-manager set nvidia.com/mig.config.state=failed; the node advertises no MIG slices.",
                "Read the nvidia-mig-manager logs on the node; GPUs busy with processes block reconfiguration: "
                "drain the node and relabel nvidia.com/mig.config to retry."),
-        _alert("GpuMigConfigPending", f'kube_node_labels{{{state}="pending"}} == 1', th.mig_pending_for, "warning",
+        _alert("GpuMigConfigPending", _node_state(spec, "pending"), th.mig_pending_for, "warning",
                f"{where}: MIG reconfiguration stuck pending",
                f"nvidia.com/mig.config.state has been pending for more than {th.mig_pending_for}.",
                "Check that the mig-manager pod runs on the node and that no GPU pod still holds a GPU."),
@@ -114,7 +129,7 @@ def _capacity_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     if spec.scheduling.kueue.enabled:
         rules.append(_alert(
             "KueuePendingWorkloadsBacklog",
-            f"sum by (cluster_queue) (kueue_pending_workloads) > {th.pending_workloads}", th.pending_for,
+            f"sum by (cluster_queue) ({KUEUE_PENDING}) > {th.pending_workloads}", th.pending_for,
             "warning", "ClusterQueue {{ $labels.cluster_queue }} has a backlog",
             "{{ $value }} workloads have waited in the queue for more than " + th.pending_for + ".",
             "Compare the queue's quota with its demand: raise the team's quota or borrowing limit, or scale "

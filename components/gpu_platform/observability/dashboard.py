@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..spec import PlatformSpec
-from .alerts import stranded_expr
+from .alerts import KUEUE_PENDING, stranded_expr
 from .rules import (
     COST_BY_NAMESPACE,
     COST_BY_TEAM,
@@ -18,7 +18,14 @@ from .rules import (
     rule_metadata_labels,
 )
 
-__all__ = ["DASHBOARD_KEY", "DASHBOARD_UID", "dashboard_json", "panel_queries", "render_dashboard_configmap"]
+__all__ = [
+    "COST_OF_RECORD_NOTE",
+    "DASHBOARD_KEY",
+    "DASHBOARD_UID",
+    "dashboard_json",
+    "panel_queries",
+    "render_dashboard_configmap",
+]
 
 DASHBOARD_UID = "gpu-platform"
 DASHBOARD_KEY = "gpu-platform.json"
@@ -39,6 +46,21 @@ def _panel(pid: int, title: str, queries: list[tuple[str, str]], unit: str, x: i
     }
 
 
+COST_OF_RECORD_NOTE = (
+    f"**GPU cost of record: `{COST_BY_NAMESPACE}` / `{COST_BY_TEAM}`** (the panels above). They price every "
+    "tier unit the pods request, whole GPUs, MIG slices and time-sliced or MPS replicas alike, at "
+    f"`{RATE}`: the pool's catalog node price (after overrides and discount) split among the units one "
+    "node advertises.\n\n"
+    "**OpenCost** is the CPU, memory and storage view. It reads only `nvidia.com/gpu` requests, so "
+    "**MIG slices cost nothing there** (their GPUs show up as idle); do not report GPU spend from it."
+)
+
+
+def _text_panel(pid: int, title: str, content: str, x: int, y: int) -> dict[str, Any]:
+    return {"id": pid, "type": "text", "title": title, "gridPos": {"h": 8, "w": 12, "x": x, "y": y},
+            "options": {"mode": "markdown", "content": content}}
+
+
 def _panels(spec: PlatformSpec) -> list[dict[str, Any]]:
     stranded = stranded_expr(spec)
     return [
@@ -52,18 +74,20 @@ def _panels(spec: PlatformSpec) -> list[dict[str, Any]]:
             (f"sum by (tier) ({UNITS_ALLOCATED})", "allocated {{tier}}"),
             (f"{SM_ACTIVE_TIER} * on (tier) sum by (tier) ({UNITS_ALLOCATED})", "used (SM-active units) {{tier}}"),
         ], "short", 12, 8),
-        _panel(5, "$ per hour per team and tier", [(COST_BY_TEAM, "{{team}} / {{tier}}")], "currencyUSD", 0, 16),
-        _panel(6, "$ per hour per namespace and tier", [(COST_BY_NAMESPACE, "{{namespace}} / {{tier}}")],
-               "currencyUSD", 12, 16),
+        _panel(5, "GPU $ per hour per team and tier (cost of record)", [(COST_BY_TEAM, "{{team}} / {{tier}}")],
+               "currencyUSD", 0, 16),
+        _panel(6, "GPU $ per hour per namespace and tier (cost of record)",
+               [(COST_BY_NAMESPACE, "{{namespace}} / {{tier}}")], "currencyUSD", 12, 16),
         _panel(7, "Stranded capacity: allocated GPUs idle under the SM-active threshold", [
             (f"count({stranded}) or vector(0)", "idle allocated GPUs"),
             (f"count by (namespace) ({stranded})", "idle in {{namespace}}"),
         ], "short", 0, 24),
         _panel(8, "Pending workloads per ClusterQueue", [
-            ("sum by (cluster_queue, status) (kueue_pending_workloads)", "{{cluster_queue}} {{status}}"),
+            (f"sum by (cluster_queue, status) ({KUEUE_PENDING})", "{{cluster_queue}} {{status}}"),
         ], "short", 12, 24),
         _panel(9, "Hourly rate per tier unit (catalog)", [(RATE, "{{tier}} {{resource}}")], "currencyUSD", 0, 32,
                kind="table"),
+        _text_panel(10, "Which cost is which", COST_OF_RECORD_NOTE, 12, 32),
     ]
 
 

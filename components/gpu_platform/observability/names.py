@@ -14,9 +14,11 @@ from ..dcgm import DCGM_METRICS
 
 __all__ = [
     "APP_QUEUE_DEPTH",
+    "DCGM_NODE_LABEL",
     "KNOWN_METRICS",
     "KUEUE_METRICS",
     "KSM_METRICS",
+    "KSM_NODE_HEALTH",
     "MIG_CONFIG_STATE_LABEL",
     "ksm_label",
     "ksm_resource",
@@ -25,6 +27,11 @@ __all__ = [
 ]
 
 MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
+# The node a DCGM series comes from. dcgm-exporter 4.6.0-4.8.3 (GPU Operator v26.7.0) writes it as `hostname`
+# (NVIDIA/dcgm-exporter d5e5f51 "Rename Hostname label to hostname (#655)",
+# internal/pkg/rendermetrics/render_metrics.go); the operator's DaemonSet sets it from NODE_NAME = spec.nodeName
+# (NVIDIA/gpu-operator v26.7.0 assets/state-dcgm-exporter/0800_daemonset.yaml), so it equals the node name.
+DCGM_NODE_LABEL = "hostname"
 
 # kube-state-metrics series the rules read (kube-state-metrics v2 names).
 KSM_METRICS = frozenset({
@@ -36,9 +43,13 @@ KSM_METRICS = frozenset({
     "kube_node_status_allocatable",
 })
 KUEUE_METRICS = frozenset({"kueue_pending_workloads", "kueue_admitted_active_workloads"})
+# Whether a node takes new pods (kube-state-metrics `kube_node_spec_unschedulable{node}`): the remediation
+# alert reads it to tell a node that repair took out of service from one still scheduling pods.
+KSM_NODE_HEALTH = frozenset({"kube_node_spec_unschedulable"})
 # Exported by the user's application on time-sliced pools (see README "observability").
 APP_QUEUE_DEPTH = "gpu_app_queue_depth"
-KNOWN_METRICS = frozenset({f for f, _, _ in DCGM_METRICS}) | KSM_METRICS | KUEUE_METRICS | {APP_QUEUE_DEPTH}
+KNOWN_METRICS = (frozenset({f for f, _, _ in DCGM_METRICS}) | KSM_METRICS | KSM_NODE_HEALTH | KUEUE_METRICS
+                 | {APP_QUEUE_DEPTH})
 
 
 def ksm_label(key: str) -> str:

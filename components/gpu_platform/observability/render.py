@@ -9,14 +9,15 @@ from ..artifacts import Artifact
 from ..spec import PlatformSpec
 from .dashboard import render_dashboard_configmap
 from .opencost import (
-    catalog_gpu_hourly,
+    OpenCostPrices,
+    opencost_prices,
     render_opencost_release,
     render_opencost_service_monitor,
 )
 from .prometheus import render_prometheus_release
 from .rules import render_prometheus_rule
 
-__all__ = ["ObservabilityDocs", "render_observability", "render_observability_artifacts"]
+__all__ = ["ObservabilityDocs", "opencost_notes", "render_observability", "render_observability_artifacts"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,18 @@ def render_observability(spec: PlatformSpec) -> ObservabilityDocs:
     )
 
 
+def opencost_notes(prices: OpenCostPrices) -> tuple[str, ...]:
+    """Synth summary lines: the custom prices, and every pool whose node OpenCost will misprice."""
+    notes = [f"observability: OpenCost custom prices ${prices.cpu:.6f}/vCPU-h, ${prices.ram:.6f}/GiB-h, "
+             f"${prices.gpu:.4f}/GPU-h (node price less vCPU and RAM, per GPU)"]
+    for p in prices.pools:
+        if abs(p.deviation_percent) >= 0.5:
+            notes.append(f"observability: OpenCost prices a {p.pool.name} node at ${p.opencost_hourly:.2f}/h, the "
+                         f"catalog at ${p.catalog_hourly:.2f}/h ({p.deviation_percent:+.1f} %); the GPU cost of "
+                         "record is namespace_tier:gpu_cost_hourly:sum")
+    return tuple(notes)
+
+
 def render_observability_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`synth` files: kubernetes/gpu-platform-{rules,dashboard,servicemonitors}, helm/{kube-prometheus-stack,opencost}."""
     docs = render_observability(spec)
@@ -60,6 +73,5 @@ def render_observability_artifacts(spec: PlatformSpec) -> list[Artifact]:
     if docs.prometheus:
         out.append(Artifact("helm", "kube-prometheus-stack", (docs.prometheus,)))
     if docs.opencost:
-        note = f"observability: OpenCost custom GPU price ${catalog_gpu_hourly(spec):.4f}/GPU-hour"
-        out.append(Artifact("helm", "opencost", (docs.opencost,), (note,)))
+        out.append(Artifact("helm", "opencost", (docs.opencost,), opencost_notes(opencost_prices(spec))))
     return out

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import RenderError
 from ..spec import NodePool, PlatformSpec, SharingMode
 from .alerts import alert_rules
-from .names import ksm_resource, pool_label, tier_label
+from .names import DCGM_NODE_LABEL, ksm_resource, pool_label, tier_label
 from .pricing import pool_price
 
 __all__ = [
@@ -43,12 +43,25 @@ RECORDED = (SM_ACTIVE_GPU, SM_ACTIVE_POOL, SM_ACTIVE_TIER, UNITS_ALLOCATED, UNIT
 _DURATION = re.compile(r"^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$")
 
 
+def _camel(name: str) -> str:
+    return re.sub(r"_(\w)", lambda m: m.group(1).upper(), name)
+
+
+def _seconds(duration: str) -> int:
+    units = {"y": 31536000, "w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([ywdhms])(?!s)", duration))
+
+
 def _check_durations(spec: PlatformSpec) -> None:
-    for name, value in spec.monitoring.thresholds.model_dump().items():
-        if name.endswith("_for") and (not value or not _DURATION.match(value)):
-            field = re.sub(r"_(\w)", lambda m: m.group(1).upper(), name)
-            raise RenderError(f"monitoring.thresholds.{field}: {value!r} is not a Prometheus duration; "
+    th = spec.monitoring.thresholds
+    for name, value in th.model_dump().items():
+        if name.endswith(("_for", "_window")) and (not value or not _DURATION.match(value)):
+            raise RenderError(f"monitoring.thresholds.{_camel(name)}: {value!r} is not a Prometheus duration; "
                               "use e.g. '90s', '30m', '2h' or '1h30m'")
+    if _seconds(th.xid_remediation_for) >= _seconds(th.xid_hardware_window):
+        raise RenderError(f"monitoring.thresholds.xidRemediationFor: {th.xid_remediation_for!r} must be shorter "
+                          f"than xidHardwareWindow ({th.xid_hardware_window!r}), or the alert that node repair "
+                          "did not act can never fire; lengthen the window or shorten the wait")
 
 
 def advertised_resource(pool: NodePool, resource: str) -> str:
@@ -65,7 +78,7 @@ def _node_pool_join(spec: PlatformSpec, expr: str) -> str:
 
 def _utilisation_rules(spec: PlatformSpec) -> list[dict[str, Any]]:
     tl = tier_label(spec.label_domain)
-    per_node = f'label_replace({SM_ACTIVE_GPU}, "node", "$1", "Hostname", "(.+)")'
+    per_node = f'label_replace({SM_ACTIVE_GPU}, "node", "$1", "{DCGM_NODE_LABEL}", "(.+)")'
     per_tier = f'{SM_ACTIVE_GPU} * on (namespace, pod) group_left ({tl}) kube_pod_labels{{{tl}!=""}}'
     return [
         {"record": SM_ACTIVE_GPU, "expr": "avg_over_time(DCGM_FI_PROF_SM_ACTIVE[1h])"},

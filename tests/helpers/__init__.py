@@ -1,0 +1,1 @@
+"""Shared test helpers: exporter label sets and promtool plumbing."""
