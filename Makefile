@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STACK   ?= dev
 OUT     ?= build/$(STACK)
 
-.PHONY: setup synth test validate bench clean golden docs
+.PHONY: setup synth test validate bench clean golden docs policy-pack
 
 $(BIN)/gpu-platform: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,6 +29,9 @@ golden: setup
 
 docs: setup
 	$(BIN)/python -m gpu_platform.spec_reference README.md
+
+policy-pack: setup  ## the library's wheel inside policies/, so the pack installs from that folder alone
+	rm -rf policies/wheels && $(BIN)/pip wheel --quiet --no-deps -w policies/wheels .
 
 bench: setup
 	$(BIN)/python benchmarks/bench_spec.py

@@ -20,7 +20,7 @@ __all__ = ["main"]
 
 # Commands that live with their domain: name -> "module:function" (imported only when used).
 LAZY_COMMANDS: dict[str, str] = {
-    "preflight": "gpu_platform.preflight:preflight",
+    "preflight": "gpu_platform.preflight_cli:preflight",
     "plan": "gpu_platform.planner.cli:plan_command",
     "cost": "gpu_platform.observability.cost_cli:cost",
     "audit": "gpu_platform.audit:audit",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,11 @@ def read_spec_data(path: str | Path) -> dict[str, Any]:
                                      f"Pulumi stack config with config: {CONFIG_KEY}: {{...}}")], str(path))
     config = data.get("config", data) if isinstance(data.get("config"), dict) else data
     if CONFIG_KEY in config:
-        data = config[CONFIG_KEY]
+        data = _resolved(config[CONFIG_KEY])
+    elif "environment" in data:
+        raise SpecError([Finding("environment", f"no {CONFIG_KEY!r} key in this stack config, and its Pulumi ESC "
+                                 "environments are not resolved offline; run `pulumi config --json --stack <stack> > "
+                                 "config.json` and give that file instead")], str(path))
     elif "config" in data:
         raise SpecError([Finding("config", f"no {CONFIG_KEY!r} key in this stack config; put the spec under it")],
                         str(path))
@@ -46,6 +51,19 @@ def read_spec_data(path: str | Path) -> dict[str, Any]:
         raise SpecError([Finding(CONFIG_KEY, f"{_short(data)} is {_kind(data)}; allowed: a mapping "
                                              "(the spec object)")], str(path))
     return data
+
+
+def _resolved(entry: Any) -> Any:
+    """The spec from a stack config entry, or from `pulumi config --json` output (`{"value": "<json>",
+    "objectValue": {...}, "secret": false}` per key, ESC environments already resolved)."""
+    if isinstance(entry, dict) and set(entry) <= {"value", "objectValue", "secret"} and "value" in entry:
+        if isinstance(entry.get("objectValue"), dict):
+            return entry["objectValue"]
+        try:
+            return json.loads(entry["value"]) if isinstance(entry["value"], str) else entry["value"]
+        except ValueError:
+            return entry["value"]
+    return entry
 
 
 def _yaml_problem(e: yaml.YAMLError) -> str:

@@ -6,18 +6,16 @@ subnets exist, and each pool's instance type is offered in every availability zo
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import boto3
-import click
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.table import Table
 
 from .nodepools.eks import pool_subnets
-from .spec import CapacityType, Cloud, PlatformSpec
+from .spec import CapacityType, PlatformSpec
 
-__all__ = ["Check", "preflight", "preflight_table", "run_preflight"]
+__all__ = ["FAIL", "OK", "WARN", "Check", "preflight_table", "run_preflight"]
 
 OK, FAIL, WARN = "ok", "FAIL", "warn"
 
@@ -134,30 +132,3 @@ def preflight_table(spec: PlatformSpec, checks: list[Check]) -> Table:
     for c in checks:
         table.add_row(c.check, c.target, f"[{style[c.status]}]{c.status}[/]", c.detail)
     return table
-
-
-@click.command("preflight")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--profile", default=None, help="AWS profile (default: the standard credential chain).")
-def preflight(file: str, profile: str | None) -> None:
-    """Check the AWS account for FILE: cluster and version, node role, subnets, instance offerings per zone."""
-    from .cli import err, load_or_fail, out, print_findings
-
-    spec, findings = load_or_fail(file)
-    if any(f.severity == "error" for f in findings):
-        print_findings(findings)
-        sys.exit(1)
-    if spec.cloud != Cloud.AWS:
-        err.print(f"[red]error:[/] preflight checks AWS accounts; {file} has cloud {spec.cloud.value!r}")
-        sys.exit(1)
-    try:
-        checks = run_preflight(spec, boto3.session.Session(profile_name=profile, region_name=spec.aws.region))
-    except (ClientError, BotoCoreError) as e:
-        err.print(f"[red]error:[/] AWS call failed: {e}")
-        sys.exit(1)
-    out.print(preflight_table(spec, checks))
-    failed = [c for c in checks if c.status == FAIL]
-    if failed:
-        err.print(f"[red]preflight failed[/]: {len(failed)} of {len(checks)} checks")
-        sys.exit(1)
-    out.print(f"[green]preflight passed[/]: {len(checks)} checks")

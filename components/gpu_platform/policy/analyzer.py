@@ -40,14 +40,15 @@ def _struct(props: dict[str, Any]) -> struct_pb2.Struct:
 class PackProcess:
     """A running policy pack (`python -m pulumi.policy <engine> <dir>`); use as a context manager."""
 
-    def __init__(self, pack_dir: str | Path, timeout: float = 60.0, engine: str = "127.0.0.1:0") -> None:
-        self.pack_dir, self.timeout, self.engine = Path(pack_dir), timeout, engine
+    def __init__(self, pack_dir: str | Path, timeout: float = 60.0, engine: str = "127.0.0.1:0",
+                 python: str | Path = sys.executable) -> None:
+        self.pack_dir, self.timeout, self.engine, self.python = Path(pack_dir), timeout, engine, str(python)
         self.proc: subprocess.Popen | None = None
         self.channel: grpc.Channel | None = None
         self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
 
     def __enter__(self) -> PackProcess:
-        cmd = [sys.executable, "-m", "pulumi.policy", self.engine, str(self.pack_dir)]
+        cmd = [self.python, "-m", "pulumi.policy", self.engine, str(self.pack_dir)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
         ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
         line = self.proc.stdout.readline().decode().strip() if ready else ""
@@ -92,6 +93,10 @@ class PackProcess:
     def analyze(self, r: StackResource) -> analyzer_pb2.AnalyzeResponse:
         """Analyze one resource (resource policies)."""
         return self.stub.Analyze(_analyze_request(r), timeout=self.timeout)
+
+    def remediate(self, r: StackResource) -> analyzer_pb2.RemediateResponse:
+        """Remediate one resource (remediation policies): the properties each policy would set."""
+        return self.stub.Remediate(_analyze_request(r), timeout=self.timeout)
 
     def analyze_future(self, r: StackResource) -> Any:
         """Start Analyze of one resource without waiting (a grpc future; `.result()` gives the response)."""
