@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from crd_validation import validate_custom_resource
+from helpers.crd import validate_custom_resource
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.addons import render_node_addons
 from gpu_platform.nodepools.autoscaler import render_cluster_autoscaler_release
