@@ -114,6 +114,9 @@ def pulumi_mocks(monkeypatch) -> Recorder:
             return f"{args.name}-id", dict(args.inputs)
 
         def call(self, args: pulumi.runtime.MockCallArgs):
+            if args.token == "aws:eks/getCluster:getCluster":  # the cluster the EFA security groups join
+                return {"name": args.args.get("name"), "vpcConfig": {
+                    "vpcId": "vpc-0mock", "clusterSecurityGroupId": "sg-0cluster"}}
             return {}
 
     class _Monitor(m.MockMonitor):

@@ -128,3 +128,84 @@ def test_unprotected_pool_inherits_protect_from_the_platform(pulumi_mocks, dev_s
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec),
                                                pulumi.ResourceOptions(protect=True)))
     assert rec.named("plat-gpu-dev-ng").protect and rec.named("plat-gpu-dev-lt").protect
+
+
+# --- EFA, placement, Karpenter and the pools' add-ons ----------------------------------------------------------------
+
+PG, SG = "aws:ec2/placementGroup:PlacementGroup", "aws:ec2/securityGroup:SecurityGroup"
+KNP, KNC = "kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def test_eks_efa_pool_creates_security_group_and_placement_group(pulumi_mocks, dev_data):
+    dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"]}  # one zone, so a placement group
+    rec = _eks(pulumi_mocks, parse_spec(dev_data), "gpu-train")
+    pg, sg = rec.named("gpu-train-pg"), rec.named("gpu-train-efa-sg")
+    assert (pg.type, sg.type) == (PG, SG) and pg.parent_name == sg.parent_name == "gpu-train"
+    assert pg.inputs["strategy"] == "cluster" and pg.inputs["name"] == "ml-dev-gpu-train"
+    assert sg.inputs["vpcId"] == "vpc-0mock"  # the cluster's VPC, looked up
+    assert sg.inputs["ingress"][0]["self"] is True and sg.inputs["egress"][0]["self"] is True
+    lt = rec.named("gpu-train-lt")
+    nics = lt.inputs["networkInterfaces"]
+    assert len(nics) == 4 and all(n["securityGroups"] == ["sg-0cluster", "gpu-train-efa-sg-id"] for n in nics)
+    assert lt.inputs["placement"] == {"groupName": "ml-dev-gpu-train"}
+    assert rec.depends_on("gpu-train-lt", "gpu-train-pg") and rec.depends_on("gpu-train-lt", "gpu-train-efa-sg")
+
+
+def test_eks_shared_pool_has_no_efa_resources(pulumi_mocks, dev_spec):
+    rec = _eks(pulumi_mocks, dev_spec, "gpu-dev")
+    assert not rec.of_type(PG) and not rec.of_type(SG)
+    assert "networkInterfaces" not in rec.named("gpu-dev-lt").inputs
+
+
+def _karpenter_spec(dev_data):
+    for pool in dev_data["nodePools"]:
+        pool["aws"] = {"provisioner": "karpenter"}
+    return parse_spec(dev_data)
+
+
+def test_karpenter_pool_component(pulumi_mocks, dev_data):
+    from gpu_platform.nodepools.aws import KarpenterGpuNodePool, KarpenterGpuNodePoolArgs
+
+    spec = _karpenter_spec(dev_data)
+    rec = pulumi_mocks.run(lambda: KarpenterGpuNodePool("gpu-train", KarpenterGpuNodePoolArgs(spec=spec, pool="gpu-train")))
+    comp = rec.named("gpu-train")
+    assert comp.type == "gpu-platform:nodepools:KarpenterGpuNodePool" and comp.custom is False
+    nc, np = rec.named("gpu-train-ec2nodeclass-gpu-train"), rec.named("gpu-train-nodepool-gpu-train")
+    assert (nc.type, np.type) == (KNC, KNP)
+    assert all(r.parent_name == "gpu-train" for r in rec.resources if r.name != "gpu-train")
+    assert np.inputs["spec"]["template"]["metadata"]["labels"]["gpu.example.com/gpu-pool"] == "gpu-train"
+    assert nc.inputs["spec"]["placementGroupSelector"] == {"name": "ml-dev-gpu-train"}
+    assert rec.depends_on("gpu-train-nodepool-gpu-train", "gpu-train-ec2nodeclass-gpu-train")
+    assert rec.depends_on("gpu-train-ec2nodeclass-gpu-train", "gpu-train-efa-sg")
+    assert rec.depends_on("gpu-train-ec2nodeclass-gpu-train", "gpu-train-pg")
+    assert not rec.of_type(NG) and not rec.of_type(LT)
+
+
+def test_platform_builds_karpenter_pools_and_no_node_groups(pulumi_mocks, dev_data):
+    spec = _karpenter_spec(dev_data)
+    rec = pulumi_mocks.run(lambda: _platform_pools(spec))
+    assert len(rec.of_type("gpu-platform:nodepools:KarpenterGpuNodePool")) == 4
+    assert len(rec.of_type(KNP)) == 4 and len(rec.of_type(KNC)) == 4 and not rec.of_type(NG)
+
+
+def test_node_addons_component_installs_autoscaler_and_efa_plugin(pulumi_mocks, dev_data):
+    dev_data["clusterAutoscaler"] = {"enabled": True}
+    spec = parse_spec(dev_data)
+    rec = pulumi_mocks.run(lambda: _platform_pools(spec))
+    addons = rec.named("plat-node-addons")
+    assert addons.type == "gpu-platform:nodepools:GpuNodeAddons" and addons.parent_name == "plat"
+    ca, efa = rec.named("plat-node-addons-cluster-autoscaler"), rec.named("plat-node-addons-aws-efa-k8s-device-plugin")
+    assert ca.type == efa.type == RELEASE and ca.parent_name == efa.parent_name == "plat-node-addons"
+    assert ca.inputs["chart"] == "cluster-autoscaler" and ca.inputs["version"] == "9.59.0"
+    assert ca.inputs["values"]["extraArgs"]["expander"] == "least-waste"
+    assert efa.inputs["chart"] == "aws-efa-k8s-device-plugin" and efa.inputs["version"] == "v0.5.30"
+
+
+def test_gke_operator_platform_installs_the_driver_installer(pulumi_mocks):
+    spec = parse_spec(gke_data("gpu-operator"))
+    rec = pulumi_mocks.run(lambda: _platform_pools(spec))
+    ds = rec.named("plat-node-addons-daemonset-kube-system-nvidia-driver-installer")
+    assert ds.type == "kubernetes:apps/v1:DaemonSet" and ds.parent_name == "plat-node-addons"
+    train = rec.named("plat-gpu-train-np")
+    assert train.inputs["placementPolicy"] == {"type": "COMPACT"}

@@ -103,10 +103,18 @@ def test_rendered_eks_inputs_match_the_pulumi_aws_input_types(dev_data):
     import pulumi_aws as aws
     from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_template
 
-    for spec in _variants(dev_data):
+    from gpu_platform.nodepools.efa import render_efa_security_group, render_placement_group
+
+    efa = json.loads(json.dumps(dev_data))
+    efa["nodePools"][1]["aws"] = {"efa": True}  # EFA and placement on a MIG pool too
+    for spec in [*_variants(dev_data), PlatformSpec.model_validate(efa)]:
         for pool in spec.node_pools:
             _check_input(aws.eks.NodeGroupArgs, render_eks_node_group(spec, pool), f"{pool.name}-ng")
-            _check_input(aws.ec2.LaunchTemplateArgs, render_eks_launch_template(spec, pool), f"{pool.name}-lt")
+            lt = render_eks_launch_template(spec, pool, ["sg-0cluster", "sg-0efa"])
+            _check_input(aws.ec2.LaunchTemplateArgs, lt, f"{pool.name}-lt")
+            _check_input(aws.ec2.PlacementGroupArgs, render_placement_group(spec, pool), f"{pool.name}-pg")
+            sg = {**render_efa_security_group(spec, pool), "vpcId": "vpc-0abc"}
+            _check_input(aws.ec2.SecurityGroupArgs, sg, f"{pool.name}-efa-sg")
             for key, value in autoscaler_tags(spec, pool).items():
                 tag = {"key": key, "value": value, "propagateAtLaunch": False}
                 _check_input(aws.autoscaling.TagArgs, {"tag": tag}, f"{pool.name}-asg")

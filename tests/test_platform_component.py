@@ -29,6 +29,7 @@ def test_platform_composes_every_domain_with_pinned_names(pulumi_mocks, dev_spec
         ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-infer"),
         ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-dev"),
         ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-ci"),
+        ("gpu-platform:nodepools:GpuNodeAddons", "plat-node-addons"),  # the EFA device plugin of gpu-train
         ("gpu-platform:gpu_operator:GpuOperator", "plat-gpu-operator"),
         ("gpu-platform:queues:GpuQueues", "plat-queues"),
         ("gpu-platform:observability:GpuObservability", "plat-observability"),

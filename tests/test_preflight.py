@@ -8,7 +8,7 @@ import yaml
 from click.testing import CliRunner
 from gpu_platform.cli import main
 from gpu_platform.load import parse_spec
-from gpu_platform.preflight import FAIL, OK, run_preflight
+from gpu_platform.preflight import FAIL, OK, WARN, run_preflight
 from moto import mock_aws
 
 REGION = "us-east-1"
@@ -36,6 +36,8 @@ def aws_account(monkeypatch):
 def _spec(dev_data, account, zones="bc", **changes):
     dev_data["aws"] = {"region": REGION, "nodeRoleArn": account["role"],
                        "subnetIds": [account["subnets"][z] for z in zones]}
+    # gpu-train has EFA and a cluster placement group, which live in one zone: its own subnet there.
+    dev_data["nodePools"][0]["aws"] = {"subnetIds": [account["subnets"][zones[0]]]}
     dev_data.update(changes)
     return dev_data
 
@@ -51,6 +53,30 @@ def test_good_account_passes(aws_account, dev_data):
     assert len(_by(checks, "subnet")) == 2
     assert {c.target for c in _by(checks, "instance offering")} == {
         "gpu-train (p4de.24xlarge)", "gpu-infer (p4de.24xlarge)", "gpu-dev (p4d.24xlarge)", "gpu-ci (p4d.24xlarge)"}
+
+
+def test_efa_counts_match_ec2_efa_info(aws_account, dev_data):
+    checks = run_preflight(parse_spec(_spec(dev_data, aws_account)))
+    (efa,) = _by(checks, "efa interfaces")  # only the exclusive p4de pool gets EFA by default
+    assert efa.target == "gpu-train (p4de.24xlarge)" and efa.status == OK and "4 (EC2 EfaInfo agrees)" in efa.detail
+
+
+def test_efa_count_disagreeing_with_ec2_fails(aws_account, dev_data, monkeypatch):
+    import gpu_platform.nodepools.efa as efa
+
+    monkeypatch.setitem(efa.EFA_INTERFACES, "p4de.24xlarge", 8)
+    (check,) = _by(run_preflight(parse_spec(_spec(dev_data, aws_account))), "efa interfaces")
+    assert check.status == FAIL and "renders 8 EFA interfaces" in check.detail
+    assert "MaximumEfaInterfaces 4" in check.detail
+
+
+def test_placement_group_pool_across_zones_warns(aws_account, dev_data):
+    data = _spec(dev_data, aws_account)
+    data["nodePools"][0]["aws"] = {"placementGroup": True}  # back to aws.subnetIds: zones b and c
+    (check,) = _by(run_preflight(parse_spec(data)), "placement zone")
+    assert check.status == WARN and "span us-east-1b, us-east-1c" in check.detail
+    data["nodePools"][0]["aws"] = {}  # default: no placement group over several subnets
+    assert not _by(run_preflight(parse_spec(data)), "placement zone")
 
 
 def test_missing_cluster_fails(aws_account, dev_data):
@@ -84,7 +110,7 @@ def test_instance_type_not_offered_in_a_subnet_zone_fails(aws_account, dev_data)
 
 def test_missing_subnet_fails_and_names_it(aws_account, dev_data):
     data = _spec(dev_data, aws_account)
-    data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-0123456789abcdef0"]}
+    data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-0123456789abcdef0"], "placementGroup": False}
     checks = run_preflight(parse_spec(data))
     missing = [c for c in _by(checks, "subnet") if c.status == FAIL]
     assert [c.target for c in missing] == ["subnet-0123456789abcdef0"]

@@ -12,11 +12,13 @@ from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .contract import operator_enabled
 from .errors import Finding
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
+from .nodepools.addons import render_node_addons
+from .nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
 from .nodepools.health import render_node_monitoring_addon
 from .observability.component import GpuObservability, GpuObservabilityArgs
 from .outputs import platform_outputs
 from .queues.component import GpuQueues, GpuQueuesArgs
-from .spec import Cloud, PlatformSpec
+from .spec import Cloud, PlatformSpec, Provisioner
 from .validation import ensure_valid
 
 __all__ = ["GpuPlatform", "GpuPlatformArgs"]
@@ -32,8 +34,9 @@ class GpuPlatformArgs:
 class GpuPlatform(pulumi.ComponentResource):
     """The whole tiered GPU platform of one cluster (`gpu-platform:index:GpuPlatform`).
 
-    Children (names are public API): `<name>-<pool>` node pool components, `<name>-gpu-operator` (absent on
-    GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability`, `<name>-admission` and
+    Children (names are public API): `<name>-<pool>` node pool components, `<name>-node-addons` (only when the
+    spec needs cluster-autoscaler, the EFA device plugin or GKE's driver installer), `<name>-gpu-operator` (absent
+    on GKE's gke-native GPU stack), `<name>-queues`, `<name>-observability`, `<name>-admission` and
     `<name>-autoscaling` (when KEDA is enabled); on EKS `<name>-node-health` (the node monitoring agent add-on).
     `depends_on` given to the platform reaches every child (Pulumi does not pass it down by itself); providers
     and `protect` are inherited through the parent.
@@ -62,6 +65,8 @@ class GpuPlatform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=after)
         self.node_pools = _node_pools(name, spec, child)
         self.node_health = _node_health(name, spec, child)
+        self.node_addons = (None if render_node_addons(spec).empty
+                            else GpuNodeAddons(f"{name}-node-addons", GpuNodeAddonsArgs(spec=spec), child))
         self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
                              if operator_enabled(spec) else None)
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
@@ -100,12 +105,16 @@ def _log(findings: list[Finding], resource: pulumi.Resource) -> None:
 def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> list[pulumi.ComponentResource]:
     """One node pool component per pool, for the spec's cloud (only that cloud's SDK is imported)."""
     if spec.cloud == Cloud.AWS:
-        from .nodepools.aws import EksGpuNodePool as Pool
-        from .nodepools.aws import EksGpuNodePoolArgs as PoolArgs
-    else:
-        from .nodepools.gcp import GkeGpuNodePool as Pool
-        from .nodepools.gcp import GkeGpuNodePoolArgs as PoolArgs
-    return [Pool(f"{name}-{p.name}", PoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools]
+        from .nodepools import aws
+
+        kinds = {Provisioner.MANAGED_NODE_GROUP: (aws.EksGpuNodePool, aws.EksGpuNodePoolArgs),
+                 Provisioner.KARPENTER: (aws.KarpenterGpuNodePool, aws.KarpenterGpuNodePoolArgs)}
+        return [kinds[p.aws.provisioner][0](f"{name}-{p.name}", kinds[p.aws.provisioner][1](spec=spec, pool=p.name),
+                                            opts) for p in spec.node_pools]
+    from .nodepools.gcp import GkeGpuNodePool, GkeGpuNodePoolArgs
+
+    return [GkeGpuNodePool(f"{name}-{p.name}", GkeGpuNodePoolArgs(spec=spec, pool=p.name), opts)
+            for p in spec.node_pools]
 
 
 def _node_health(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.ComponentResource | None:

@@ -1,7 +1,9 @@
 """`gpu-platform preflight FILE`: check an AWS account is ready for the spec's node pools (boto3, read-only).
 
 Checks: the EKS cluster exists and runs the spec's Kubernetes version, the node role exists, every pool's
-subnets exist, and each pool's instance type is offered in every availability zone of its subnets.
+subnets exist, each pool's instance type is offered in every availability zone of its subnets, each EFA pool's
+interface count (from the catalog) matches EC2's `EfaInfo.MaximumEfaInterfaces`, and each managed node group
+with a cluster placement group has its subnets in one zone.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.table import Table
 
+from .catalog import EFA_SOURCE
+from .nodepools.efa import efa_count, uses_efa, uses_placement_group
 from .nodepools.eks import pool_subnets
-from .spec import CapacityType, PlatformSpec
+from .spec import CapacityType, PlatformSpec, Provisioner
 
 __all__ = ["FAIL", "OK", "WARN", "Check", "preflight_table", "run_preflight"]
 
@@ -113,6 +117,45 @@ def check_offerings(spec: PlatformSpec, ec2, zones: dict[str, str]) -> list[Chec
     return out
 
 
+def ec2_efa_interfaces(ec2, instance_type: str) -> int:
+    """EC2's maximum EFA interfaces of `instance_type` (0 when it has no EFA)."""
+    info = ec2.describe_instance_types(InstanceTypes=[instance_type])["InstanceTypes"][0].get("NetworkInfo", {})
+    return int((info.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)) if info.get("EfaSupported") else 0
+
+
+def check_efa(spec: PlatformSpec, ec2) -> list[Check]:
+    """Each EFA pool's interface count (catalog) equals EC2's EfaInfo.MaximumEfaInterfaces for its type."""
+    out, cache = [], {}
+    for pool in spec.node_pools:
+        if not uses_efa(spec, pool):
+            continue
+        itype, ours = pool.instance_type, efa_count(pool)
+        theirs = cache.setdefault(itype, ec2_efa_interfaces(ec2, itype))
+        target = f"{pool.name} ({itype})"
+        if theirs == ours:
+            out.append(Check("efa interfaces", target, OK, f"{ours} (EC2 EfaInfo agrees)"))
+        else:
+            out.append(Check("efa interfaces", target, FAIL, f"the catalog renders {ours} EFA interfaces ({EFA_SOURCE}) "
+                             f"but EC2 reports MaximumEfaInterfaces {theirs}; set aws.efa: false or update the "
+                             "catalog"))
+    return out
+
+
+def check_placement_zones(spec: PlatformSpec, zones: dict[str, str]) -> list[Check]:
+    """A managed node group with a cluster placement group keeps its subnets in one availability zone."""
+    out = []
+    for pool in spec.node_pools:
+        if not uses_placement_group(spec, pool) or pool.aws.provisioner != Provisioner.MANAGED_NODE_GROUP:
+            continue
+        pool_zones = sorted({zones[s] for s in pool_subnets(spec, pool) if s in zones})
+        ok = len(pool_zones) <= 1
+        detail = (f"subnets in {', '.join(pool_zones) or 'no zone'}" if ok else
+                  f"subnets span {', '.join(pool_zones)}; a cluster placement group lives in one zone: set the "
+                  "pool's aws.subnetIds to one zone's subnets")
+        out.append(Check("placement zone", pool.name, OK if ok else WARN, detail))
+    return out
+
+
 def run_preflight(spec: PlatformSpec, session: boto3.session.Session | None = None) -> list[Check]:
     """Every preflight check for an AWS spec, in order."""
     session = session or boto3.session.Session(region_name=spec.aws.region)
@@ -120,7 +163,8 @@ def run_preflight(spec: PlatformSpec, session: boto3.session.Session | None = No
     eks, iam, ec2 = (session.client(s, region_name=region) for s in ("eks", "iam", "ec2"))
     checks = check_cluster(spec, eks) + check_node_role(spec, iam)
     zones, subnet_checks = subnet_zones(spec, ec2)
-    return checks + subnet_checks + check_offerings(spec, ec2, zones)
+    return (checks + subnet_checks + check_offerings(spec, ec2, zones) + check_efa(spec, ec2)
+            + check_placement_zones(spec, zones))
 
 
 def preflight_table(spec: PlatformSpec, checks: list[Check]) -> Table:

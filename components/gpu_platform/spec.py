@@ -25,11 +25,15 @@ __all__ = [
     "CapacityType",
     "CatalogSpec",
     "Cloud",
+    "ClusterAutoscalerSpec",
     "CohortSpec",
     "CustomInstanceType",
+    "EfaDevicePluginSpec",
+    "Expander",
     "GcpSpec",
     "GkeGpuStack",
     "GpuOperatorSpec",
+    "KarpenterOptions",
     "KedaSpec",
     "KueueSpec",
     "MonitoringSpec",
@@ -42,6 +46,7 @@ __all__ = [
     "PolicySpec",
     "PreemptionPolicy",
     "PrometheusSpec",
+    "Provisioner",
     "QueueScaler",
     "SchedulingSpec",
     "Sharing",
@@ -97,6 +102,20 @@ class CapacityType(StrEnum):
     CAPACITY_BLOCK = "CAPACITY_BLOCK"
 
 
+class Provisioner(StrEnum):
+    """What provisions an EKS pool's nodes."""
+
+    MANAGED_NODE_GROUP = "managed-node-group"
+    KARPENTER = "karpenter"
+
+
+class Expander(StrEnum):
+    """cluster-autoscaler expander: which node group grows when several could."""
+
+    LEAST_WASTE = "least-waste"
+    PRIORITY = "priority"
+
+
 class GkeGpuStack(StrEnum):
     """Who installs the GPU driver and device plugin on GKE."""
 
@@ -146,6 +165,10 @@ class GcpSpec(_Model):
         description="gke-native: GKE's driver and device plugin; gpu-operator: NVIDIA GPU Operator manages them.",
     )
     service_account: str | None = Field(default=None, description="Service account e-mail of the GPU nodes.")
+    driver_installer: bool = Field(
+        default=True,
+        description="gpu-operator stack: render Google's COS driver installer DaemonSet (GKE's own install is disabled).",
+    )
 
 
 class Sharing(_Model):
@@ -167,8 +190,35 @@ class Sharing(_Model):
     )
 
 
+class KarpenterOptions(_Model):
+    """Karpenter options of one pool (aws.provisioner: karpenter)."""
+
+    consolidate_after: str = Field(
+        default="10m", description="How long a node must stay empty before Karpenter removes it (WhenEmpty only)."
+    )
+    expire_after: str = Field(
+        default="Never", description="Node lifetime before forced replacement; Never keeps long training runs alive."
+    )
+    ami_version: str = Field(
+        default="latest", description="EKS AMI release of the amiSelectorTerms alias, e.g. v20260801 (pin in production)."
+    )
+
+
 class NodePoolAws(_Model):
     """EKS options of one pool."""
+
+    provisioner: Provisioner = Field(
+        default=Provisioner.MANAGED_NODE_GROUP,
+        description="managed-node-group (EKS node group and launch template) | karpenter (NodePool and EC2NodeClass).",
+    )
+    efa: bool | None = Field(
+        default=None,
+        description="One EFA interface per network card (default: on for exclusive pools on EFA-capable types).",
+    )
+    placement_group: bool | None = Field(
+        default=None, description="Cluster placement group for the pool's nodes (default: on where EFA is on)."
+    )
+    karpenter: KarpenterOptions = Field(default_factory=KarpenterOptions, description="Karpenter options.")
 
     ami_type: AmiType = Field(default=AmiType.AL2023_NVIDIA, description="EKS AMI type.")
     capacity_type: CapacityType = Field(default=CapacityType.ON_DEMAND, description="ON_DEMAND | SPOT | CAPACITY_BLOCK.")
@@ -204,6 +254,10 @@ class NodePoolGcp(_Model):
     location_policy: str = Field(default="ANY", description="Autoscaler zone choice: ANY (obtainability) | BALANCED.")
     auto_upgrade: bool = Field(default=True, description="GKE node auto-upgrade (required on release channels).")
     max_unavailable: int = Field(default=1, ge=1, description="Nodes an upgrade may take down at once (no surge).")
+    compact_placement: bool | None = Field(
+        default=None,
+        description="COMPACT placement policy (default: on for exclusive A2/A3 pools in one zone, where GKE supports it).",
+    )
 
 
 class NodePool(_Model):
@@ -431,6 +485,35 @@ class GpuOperatorSpec(_Model):
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
 
+class ClusterAutoscalerSpec(_Model):
+    """cluster-autoscaler for the EKS managed node groups (Karpenter pools scale themselves)."""
+
+    enabled: bool = Field(default=False, description="Install cluster-autoscaler (EKS).")
+    version: str = Field(default="9.59.0", description="cluster-autoscaler Helm chart version.")
+    repository: str = Field(default="https://kubernetes.github.io/autoscaler", description="Chart repository.")
+    namespace: str = Field(default="kube-system", description="Namespace of the release.")
+    image_tag: str | None = Field(
+        default=None, description="Image tag (default: the newest patch of the cluster's Kubernetes minor)."
+    )
+    expander: Expander = Field(
+        default=Expander.LEAST_WASTE,
+        description="least-waste | priority (cheapest pool first by catalog price, then least-waste).",
+    )
+    role_arn: str | None = Field(
+        default=None, description="IAM role for the service account (IRSA annotation); omit with EKS Pod Identity."
+    )
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
+class EfaDevicePluginSpec(_Model):
+    """AWS EFA device plugin, installed when an EKS pool has EFA."""
+
+    version: str = Field(default="v0.5.30", description="aws-efa-k8s-device-plugin chart version.")
+    repository: str = Field(default="https://aws.github.io/eks-charts", description="Chart repository.")
+    namespace: str = Field(default="kube-system", description="Namespace of the release.")
+    values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
+
+
 class CustomInstanceType(_Model):
     """An instance or machine type the built-in catalog lacks."""
 
@@ -523,6 +606,12 @@ class PlatformSpec(_Model):
     gpu_operator: GpuOperatorSpec = Field(default_factory=GpuOperatorSpec, description="NVIDIA GPU Operator.")
     catalog: CatalogSpec = Field(default_factory=CatalogSpec, description="Catalog additions and price overrides.")
     policy: PolicySpec = Field(default_factory=PolicySpec, description="Policy-pack settings.")
+    cluster_autoscaler: ClusterAutoscalerSpec = Field(
+        default_factory=ClusterAutoscalerSpec, description="cluster-autoscaler (EKS managed node groups)."
+    )
+    efa_device_plugin: EfaDevicePluginSpec = Field(
+        default_factory=EfaDevicePluginSpec, description="AWS EFA device plugin (EKS pools with EFA)."
+    )
 
     @cached_property
     def hardware(self) -> Catalog:

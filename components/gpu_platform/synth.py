@@ -83,7 +83,8 @@ def previous_node_labels(out: Path) -> dict[str, dict[str, str]]:
         try:
             doc = next(iter(yaml.load_all(path.read_text(), Loader=YAML_LOADER)))
             inputs = doc["inputs"]
-            labels = inputs.get("labels") or inputs.get("nodeConfig", {}).get("labels") or {}
+            karpenter = inputs.get("spec", {}).get("template", {}).get("metadata", {}).get("labels")
+            labels = inputs.get("labels") or inputs.get("nodeConfig", {}).get("labels") or karpenter or {}
             found[doc["name"]] = dict(labels)
         except (OSError, yaml.YAMLError, StopIteration, KeyError, TypeError, AttributeError):
             continue  # not ours, or hand-edited: nothing to compare against

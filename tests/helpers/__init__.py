@@ -1,1 +1,1 @@
-"""Shared test helpers: exporter label sets and promtool plumbing."""
+"""Shared test helpers: exporter label sets, promtool plumbing, strict CRD validation."""

@@ -19,12 +19,15 @@ from .mig import (
     placements_for,
     profiles_for,
 )
+from .network import EFA_INTERFACES, EFA_SOURCE
 
 __all__ = [
     "Catalog",
     "GpuModel",
     "InstanceType",
     "MigProfile",
+    "EFA_INTERFACES",
+    "EFA_SOURCE",
     "GPU_MODELS",
     "INSTANCE_TYPES",
     "MIG_PROFILES",

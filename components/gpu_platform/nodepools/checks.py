@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import re
+
+from ..catalog import EFA_INTERFACES
 from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints
-from ..errors import Finding
-from ..spec import CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, SharingMode
+from ..errors import Finding, RenderError
+from ..spec import CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
+from .autoscaler import image_tag
+from .efa import efa_count, uses_efa, uses_placement_group
 from .eks import EKS_MAX_TAGS, pool_subnets, render_eks_node_group
-from .gke import gke_accelerator, gke_partition_count, gpu_stack
+from .gke import COMPACT_MACHINE_PREFIXES, gke_accelerator, gke_partition_count, gpu_stack, pool_zones
 
 __all__ = ["check_node_pools"]
 
@@ -24,6 +29,8 @@ _GKE_MAX_SHARED_CLIENTS = 48
 _GKE_DRIVER_VERSIONS = ("DEFAULT", "LATEST")
 _GKE_LOCATION_POLICIES = ("ANY", "BALANCED")
 _USE_OPERATOR = "set gcp.gpuStack: gpu-operator (the NVIDIA GPU Operator applies any MIG layout)"
+# Karpenter v1.14.1 NodePool CRD pattern of consolidateAfter and expireAfter.
+_KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 
 
 def _label_values(spec: PlatformSpec, i: int, pool: NodePool, min_len: int) -> Iterator[Finding]:
@@ -76,8 +83,54 @@ def _eks_capacity(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
                       "inside the block's window; consider minSize 0", "warning")
 
 
+def _eks_efa(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
+    p = f"nodePools[{i}].aws"
+    if pool.aws.efa and efa_count(pool) == 0:
+        capable = sorted(t for t in EFA_INTERFACES if t in spec.hardware.instance_types)
+        yield Finding(f"{p}.efa", f"true, but {pool.instance_type!r} has no EFA interface; allowed: false, or an "
+                      f"EFA-capable type ({', '.join(capable)})")
+    subnets = pool_subnets(spec, pool)
+    if pool.aws.provisioner != Provisioner.MANAGED_NODE_GROUP or len(subnets) < 2:
+        return
+    if uses_placement_group(spec, pool):
+        yield Finding(f"{p}.subnetIds", f"{subnets}: a cluster placement group lives in one availability zone, so "
+                      "the node group's launches in the other zones fail; list one zone's subnets here (preflight "
+                      "names their zones), or set aws.placementGroup: false", "warning")
+    elif uses_efa(spec, pool) and pool.aws.placement_group is None:
+        yield Finding(f"{p}.subnetIds", f"{subnets}: EFA pool {pool.name!r} gets no cluster placement group because "
+                      "its subnets may span zones; list one zone's subnets here to place its nodes together", "info")
+
+
+def _karpenter(i: int, pool: NodePool) -> Iterator[Finding]:
+    k, p = pool.aws.karpenter, f"nodePools[{i}].aws.karpenter"
+    for field, value in (("consolidateAfter", k.consolidate_after), ("expireAfter", k.expire_after)):
+        if not _KARPENTER_DURATION.match(value):
+            yield Finding(f"{p}.{field}", f"{value!r} is not a Karpenter duration; allowed: e.g. 30s, 10m, 1h30m, "
+                          "or Never")
+    if pool.aws.provisioner == Provisioner.KARPENTER and pool.min_size > 0:
+        yield Finding(f"nodePools[{i}].minSize", f"{pool.min_size} on a Karpenter pool: Karpenter keeps no minimum "
+                      "(nodes come for pending pods and go when empty), so it is not applied; use a managed node "
+                      "group for warm capacity", "warning")
+    if pool.aws.provisioner != Provisioner.KARPENTER and "karpenter" in pool.aws.model_fields_set:
+        yield Finding(p, "set, but aws.provisioner is managed-node-group; set aws.provisioner: karpenter or remove "
+                      "it", "warning")
+
+
+def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:
+    if not spec.cluster_autoscaler.enabled:
+        return
+    try:
+        image_tag(spec)
+    except RenderError as e:
+        yield Finding("clusterAutoscaler.imageTag", str(e).split(": ", 1)[1])
+    if all(p.aws.provisioner == Provisioner.KARPENTER for p in spec.node_pools):
+        yield Finding("clusterAutoscaler.enabled", "true, but every pool is provisioned by Karpenter, which scales "
+                      "its own nodes; the autoscaler only scales managed node groups", "warning")
+
+
 def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
-    """EKS: node role, subnets, capacity options, label and taint limits."""
+    """EKS: node role, subnets, capacity options, label and taint limits, EFA, Karpenter, autoscaler."""
+    yield from _cluster_autoscaler(spec)
     if spec.aws is not None and not spec.aws.node_role_arn:
         yield Finding("aws.nodeRoleArn", "missing; EKS managed node groups need the IAM role ARN the nodes run as")
     for i, pool in enumerate(spec.node_pools):
@@ -85,6 +138,8 @@ def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(f"nodePools[{i}].aws.subnetIds", "no subnets: set nodePools[].aws.subnetIds or aws.subnetIds")
         yield from _eks_capacity(spec, i, pool)
         yield from _eks_labels(spec, i, pool)
+        yield from _eks_efa(spec, i, pool)
+        yield from _karpenter(i, pool)
 
 
 def _gke_mig(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iterator[Finding]:
@@ -120,8 +175,32 @@ def _gke_native(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> I
                   "drained and recreated); set protect: true to guard it", "warning")
 
 
+def _gke_placement(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
+    if not pool.gcp.compact_placement:
+        return
+    p, zones = f"nodePools[{i}].gcp.compactPlacement", pool_zones(spec, pool)
+    if len(zones) != 1:
+        yield Finding(p, f"true with zones {zones}; a compact placement pool lives in one zone: set gcp.zones to one "
+                      "zone, or compactPlacement: false")
+    if not pool.instance_type.startswith(COMPACT_MACHINE_PREFIXES):
+        yield Finding(p, f"true on {pool.instance_type!r}; GKE offers compact placement for GPU pools on A2 and A3 "
+                      "(A100, H100) machines; allowed: false")
+
+
+def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
+    if spec.cluster_autoscaler.enabled:
+        yield Finding("clusterAutoscaler.enabled", "true on GKE: GKE runs its own cluster autoscaler, which scales "
+                      "each pool between minSize and maxSize (totalMin/MaxNodeCount); nothing is installed",
+                      "warning")
+    if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR and spec.gcp is not None and not spec.gcp.driver_installer:
+        yield Finding("gcp.driverInstaller", "false with gpuStack gpu-operator: GKE's driver install is disabled and "
+                      "nothing rendered installs a driver; install one yourself before GPU pods can start",
+                      "warning")
+
+
 def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
-    """GKE: accelerator names, GPU-stack limits on sharing, replacement warnings."""
+    """GKE: accelerator names, GPU-stack limits on sharing, placement, drivers, replacement warnings."""
+    yield from _gke_cluster(spec)
     for i, pool in enumerate(spec.node_pools):
         p = f"nodePools[{i}]"
         acc, _ = gke_accelerator(spec, pool)
@@ -133,6 +212,12 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(f"{p}.gcp.locationPolicy", f"{pool.gcp.location_policy!r}; allowed: "
                           f"{', '.join(_GKE_LOCATION_POLICIES)}")
         yield from _label_values(spec, i, pool, min_len=0)
+        yield from _gke_placement(spec, i, pool)
+        cos = pool.gcp.image_type.upper().startswith("COS")
+        if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR and spec.gcp and spec.gcp.driver_installer and not cos:
+            yield Finding(f"{p}.gcp.imageType", f"{pool.gcp.image_type!r}: the rendered driver installer is Google's "
+                          "COS DaemonSet; on Ubuntu apply Google's Ubuntu installer for this GPU and node version",
+                          "warning")
         if gpu_stack(spec) == GkeGpuStack.GKE_NATIVE and itype is not None:
             yield from _gke_native(spec, i, pool, itype.gpu_model)
 

@@ -2,6 +2,13 @@
 
 Security defaults: IMDSv2 only (hop limit 1 by default, so pods cannot borrow the node role: they use
 IRSA or EKS Pod Identity), an encrypted gp3 volume for container images, no SSH key and no remote access.
+
+GPU nodes carry `k8s.amazonaws.com/accelerator`, the label cluster-autoscaler's AWS provider reports as its GPU
+label (kubernetes/autoscaler cluster-autoscaler-chart-9.59.0 `cloudprovider/aws/aws_cloud_provider.go` GPULabel):
+a node with that label and no GPU allocatable yet counts as unready, so the autoscaler waits for the driver and
+device plugin instead of adding more nodes (`processors/customresources/gpu_processor.go`). MIG pools do not get
+it: with the mixed strategy they advertise `nvidia.com/mig-*` and no `nvidia.com/gpu`, and the processor only looks
+at `nvidia.com/gpu` (`utils/gpu/gpu.go` NodeHasGpuAllocatable), so it would hold them unready for good.
 """
 
 from __future__ import annotations
@@ -10,9 +17,21 @@ from typing import Any
 
 from ..capacity import pool_capacity
 from ..contract import pool_labels, pool_taints
-from ..spec import AmiType, CapacityType, NodePool, PlatformSpec
+from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
+from .efa import (
+    CLUSTER_SG_REF,
+    EFA_SG_REF,
+    efa_count,
+    efa_label_key,
+    placement_group_name,
+    pool_subnets,
+    render_efa_network_interfaces,
+    uses_efa,
+    uses_placement_group,
+)
 
 __all__ = [
+    "ACCELERATOR_LABEL",
     "CA_TEMPLATE_PREFIX",
     "EKS_TAINT_EFFECT",
     "LAUNCH_TEMPLATE_TYPE",
@@ -21,7 +40,9 @@ __all__ = [
     "EKS_MAX_TAGS",
     "LT_ID_REF",
     "LT_VERSION_REF",
+    "accelerator_label_value",
     "autoscaler_tags",
+    "eks_node_labels",
     "pool_subnets",
     "render_eks_launch_template",
     "render_eks_node_group",
@@ -32,6 +53,8 @@ LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG_TAG_TYPE = "aws:autoscaling/tag:Tag"
 EKS_MAX_TAGS = 50  # AWS tag limit per resource
 CA_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
 # Placeholders written by `synth`; the component replaces them with the launch template's outputs.
 LT_ID_REF = "${launchTemplate.id}"
 LT_VERSION_REF = "${launchTemplate.latestVersion}"
@@ -45,21 +68,35 @@ _ROOT_DEVICE = "/dev/xvda"
 _IMAGE_VOLUME_DEVICE = {AmiType.AL2023_NVIDIA: _ROOT_DEVICE, AmiType.BOTTLEROCKET_NVIDIA: "/dev/xvdb"}
 
 
-def pool_subnets(spec: PlatformSpec, pool: NodePool) -> list[str]:
-    """The pool's subnets: its own override, else the account-wide `aws.subnetIds`."""
-    if pool.aws.subnet_ids is not None:
-        return list(pool.aws.subnet_ids)
-    return list(spec.aws.subnet_ids) if spec.aws else []
+def accelerator_label_value(spec: PlatformSpec, pool: NodePool) -> str | None:
+    """`k8s.amazonaws.com/accelerator` value of a pool's nodes (its GPU model), None for MIG pools (see above)."""
+    gpu = spec.hardware.gpu_of(pool.instance_type)
+    if gpu is None or pool.sharing.mode == SharingMode.MIG:
+        return None
+    return f"nvidia-{gpu.name.lower()}"
+
+
+def eks_node_labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
+    """Node labels on EKS: the contract labels, the autoscaler's GPU label and the EFA marker."""
+    labels = pool_labels(spec, pool)
+    accelerator = accelerator_label_value(spec, pool)
+    if accelerator:
+        labels = {ACCELERATOR_LABEL: accelerator, **labels}
+    if uses_efa(spec, pool):
+        labels[efa_label_key(spec)] = "true"
+    return labels
 
 
 def autoscaler_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
     """Cluster-autoscaler node-template tags: labels, taints and extended resources of one node."""
-    tags = {f"{CA_TEMPLATE_PREFIX}/label/{k}": v for k, v in pool_labels(spec, pool).items()}
+    tags = {f"{CA_TEMPLATE_PREFIX}/label/{k}": v for k, v in eks_node_labels(spec, pool).items()}
     for t in pool_taints(spec, pool):
         tags[f"{CA_TEMPLATE_PREFIX}/taint/{t['key']}"] = f"{t['value']}:{t['effect']}"
     units = dict(pool_capacity(spec, pool).units_per_node)
     # A MIG node advertises no whole GPUs; without this the autoscaler assumes the instance type's count.
     units.setdefault("nvidia.com/gpu", 0)
+    if uses_efa(spec, pool):  # scale from zero for pods that request EFA devices
+        units[EFA_RESOURCE] = efa_count(pool)
     for resource, count in units.items():
         tags[f"{CA_TEMPLATE_PREFIX}/resources/{resource}"] = str(count)
     return tags
@@ -105,8 +142,21 @@ def _capacity_options(pool: NodePool) -> dict[str, Any]:
     return out
 
 
-def render_eks_launch_template(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
-    """`aws.ec2.LaunchTemplate` inputs: IMDSv2, encrypted gp3 image volume, no SSH key, capacity options."""
+def _network_options(spec: PlatformSpec, pool: NodePool, security_groups: list[Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if uses_efa(spec, pool):
+        groups = security_groups if security_groups is not None else [CLUSTER_SG_REF, EFA_SG_REF]
+        out["networkInterfaces"] = render_efa_network_interfaces(pool, groups)
+    if uses_placement_group(spec, pool):
+        out["placement"] = {"groupName": placement_group_name(spec, pool)}
+    return out
+
+
+def render_eks_launch_template(
+    spec: PlatformSpec, pool: NodePool, security_groups: list[Any] | None = None
+) -> dict[str, Any]:
+    """`aws.ec2.LaunchTemplate` inputs: IMDSv2, encrypted gp3 image volume, no SSH key, capacity options, and on EFA
+    pools one EFA interface per network card (in `security_groups`: the cluster's and the EFA group) and placement."""
     tags = _base_tags(spec, pool)
     return {
         "description": f"gpu-platform GPU nodes of {spec.cluster_name}/{pool.name}",
@@ -119,6 +169,7 @@ def render_eks_launch_template(spec: PlatformSpec, pool: NodePool) -> dict[str, 
         },
         "blockDeviceMappings": _block_devices(pool),
         **_capacity_options(pool),
+        **_network_options(spec, pool, security_groups),
         "tagSpecifications": [{"resourceType": kind, "tags": dict(tags)} for kind in ("instance", "volume")],
         "tags": tags,
     }
@@ -134,7 +185,7 @@ def render_eks_node_group(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
         "subnetIds": pool_subnets(spec, pool),
         "amiType": a.ami_type.value,
         "capacityType": a.capacity_type.value,
-        "labels": pool_labels(spec, pool),
+        "labels": eks_node_labels(spec, pool),
         "taints": [{**t, "effect": EKS_TAINT_EFFECT[t["effect"]]} for t in pool_taints(spec, pool)],
         # desiredSize starts at minSize; the component ignores later changes so the autoscaler owns it.
         "scalingConfig": {"minSize": pool.min_size, "maxSize": pool.max_size, "desiredSize": pool.min_size},

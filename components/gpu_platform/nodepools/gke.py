@@ -2,7 +2,13 @@
 
 gke-native: GKE installs the driver and runs its device plugin; sharing lives in the guest accelerator
 (`gpuSharingConfig` TIME_SHARING / MPS, `gpuPartitionSize` for one-profile MIG). gpu-operator: GKE's driver
-install is disabled and its device plugin switched off by a node label, so the NVIDIA GPU Operator owns both.
+install is disabled and its device plugin switched off by a node label; Google's driver installer DaemonSet
+(`gke_driver`) installs the driver and the NVIDIA GPU Operator runs the rest.
+
+Placement: exclusive (multi-node training) pools on A2/A3 machines in one zone get `placementPolicy: COMPACT`
+(GKE "Define compact placement for GKE nodes": compact placement keeps a pool's nodes close within one zone and
+is offered for A100 and H100 machines; a compact pool must be single-zone). `gcp.compactPlacement` overrides it.
+Autoscaling: GKE's own cluster autoscaler scales each pool between `totalMinNodeCount` and `totalMaxNodeCount`.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ from ..contract import pool_labels, pool_taints
 from ..spec import GkeGpuStack, NodePool, PlatformSpec, SharingMode
 
 __all__ = [
+    "COMPACT_MACHINE_PREFIXES",
     "GKE_TAINT_EFFECT",
     "NODE_POOL_TYPE",
     "gke_accelerator",
     "gke_partition_count",
     "gpu_stack",
+    "pool_zones",
+    "uses_compact_placement",
     "render_gke_node_pool",
 ]
 
@@ -26,6 +35,22 @@ NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 GKE_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 _STRATEGY = {SharingMode.TIME_SLICING: "TIME_SHARING", SharingMode.MPS: "MPS"}
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+COMPACT_MACHINE_PREFIXES = ("a2-", "a3-")
+
+
+def pool_zones(spec: PlatformSpec, pool: NodePool) -> list[str]:
+    """The pool's node locations: its own, else the spec-wide `gcp.zones`."""
+    if pool.gcp.zones is not None:
+        return list(pool.gcp.zones)
+    return list(spec.gcp.zones) if spec.gcp else []
+
+
+def uses_compact_placement(spec: PlatformSpec, pool: NodePool) -> bool:
+    """COMPACT placement: explicit, or by default for exclusive A2/A3 pools in exactly one zone."""
+    if pool.gcp.compact_placement is not None:
+        return pool.gcp.compact_placement
+    return (pool.sharing.mode == SharingMode.EXCLUSIVE and pool.instance_type.startswith(COMPACT_MACHINE_PREFIXES)
+            and len(pool_zones(spec, pool)) == 1)
 
 
 def gpu_stack(spec: PlatformSpec) -> GkeGpuStack:
@@ -97,7 +122,7 @@ def _node_config(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
 def render_gke_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     """`gcp.container.NodePool` inputs of one pool."""
     g, gcp = pool.gcp, spec.gcp
-    zones = g.zones if g.zones is not None else (gcp.zones if gcp else [])
+    zones = pool_zones(spec, pool)
     inputs: dict[str, Any] = {
         "cluster": spec.cluster_name,
         "name": pool.name,
@@ -116,4 +141,6 @@ def render_gke_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     }
     if zones:
         inputs["nodeLocations"] = list(zones)
+    if uses_compact_placement(spec, pool):
+        inputs["placementPolicy"] = {"type": "COMPACT"}
     return inputs

@@ -11,7 +11,16 @@ from typing import Any
 
 from ..artifacts import Artifact
 from ..capacity import pool_capacity
-from ..spec import Cloud, NodePool, PlatformSpec
+from ..spec import Cloud, NodePool, PlatformSpec, Provisioner
+from .addons import render_node_addon_artifacts
+from .efa import (
+    PLACEMENT_GROUP_TYPE,
+    SECURITY_GROUP_TYPE,
+    render_efa_security_group,
+    render_placement_group,
+    uses_efa,
+    uses_placement_group,
+)
 from .eks import (
     ASG_TAG_TYPE,
     LAUNCH_TEMPLATE_TYPE,
@@ -22,6 +31,12 @@ from .eks import (
 )
 from .gke import NODE_POOL_TYPE, gpu_stack, render_gke_node_pool
 from .health import ADDON_TYPE, NODE_MONITORING_ADDON, render_node_monitoring_addon
+from .karpenter import (
+    EC2_NODE_CLASS_TYPE,
+    KARPENTER_NODE_POOL_TYPE,
+    render_ec2_node_class,
+    render_karpenter_node_pool,
+)
 
 __all__ = ["render_capacity", "render_node_pool", "render_nodepool_artifacts", "snake_kwargs"]
 
@@ -45,7 +60,30 @@ def render_capacity(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     }
 
 
+def _network_resources(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]]:
+    out = []
+    if uses_placement_group(spec, pool):
+        out.append({"role": "pg", "type": PLACEMENT_GROUP_TYPE, "inputs": render_placement_group(spec, pool)})
+    if uses_efa(spec, pool):
+        out.append({"role": "efa-sg", "type": SECURITY_GROUP_TYPE, "inputs": render_efa_security_group(spec, pool)})
+    return out
+
+
+def _render_karpenter(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    return {
+        "type": KARPENTER_NODE_POOL_TYPE,
+        "provisioner": Provisioner.KARPENTER.value,
+        "inputs": render_karpenter_node_pool(spec, pool),
+        "resources": [
+            {"role": "ec2nodeclass", "type": EC2_NODE_CLASS_TYPE, "inputs": render_ec2_node_class(spec, pool)},
+            *_network_resources(spec, pool),
+        ],
+    }
+
+
 def _render_aws(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
+    if pool.aws.provisioner == Provisioner.KARPENTER:
+        return _render_karpenter(spec, pool)
     tags = autoscaler_tags(spec, pool)
     return {
         "type": NODE_GROUP_TYPE,
@@ -55,6 +93,7 @@ def _render_aws(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
             # Node group tags do not reach its Auto Scaling group; the autoscaler reads the group's tags.
             {"role": "asg-tags", "type": ASG_TAG_TYPE,
              "inputs": [{"key": k, "value": v, "propagateAtLaunch": False} for k, v in tags.items()]},
+            *_network_resources(spec, pool),
         ],
     }
 
@@ -69,9 +108,17 @@ def render_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     return {"name": pool.name, "cloud": spec.cloud.value, **body, "capacity": render_capacity(spec, pool)}
 
 
+def _karpenter_artifact(spec: PlatformSpec) -> list[Artifact]:
+    """`DIR/kubernetes/karpenter.yaml`: the Karpenter pools' EC2NodeClasses and NodePools, ready to apply."""
+    pools = [p for p in spec.node_pools if spec.cloud == Cloud.AWS and p.aws.provisioner == Provisioner.KARPENTER]
+    docs = [d for p in pools for d in (render_ec2_node_class(spec, p), render_karpenter_node_pool(spec, p))]
+    return [Artifact("kubernetes", "karpenter", tuple(docs))] if docs else []
+
+
 def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """One `DIR/nodepools/<pool>.yaml` per pool, plus `addons/eks-node-monitoring-agent.yaml` on EKS (in a
-    subdirectory, so `nodepools/*.yaml` stays one file per pool)."""
+    subdirectory, so `nodepools/*.yaml` stays one file per pool), the Karpenter objects again as Kubernetes
+    documents, and the pools' cluster-wide add-ons (autoscaler, EFA plugin, GKE driver)."""
     out = [Artifact("nodepools", p.name, (render_node_pool(spec, p),)) for p in spec.node_pools]
     addon = render_node_monitoring_addon(spec)
     if addon:
@@ -79,4 +126,4 @@ def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:
                 "node auto repair reboots or replaces the node")
         out.append(Artifact("nodepools", f"addons/{NODE_MONITORING_ADDON}", ({"type": ADDON_TYPE, "inputs": addon},),
                             (note,)))
-    return out
+    return out + _karpenter_artifact(spec) + render_node_addon_artifacts(spec)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..catalog import INSTANCE_TYPES
 from .config import PolicyConfig, config_of
-from .props import dig, gpu_pool, items
+from .props import KARPENTER_NODE_POOL, dig, gpu_pool, items
 
 __all__ = ["PoolCost", "check_budget", "pool_costs"]
 
@@ -45,7 +45,20 @@ def _shape(r: Any) -> tuple[str, int] | None:
         zones = max(1, len(items(dig(r.props, "nodeLocations"))))
         per_zone = dig(r.props, "autoscaling", "maxNodeCount", default=dig(r.props, "nodeCount", default=0))
         return machine, int(per_zone or 0) * zones
+    if r.resource_type in KARPENTER_NODE_POOL:
+        return _karpenter_shape(r.props)
     return None
+
+
+def _karpenter_shape(props: Any) -> tuple[str, int] | None:
+    """A Karpenter NodePool pinned to one instance type with a `nodes` limit (as gpu_platform renders them)."""
+    reqs = items(dig(props, "spec", "template", "spec", "requirements"))
+    types = [v for q in reqs if dig(q, "key") == "node.kubernetes.io/instance-type" and dig(q, "operator") == "In"
+             for v in items(dig(q, "values"))]
+    nodes = dig(props, "spec", "limits", "nodes")
+    if len(types) != 1 or nodes is None or not str(nodes).isdigit():
+        return None  # several types or no node limit: no maximum to cost
+    return str(types[0]), int(nodes)
 
 
 def pool_costs(resources: list[Any], cfg: PolicyConfig) -> list[PoolCost]:

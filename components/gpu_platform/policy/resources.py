@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +52,24 @@ def _helm_props(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def from_artifacts(artifacts: list[Artifact], stack: str = "dev") -> list[StackResource]:
-    """What the engine would be shown for every rendered artifact (node pools, Kubernetes objects, Helm releases)."""
+    """What the engine would be shown for every rendered artifact (node pools, Kubernetes objects, Helm releases).
+
+    An object written twice (a Karpenter NodePool is both a pool and a Kubernetes document) is one resource."""
+    return _distinct(_from_artifacts(artifacts, stack))
+
+
+def _distinct(resources: list[StackResource]) -> list[StackResource]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in resources:
+        key = (r.type, json.dumps(r.props, sort_keys=True, default=str))
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def _from_artifacts(artifacts: list[Artifact], stack: str) -> list[StackResource]:
     out: list[StackResource] = []
     for a in artifacts:
         for doc in a.documents:

@@ -1,0 +1,37 @@
+"""GpuNodeAddons: the node pools' cluster-wide companions as Kubernetes resources (no cloud SDK)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from ..k8s import helm_release_resource, k8s_objects
+from ..options import child_options
+from ..spec import PlatformSpec
+from .addons import render_node_addons
+
+__all__ = ["GpuNodeAddons", "GpuNodeAddonsArgs"]
+
+
+@dataclass(frozen=True)
+class GpuNodeAddonsArgs:
+    """Inputs of GpuNodeAddons: the validated spec. The Kubernetes provider comes in `opts.providers`."""
+
+    spec: PlatformSpec
+
+
+class GpuNodeAddons(pulumi.ComponentResource):
+    """cluster-autoscaler and EFA device plugin releases (`<name>-<release>`) and the GKE driver installer
+    (`gpu-platform:nodepools:GpuNodeAddons`)."""
+
+    release_names: pulumi.Output[list[str]]
+
+    def __init__(self, name: str, args: GpuNodeAddonsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpu-platform:nodepools:GpuNodeAddons", name, None, opts)
+        rendered = render_node_addons(args.spec)
+        child = child_options(self, opts)
+        self.objects = k8s_objects(name, list(rendered.documents), child)
+        self.releases = [helm_release_resource(f"{name}-{r['name']}", r, child) for r in rendered.releases]
+        self.release_names = pulumi.Output.from_input([r["name"] for r in rendered.releases])
+        self.register_outputs({"releaseNames": self.release_names})
