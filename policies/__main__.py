@@ -20,6 +20,7 @@ from pulumi_policy import (
     PolicyConfigSchema,
     PolicyPack,
     ResourceValidationPolicy,
+    Severity,
     StackValidationPolicy,
 )
 
@@ -42,11 +43,14 @@ def _policies(cfg: PolicyConfig) -> list:
             description=p.description,
             enforcement_level=EnforcementLevel(enforcement_of(p, cfg).value),
             config_schema=PolicyConfigSchema(properties=schema["properties"], required=schema["required"]),
+            severity=Severity(p.severity),
+            remediation_steps=p.remediation_steps,
+            url=p.url,
         )
         if p.kind == "stack":
             out.append(StackValidationPolicy(validate=p.validate, **common))
         else:
-            out.append(ResourceValidationPolicy(validate=p.validate, **common))
+            out.append(ResourceValidationPolicy(validate=p.validate, remediate=p.remediate, **common))
     return out
 
 

@@ -354,4 +354,5 @@ def test_config_from_dev_spec(dev_spec):
     assert cfg.tiers["train"].priority_class == "gpu-train"
     assert cfg.prices["p4de.24xlarge"] == pytest.approx(27.44705)
     levels = {k: v["enforcementLevel"] for k, v in pack_config(cfg).items()}
-    assert levels == {p.name: "mandatory" for p in POLICIES} | {"gpu-budget": "advisory"}
+    assert levels == {p.name: "mandatory" for p in POLICIES} | {"gpu-budget": "advisory",
+                                                                  "gpu-launch-template-imdsv2": "advisory"}

@@ -41,7 +41,8 @@ def test_analyzer_info_lists_every_policy_mandatory_by_default(pack):
     info = pack.info()
     assert info.name == "gpu-platform"
     levels = {p.name: p.enforcementLevel for p in info.policies}
-    assert levels == {p.name: MANDATORY for p in POLICIES} | {"gpu-budget": ADVISORY}
+    assert levels == {p.name: MANDATORY for p in POLICIES} | {"gpu-budget": ADVISORY,
+                                                              "gpu-launch-template-imdsv2": ADVISORY}
     schema = next(p for p in info.policies if p.name == "gpu-workload-classified").configSchema
     assert "labelDomain" in schema.properties and "tiers" in schema.properties
     assert pack.plugin_info().version
@@ -108,3 +109,27 @@ def test_analyze_stack_launch_template_by_dependency(pack):
                           dependencies=["urn:lt"], property_dependencies={"launchTemplate": ["urn:lt"]})
     resp = pack.analyze_stack([lt, group])
     assert [d.policyName for d in resp.diagnostics] == []  # budget advisory-off: no budget, not applicable
+
+
+def test_policies_carry_severity_remediation_steps_and_a_url(pack):
+    info = {p.name: p for p in pack.info().policies}
+    for p in POLICIES:
+        assert info[p.name].remediation_steps == p.remediation_steps and p.remediation_steps
+        assert info[p.name].url == p.url and info[p.name].severity != 0
+    assert info["gpu-node-pool-hardened"].severity > info["gpu-budget"].severity  # critical above medium
+
+
+def test_remediate_turns_imdsv2_on_for_gpu_launch_templates(pack):
+    cfg = PolicyConfig.model_validate({**CFG.model_dump(), "enforcement": {"gpu-launch-template-imdsv2": "remediate"}})
+    pack.configure(pack_config(cfg))
+    lt = StackResource("aws:ec2/launchTemplate:LaunchTemplate", "urn:lt", "lt", {
+        "instanceType": "p5.48xlarge", "metadataOptions": {"httpTokens": "optional"}})
+    [fix] = pack.remediate(lt).remediations
+    assert fix.policyName == "gpu-launch-template-imdsv2"
+    options = dict(fix.properties)["metadataOptions"]
+    assert options["httpTokens"] == "required" and options["httpEndpoint"] == "enabled"
+    cpu = StackResource(lt.type, "urn:lt2", "lt2", {"instanceType": "m5.large", "metadataOptions": {"httpTokens": "optional"}})
+    assert [r for r in pack.remediate(cpu).remediations if r.properties] == []
+    pack.configure(pack_config(CFG))  # advisory: reported, not rewritten
+    [diag] = [d for d in pack.analyze(lt).diagnostics if d.policyName == "gpu-launch-template-imdsv2"]
+    assert "allows IMDSv1" in diag.message and diag.enforcementLevel == ADVISORY

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from .config import (
     config_schema,
 )
 from .nodepools import check_pool_classified, check_pools_hardened
+from .remediate import check_imdsv2, remediate_imdsv2
 from .sharing import check_sharing_configs_exist
 from .workloads import check_workload_classified
 
@@ -37,34 +39,64 @@ __all__ = [
 ]
 
 
+# Where each policy's documentation lives (README section "The policies"); a published pack can point it at
+# the project's hosted docs with GPU_PLATFORM_DOCS_URL.
+DOCS_URL = os.environ.get("GPU_PLATFORM_DOCS_URL", "README.md#the-policies-mandatory-by-default")
+
+
 @dataclass(frozen=True)
 class PolicyDef:
-    """One policy: its public name, what it checks, whether it sees one resource or the whole stack."""
+    """One policy: its public name, what it checks, whether it sees one resource or the whole stack, and what
+    Pulumi shows with a violation (severity, remediation steps, documentation URL)."""
 
     name: str
     description: str
     kind: str  # "resource" | "stack"
     validate: Callable[[Any, Callable[..., None]], None]
     enforcement: Enforcement = Enforcement.MANDATORY
+    severity: str = "high"  # pulumi_policy.Severity value: low | medium | high | critical
+    remediation_steps: str = ""
+    remediate: Callable[[Any], dict[str, Any] | None] | None = None
+
+    @property
+    def url(self) -> str:
+        """The policy's documentation."""
+        return f"{DOCS_URL}"
 
 
 POLICIES: list[PolicyDef] = [
     PolicyDef("gpu-node-pool-classified",
               "GPU node pools carry the pool and device-plugin config labels and the GPU and pool NoSchedule taints.",
-              "resource", check_pool_classified),
+              "resource", check_pool_classified, severity="high",
+              remediation_steps="Create the pool with gpu-platform (a spec nodePools entry routed to by a tier), or "
+                                "add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and the "
+                                "taints <labelDomain>/gpu-pool=<pool>:NoSchedule and nvidia.com/gpu:NoSchedule."),
     PolicyDef("gpu-node-pool-hardened",
               "GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH.",
-              "stack", check_pools_hardened),
+              "stack", check_pools_hardened, severity="critical",
+              remediation_steps="Attach a launch template with metadataOptions.httpTokens=required and an encrypted "
+                                "root volume, and remove remoteAccess from the node group."),
     PolicyDef("gpu-sharing-config-exists",
               "The sharing labels of every GPU pool name configs of the stack's GPU Operator release.",
-              "stack", check_sharing_configs_exist),
+              "stack", check_sharing_configs_exist, severity="high",
+              remediation_steps="Add the pool to the spec so its device-plugin and mig-parted configs are rendered, "
+                                "or point the pool's nvidia.com/device-plugin.config label at an existing entry."),
     PolicyDef("gpu-workload-classified",
               "GPU workloads carry a known tier label, request their tier's resource with requests equal to limits "
               "and name a priority class.",
-              "resource", check_workload_classified),
+              "resource", check_workload_classified, severity="medium",
+              remediation_steps="Label the pod template <labelDomain>/gpu-tier=<tier>, request the tier's resource "
+                                "with requests equal to limits, and set priorityClassName gpu-<tier>; the platform's "
+                                "stack output `tiers` lists each tier's values."),
     PolicyDef("gpu-budget",
               "The stack's GPU node pools at max size stay within budgetHourly (advisory until a budget is set).",
-              "stack", check_budget),
+              "stack", check_budget, severity="medium",
+              remediation_steps="Lower maxSize, move tiers to shared pools (gpu-platform plan), or raise budgetHourly."),
+    PolicyDef("gpu-launch-template-imdsv2",
+              "GPU launch templates require IMDSv2; at the `remediate` level the pack sets it (advisory by default).",
+              "resource", check_imdsv2, enforcement=Enforcement.ADVISORY, severity="high",
+              remediation_steps="Set metadataOptions.httpTokens=required, or set this policy's enforcementLevel to "
+                                "remediate so `pulumi up` applies it.", remediate=remediate_imdsv2),
 ]
 
 

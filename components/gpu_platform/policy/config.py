@@ -37,6 +37,7 @@ class Enforcement(StrEnum):
     ADVISORY = "advisory"
     MANDATORY = "mandatory"
     DISABLED = "disabled"
+    REMEDIATE = "remediate"
 
 
 class _Model(BaseModel):
