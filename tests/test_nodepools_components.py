@@ -46,7 +46,8 @@ def test_eks_node_group_inputs_and_options(pulumi_mocks, dev_spec):
     assert i["launchTemplate"]["id"] == "gpu-infer-lt-id"
     assert "remoteAccess" not in i
     assert ng.ignore_changes == ["scalingConfig.desiredSize"]
-    assert ng.delete_before_replace is True
+    # A generated name, so a replacement creates the new group before deleting the old (GPUs never drop to 0).
+    assert ng.delete_before_replace is False and i["nodeGroupNamePrefix"] == "gpu-infer-"
     assert ng.protect is False
 
 

@@ -61,7 +61,7 @@ def test_rendered_node_groups_conform(shapes, dev_data):
             assert set(ng["nodeRepairConfig"]) <= set(shapes["NodeRepairConfig"]["members"])
             assert set(ng["launchTemplate"]) <= set(shapes["LaunchTemplateSpecification"]["members"])
             # Every node group field we set exists in CreateNodegroup (Pulumi names subnets/nodeRole differently).
-            wire = {"subnetIds": "subnets", "nodeRoleArn": "nodeRole", "nodeGroupName": "nodegroupName"}
+            wire = {"subnetIds": "subnets", "nodeRoleArn": "nodeRole", "nodeGroupNamePrefix": "nodegroupName"}
             assert {wire.get(k, k) for k in ng} <= set(members), set(ng) - set(members)
             checked += 1
     assert checked == 4 * len(AmiType) * len(CapacityType)

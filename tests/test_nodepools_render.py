@@ -47,7 +47,7 @@ def gke_data(stack: str = "gke-native", **pool_overrides) -> dict:
 def test_eks_node_group_contract_labels_taints_and_scaling(dev_spec):
     pool = dev_spec.pools_by_name["gpu-infer"]
     ng = render_eks_node_group(dev_spec, pool)
-    assert ng["clusterName"] == "ml-dev" and ng["nodeGroupName"] == "gpu-infer"
+    assert ng["clusterName"] == "ml-dev" and ng["nodeGroupNamePrefix"] == "gpu-infer-" and "nodeGroupName" not in ng
     assert ng["nodeRoleArn"] == "arn:aws:iam::111122223333:role/gpu-nodes"
     assert ng["amiType"] == "AL2023_x86_64_NVIDIA" and ng["capacityType"] == "ON_DEMAND"
     assert ng["instanceTypes"] == ["p4de.24xlarge"]

@@ -318,10 +318,15 @@ def test_priority_expander_prefers_the_cheapest_pool(dev_data):
     rel = render_cluster_autoscaler_release(parse_spec(dev_data))
     assert rel["version"] == "9.60.0" and rel["values"]["extraArgs"]["expander"] == "priority,least-waste"
     prios = rel["values"]["expanderPriorities"]
-    ranked = [prios[k][0] for k in sorted(prios, reverse=True)]
+    assert all(isinstance(k, str) for k in prios)  # Pulumi serialises values as JSON: object keys are strings
+    ranked = [prios[k][0] for k in sorted(prios, key=int, reverse=True)]
     # p4d ($2.74/GPU-h) before p4de ($3.43/GPU-h); a catch-all last so every node group stays scalable.
-    assert ranked == ["^eks-gpu\\-ci-[0-9a-f-]+$", "^eks-gpu\\-dev-[0-9a-f-]+$", "^eks-gpu\\-infer-[0-9a-f-]+$",
-                      "^eks-gpu\\-train-[0-9a-f-]+$", ".*"]
+    suffix = "[0-9]{18}[0-9a-f]{8}-[0-9a-f-]+$"
+    assert ranked == [f"^eks-gpu\\-{p}\\-{suffix}" for p in ("ci", "dev", "infer", "train")] + [".*"]
+    import re
+
+    assert re.match(ranked[2], "eks-gpu-infer-20261130124501123400000001-6ac8b6f1-1c2d-4e3f-8a9b-0c1d2e3f4a5b")
+    assert not re.match(ranked[2], "eks-gpu-infer-a100-20261130124501123400000001-6ac8b6f1-1c2d")
 
 
 def test_autoscaler_unknown_kubernetes_minor_is_an_error(dev_data):
@@ -453,3 +458,15 @@ def test_managed_node_group_stack_writes_no_karpenter_file(dev_spec, tmp_path):
     from gpu_platform.synth import render_all
 
     assert not [a for a in render_all(dev_spec) if a.name == "karpenter"]
+
+
+def test_priority_expander_release_registers_under_pulumi(pulumi_mocks, dev_data):
+    """The rendered values go through Pulumi's serialisation (int keys used to fail the program)."""
+    from gpu_platform.nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
+
+    dev_data["clusterAutoscaler"] = {"enabled": True, "expander": "priority"}
+    spec = parse_spec(dev_data)
+    rec = pulumi_mocks.run(lambda: GpuNodeAddons("x", GpuNodeAddonsArgs(spec)))
+    [release] = [r for r in rec.resources if r.type.endswith(":Release") and "cluster-autoscaler" in r.name]
+    prios = release.inputs["values"]["expanderPriorities"]
+    assert set(prios) == {str(k) for k in (1, 11, 21, 31, 41)} and prios["1"] == [".*"]

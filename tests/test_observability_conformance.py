@@ -156,3 +156,13 @@ def test_dcgm_csv_fields_and_types_are_upstreams(reference):
         assert field in upstream, field
         assert upstream[field][0] == kind, (field, kind, upstream[field][0])
     assert upstream["DCGM_FI_PROF_SM_ACTIVE"][1] is True  # disabled upstream: the reason for our CSV
+
+
+def test_prometheus_operator_crds_upgrade_with_the_chart(dev_spec, reference):
+    """Helm never upgrades a chart's crds/: the chart's upgrade job does, when enabled (off upstream)."""
+    from gpu_platform.observability.prometheus import render_prometheus_values
+
+    upstream = yaml.safe_load(reference("upstream", "kube-prometheus-stack-values-88.5.3.yaml").read_text())
+    assert upstream["crds"]["upgradeJob"]["enabled"] is False
+    ours = render_prometheus_values(dev_spec)["crds"]["upgradeJob"]
+    assert ours["enabled"] is True and set(ours) <= set(upstream["crds"]["upgradeJob"])

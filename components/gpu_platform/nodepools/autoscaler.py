@@ -25,6 +25,7 @@ from typing import Any
 from ..artifacts import deep_merge, helm_release
 from ..errors import RenderError
 from ..spec import Cloud, Expander, NodePool, PlatformSpec, Provisioner
+from .eks import NAME_SUFFIX_PATTERN, node_group_name_prefix
 
 __all__ = ["CHART", "RELEASE_NAME", "autoscaled_pools", "image_tag", "render_cluster_autoscaler_release"]
 
@@ -55,17 +56,22 @@ def autoscaled_pools(spec: PlatformSpec) -> list[NodePool]:
     return [p for p in spec.node_pools if p.aws.provisioner == Provisioner.MANAGED_NODE_GROUP]
 
 
-def _priorities(spec: PlatformSpec) -> dict[int, list[str]]:
+def _priorities(spec: PlatformSpec) -> dict[str, list[str]]:
     """Priority expander config: cheaper pools (catalog $/GPU-hour) win; EKS names a node group's ASG
-    `eks-<node group>-<uuid>`."""
+    `eks-<node group>-<uuid>`, and the node group is `<pool>-<generated suffix>` (so `gpu` never matches
+    `gpu-a100`'s groups)."""
     def price(p: NodePool) -> float:
         itype = spec.hardware.instance(p.instance_type)
         return itype.hourly_per_gpu if itype else float("inf")
 
     ranked = sorted(autoscaled_pools(spec), key=lambda p: (price(p), p.name))
-    out = {10 * (len(ranked) - i) + _CATCH_ALL_PRIORITY: [f"^eks-{re.escape(p.name)}-[0-9a-f-]+$"]
+    # String keys: Pulumi serialises Helm values as JSON objects, whose keys are strings (int keys fail the
+    # program); the chart converts them back (cluster-autoscaler chart 9.59.0 templates/priority-expander-configmap.yaml
+    # renders `{{ $k | int }}`).
+    out = {str(10 * (len(ranked) - i) + _CATCH_ALL_PRIORITY):
+           [f"^eks-{re.escape(node_group_name_prefix(p))}{NAME_SUFFIX_PATTERN}-[0-9a-f-]+$"]
            for i, p in enumerate(ranked)}
-    out[_CATCH_ALL_PRIORITY] = [".*"]
+    out[str(_CATCH_ALL_PRIORITY)] = [".*"]
     return out
 
 

@@ -97,7 +97,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
             f"{name}-ng",
             # The cluster autoscaler owns desiredSize; scaling limits stay under Pulumi's control.
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                ignore_changes=["scalingConfig.desiredSize"], delete_before_replace=True)),
+                ignore_changes=["scalingConfig.desiredSize"])),
             **snake_kwargs(ng_inputs),
         )
         asg = ng.resources.apply(_asg_name)

@@ -17,7 +17,13 @@ from ..errors import Finding, RenderError
 from ..spec import CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
 from .autoscaler import image_tag
 from .efa import efa_count, uses_efa, uses_placement_group
-from .eks import EKS_MAX_TAGS, pool_subnets, render_eks_node_group
+from .eks import (
+    EKS_MAX_TAGS,
+    EKS_NODE_GROUP_NAME_MAX,
+    NAME_SUFFIX_LEN,
+    pool_subnets,
+    render_eks_node_group,
+)
 from .gke import COMPACT_MACHINE_PREFIXES, gke_accelerator, gke_partition_count, gpu_stack, pool_zones
 
 __all__ = ["check_node_pools"]
@@ -128,6 +134,17 @@ def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:
                       "its own nodes; the autoscaler only scales managed node groups", "warning")
 
 
+def _eks_name(i: int, pool: NodePool) -> Iterator[Finding]:
+    """A managed node group's generated name (`<pool>-` + 26 characters) must fit EKS's 63."""
+    if pool.aws.provisioner != Provisioner.MANAGED_NODE_GROUP:
+        return
+    longest = EKS_NODE_GROUP_NAME_MAX - NAME_SUFFIX_LEN - 1
+    if len(pool.name) > longest:
+        yield Finding(f"nodePools[{i}].name", f"{pool.name!r} is {len(pool.name)} characters; an EKS managed node "
+                      f"group is named '<pool>-' plus a {NAME_SUFFIX_LEN}-character suffix within EKS's "
+                      f"{EKS_NODE_GROUP_NAME_MAX}, so pool names allow at most {longest}")
+
+
 def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
     """EKS: node role, subnets, capacity options, label and taint limits, EFA, Karpenter, autoscaler."""
     yield from _cluster_autoscaler(spec)
@@ -137,6 +154,7 @@ def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
         if not pool_subnets(spec, pool):
             yield Finding(f"nodePools[{i}].aws.subnetIds", "no subnets: set nodePools[].aws.subnetIds or aws.subnetIds")
         yield from _eks_capacity(spec, i, pool)
+        yield from _eks_name(i, pool)
         yield from _eks_labels(spec, i, pool)
         yield from _eks_efa(spec, i, pool)
         yield from _karpenter(i, pool)

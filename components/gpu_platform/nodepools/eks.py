@@ -38,11 +38,15 @@ __all__ = [
     "NODE_GROUP_TYPE",
     "ASG_TAG_TYPE",
     "EKS_MAX_TAGS",
+    "EKS_NODE_GROUP_NAME_MAX",
     "LT_ID_REF",
     "LT_VERSION_REF",
+    "NAME_SUFFIX_LEN",
+    "NAME_SUFFIX_PATTERN",
     "accelerator_label_value",
     "autoscaler_tags",
     "eks_node_labels",
+    "node_group_name_prefix",
     "pool_subnets",
     "render_eks_launch_template",
     "render_eks_node_group",
@@ -175,12 +179,26 @@ def render_eks_launch_template(
     }
 
 
+# pulumi-aws names prefixed resources `<prefix><UTC time 20060102150405 + 4 fraction digits><8 hex counter>`
+# (terraform-plugin-sdk helper/id PrefixedUniqueId, used by terraform-provider-aws create.Name): 26 characters.
+NAME_SUFFIX_LEN = 26
+NAME_SUFFIX_PATTERN = "[0-9]{18}[0-9a-f]{8}"
+EKS_NODE_GROUP_NAME_MAX = 63  # botocore EKS CreateNodegroup nodegroupName
+
+
+def node_group_name_prefix(pool: NodePool) -> str:
+    """The managed node group's name prefix; EKS appends nothing, the provider the unique suffix."""
+    return f"{pool.name}-"
+
+
 def render_eks_node_group(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     """`aws.eks.NodeGroup` inputs; the launch template is referenced through LT_ID_REF / LT_VERSION_REF."""
     a = pool.aws
     inputs: dict[str, Any] = {
         "clusterName": spec.cluster_name,
-        "nodeGroupName": pool.name,
+        # A generated name (`<pool>-` + the provider's 26-character suffix) lets a change that replaces the node
+        # group create the new one before deleting the old: the pool never drops to zero GPUs.
+        "nodeGroupNamePrefix": node_group_name_prefix(pool),
         "nodeRoleArn": spec.aws.node_role_arn if spec.aws else None,
         "subnetIds": pool_subnets(spec, pool),
         "amiType": a.ami_type.value,

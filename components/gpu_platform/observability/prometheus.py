@@ -40,6 +40,11 @@ def render_prometheus_values(spec: PlatformSpec) -> dict[str, Any]:
     prom_spec["serviceMonitorNamespaceSelector"] = {}
     prom_spec["ruleNamespaceSelector"] = {}
     values = {
+        # Helm installs a chart's crds/ once and never upgrades them; the chart's pre-upgrade hook job
+        # server-side applies the Prometheus Operator CRDs of the new version (prometheus-community/helm-charts
+        # kube-prometheus-stack 88.5.3 values.yaml `crds.upgradeJob`, templates/prometheus-operator/crds/
+        # upgrade-job). helm.v3.Release runs hooks, so the job runs on every `pulumi up` that changes the version.
+        "crds": {"upgradeJob": {"enabled": True, "forceConflicts": True}},
         "prometheus": {"prometheusSpec": prom_spec},
         "kube-state-metrics": {"metricLabelsAllowlist": ksm_label_allowlist(spec)},
         "grafana": {"sidecar": {"dashboards": {"enabled": True, "label": "grafana_dashboard", "labelValue": "1",

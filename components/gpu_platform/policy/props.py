@@ -109,7 +109,7 @@ def _eks(name: str, props: Mapping[str, Any]) -> GpuPool | None:
         why = f"AMI type {ami}"
     else:
         return None
-    own = str(props.get("nodeGroupName") or name)
+    own = str(props.get("nodeGroupName") or str(props.get("nodeGroupNamePrefix") or "").rstrip("-") or name)
     return GpuPool("eks", own, why, mapping(props.get("labels")), _taints(props.get("taints")))
 
 
