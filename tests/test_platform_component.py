@@ -7,6 +7,7 @@ import runpy
 import pulumi
 import pytest
 from conftest import ROOT
+from pulumi.runtime.rpc import _special_secret_sig, _special_sig_key
 
 
 def test_platform_registers_component_with_type_token(pulumi_mocks, dev_spec):
@@ -153,3 +154,20 @@ def test_outputs_tell_a_consumer_what_its_workloads_must_carry(pulumi_mocks, dev
     assert inference["priorityClassName"] == "gpu-inference"
     assert set(seen["groups"]) == {p.name for p in dev_spec.node_pools}
     assert seen["prom"].startswith("http://") and seen["opencost"] == "http://opencost.opencost.svc:9003"
+
+
+def test_a_secret_in_values_overrides_reaches_the_release(pulumi_mocks, dev_data):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+    from gpu_platform.load import parse_spec
+
+    def program():
+        dev_data["monitoring"] = {"prometheus": {"valuesOverrides": {
+            "grafana": {"adminPassword": pulumi.Output.secret("s3cret")}}}}
+        GpuPlatform("plat", GpuPlatformArgs(spec=parse_spec(dev_data)))
+
+    rec = pulumi_mocks.run(program)
+    wrapped = rec.named("plat-observability-kube-prometheus-stack").inputs["values"]
+    assert wrapped[_special_sig_key] == _special_secret_sig, "the values stay secret in the state"
+    values = wrapped["value"]
+    assert values["grafana"]["adminPassword"] == "s3cret"
+    assert values["grafana"]["sidecar"]["dashboards"]["enabled"] is True  # merged with the platform's values

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,9 +41,19 @@ def helm_release(
     }
 
 
+def _copied(value: Any) -> Any:
+    """A copy of the maps and lists in `value`; other values (strings, numbers, Pulumi Outputs and secrets,
+    which cannot be deep-copied) are shared as they are."""
+    if isinstance(value, Mapping):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
 def deep_merge(base: Mapping[str, Any], overrides: Mapping[str, Any], path: str = "") -> dict[str, Any]:
     """`base` with `overrides` merged in recursively (overrides win); a map/non-map clash is an error."""
-    out = copy.deepcopy(dict(base))
+    out = _copied(dict(base))
     for key, value in overrides.items():
         here = f"{path}.{key}" if path else str(key)
         if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):
@@ -52,5 +61,5 @@ def deep_merge(base: Mapping[str, Any], overrides: Mapping[str, Any], path: str 
         elif key in out and isinstance(out[key], Mapping) != isinstance(value, Mapping) and value is not None:
             raise OverrideConflictError(here, out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = _copied(value)
     return out
