@@ -25,9 +25,10 @@ def _has_gpu(section: str) -> str:
     return f"(has(c.resources) && has(c.resources.{section}) && c.resources.{section}.exists(k, k.startsWith('nvidia.com/')))"
 
 
-def gpu_requested() -> str:
-    """True when any container or init container requests or limits an `nvidia.com/*` resource."""
-    containers = "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
+def gpu_requested(obj: str = "object") -> str:
+    """True when any container or init container of `obj` (a pod, or a pod template) requests or limits an
+    `nvidia.com/*` resource."""
+    containers = f"{obj}.spec.containers + (has({obj}.spec.initContainers) ? {obj}.spec.initContainers : [])"
     return f"({containers}).exists(c, {_has_gpu('limits')} || {_has_gpu('requests')})"
 
 

@@ -102,6 +102,16 @@ def _deny_variables(spec: PlatformSpec, key: str) -> list[dict[str, str]]:
     ]
 
 
+def _deny_binding(spec: PlatformSpec, name: str) -> dict[str, Any]:
+    """The binding that makes a ValidatingAdmissionPolicy deny, outside the exempt namespaces."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": _meta(name),
+        "spec": {"policyName": name, "validationActions": ["Deny"],
+                 "matchResources": {"namespaceSelector": _not_exempt(spec)}},
+    }
+
+
 def _grant_validation(spec: PlatformSpec, tier: str, what: str) -> dict[str, str]:
     """The tier label is honoured only in namespaces granted the tier (its team has a quota for it)."""
     key, grant = tier_label_key(spec.label_domain), tier_grant_prefix(spec.label_domain)
@@ -138,25 +148,12 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
             ],
         },
     }
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": _meta(DENY_POLICY),
-        "spec": {"policyName": DENY_POLICY, "validationActions": ["Deny"],
-                 "matchResources": {"namespaceSelector": _not_exempt(spec)}},
-    }
-    return [policy, binding]
+    return [policy, _deny_binding(spec, DENY_POLICY)]
 
 
 def _template_requests_gpu() -> str:
     """CEL: pod template `t` requests or limits an `nvidia.com/*` resource in any container."""
-    containers = "t.spec.containers + (has(t.spec.initContainers) ? t.spec.initContainers : [])"
-    return (f"has(t.spec) && has(t.spec.containers) && ({containers}).exists(c, "
-            f"{_has_gpu('limits')} || {_has_gpu('requests')})")
-
-
-def _has_gpu(section: str) -> str:
-    return (f"(has(c.resources) && has(c.resources.{section}) && "
-            f"c.resources.{section}.exists(k, k.startsWith('nvidia.com/')))")
+    return f"has(t.spec) && has(t.spec.containers) && {gpu_requested('t')}"
 
 
 def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
@@ -199,13 +196,7 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
             ],
         },
     }
-    binding = {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": _meta(DENY_WORKLOADS_POLICY),
-        "spec": {"policyName": DENY_WORKLOADS_POLICY, "validationActions": ["Deny"],
-                 "matchResources": {"namespaceSelector": _not_exempt(spec)}},
-    }
-    return [policy, binding]
+    return [policy, _deny_binding(spec, DENY_WORKLOADS_POLICY)]
 
 
 def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
