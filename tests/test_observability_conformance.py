@@ -21,14 +21,18 @@ SPECS = ["Pulumi.dev.yaml", "examples/aws-1000-a100.yaml", "examples/gke-a2.yaml
 
 # Keys below a map-valued upstream key that the upstream file leaves empty or only documents; each with why.
 ALLOWED_EXTRA = {
-    # opencost/opencost pkg/cloud/models/models.go (CustomPricing fields): the custom provider reads
-    # gpuLabel/gpuLabelValue to tell GPU nodes apart; the chart writes every costModel key into its ConfigMap.
-    "opencost.customPricing.costModel.gpuLabel",
-    "opencost.customPricing.costModel.gpuLabelValue",
+    # opencost/opencost pkg/cloud/models/models.go (CustomPricing fields `discount`, `negotiatedDiscount`): the
+    # chart writes every costModel key into its ConfigMap; the CSV prices already carry the spec's discount.
+    "opencost.customPricing.costModel.discount",
+    "opencost.customPricing.costModel.negotiatedDiscount",
     # opencost-helm-chart 2.5.17 values: `exporter.extraEnv: {}` is a map of extra variables (FOO: BAR); the
-    # deployment template turns each entry into an env var. OpenCost reads USE_CUSTOM_PROVIDER
-    # (opencost pkg/env/costmodelenv.go) to use the custom prices instead of the cloud's list.
+    # deployment template turns each entry into an env var. OpenCost reads USE_CUSTOM_PROVIDER, USE_CSV_PROVIDER
+    # and CSV_PATH (opencost pkg/env/costmodelenv.go) to price nodes from the catalog's CSV.
     "opencost.exporter.extraEnv.USE_CUSTOM_PROVIDER",
+    "opencost.exporter.extraEnv.USE_CSV_PROVIDER",
+    "opencost.exporter.extraEnv.CSV_PATH",
+    # opencost-helm-chart 2.5.17 values: `podAnnotations: {}` is copied onto the pod; the CSV travels there.
+    "podAnnotations.gpu-platform.io/pricing-csv",
     # kube-state-metrics chart 8.4.0 (a dependency of kube-prometheus-stack 88.5.3) values.yaml:
     # `metricLabelsAllowlist: []` becomes --metric-labels-allowlist.
     "kube-state-metrics.metricLabelsAllowlist",

@@ -390,7 +390,7 @@ class PrometheusSpec(_Model):
 
 
 class OpenCostSpec(_Model):
-    """OpenCost with catalog GPU prices."""
+    """OpenCost, pricing each GPU node at its catalog price (CSV provider)."""
 
     enabled: bool = Field(default=True, description="Install OpenCost.")
     version: str = Field(default="2.5.17", description="OpenCost chart version.")
@@ -400,14 +400,17 @@ class OpenCostSpec(_Model):
         default="https://opencost.github.io/opencost-helm-chart", description="OpenCost chart repository."
     )
     gpu_hourly_price: PositiveFloat | None = Field(
-        default=None, description="Custom-pricing $/GPU-hour (default: each GPU pool's node price less its vCPU "
-        "and RAM at the prices below, per GPU, weighted by GPUs at max size)."
+        default=None, description="$/GPU-hour that, with the CPU and RAM prices below, sets how OpenCost splits a "
+        "node's catalog price (default: each GPU pool's node price less its vCPU and RAM, per GPU, weighted by GPUs "
+        "at max size)."
     )
     cpu_hourly_price: PositiveFloat = Field(
-        default=0.031611, description="Custom-pricing $/vCPU-hour (default: OpenCost's configs/default.json)."
+        default=0.031611, description="$/vCPU-hour: the split ratio, and the price of nodes outside the GPU pools "
+        "(default: OpenCost's configs/default.json)."
     )
     ram_gib_hourly_price: PositiveFloat = Field(
-        default=0.004237, description="Custom-pricing $/GiB-hour of RAM (default: OpenCost's configs/default.json)."
+        default=0.004237, description="$/GiB-hour of RAM: the split ratio, and the price of nodes outside the GPU "
+        "pools (default: OpenCost's configs/default.json)."
     )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 

@@ -1,22 +1,30 @@
-"""OpenCost (chart 2.5.17) with custom pricing from the catalog, wired to the platform's Prometheus.
+"""OpenCost (chart 2.5.17) priced per node from the catalog through its CSV provider, wired to Prometheus.
 
-What OpenCost does with these values (opencost/opencost, read at 5f653330; the same code paths in 1.120):
-- It picks its pricing provider from the first node's providerID (`aws://`, `gce://` ...) unless
-  `USE_CUSTOM_PROVIDER=true` (`pkg/cloud/provider/provider.go` getClusterProperties). Without it an EKS node is
-  priced from the AWS public list (the spec's `priceOverrides` and discount do nothing) and a GKE cluster without
-  a `CLOUD_PROVIDER_API_KEY` fails ("Supply a GCP Key", opencost issues #3501, #3235). The chart's
-  `customPricing.enabled` only mounts the ConfigMap (CONFIG_PATH, PRICING_CONFIGMAP_NAME in
-  `charts/opencost/templates/deployment.yaml` @ opencost-2.5.17), so the platform sets the variable through
-  `opencost.exporter.extraEnv`.
-- The custom provider treats a node as a GPU node when it carries the `gpuLabel` (`customprovider.go`
-  GPUType) and prices it as CPU x vCPUs + RAM x GiB + GPU x GPUs (`pkg/costmodel/costmodel.go`). The GPU count
-  is `getGPUCount`: with a `nvidia.com/gpu.replicas` label, the `nvidia.com/gpu.count` label; else the
-  `nvidia.com/gpu` capacity. The GPU Operator's feature discovery puts both labels on every GPU node, MIG or not
-  (NVIDIA/k8s-device-plugin v0.20.0 `internal/lm/resource.go` baseLabeler), so OpenCost counts physical GPUs;
-  on GKE's own GPU stack it counts the advertised `nvidia.com/gpu` (MIG partitions, time-sharing clients).
-  So the GPU price here is what is left of the node price after its vCPUs and RAM, per GPU: a node's three
-  parts add up to the instance price. One GPU price serves the whole cluster; with pools of different $/GPU
-  it is their GPU-weighted mean and `opencost_prices` reports each pool's deviation.
+What OpenCost does with these values (opencost/opencost read at 5f653330, v1.112.0-9; the same code paths in the
+1.120.1 the chart ships):
+- Provider choice (`pkg/cloud/provider/provider.go` getClusterProperties): with `USE_CUSTOM_PROVIDER=true` it
+  returns before looking at the node's providerID, so neither the AWS public list (which would ignore the spec's
+  `priceOverrides` and discount) nor the GCP provider (which fails without `CLOUD_PROVIDER_API_KEY`: "Supply a
+  GCP Key", opencost issues #3501, #3235) is ever picked; `USE_CSV_PROVIDER=true` then selects the CSV provider,
+  which reads the file at `CSV_PATH` (`pkg/env/costmodelenv.go`).
+- The CSV provider (`pkg/cloud/provider/csvprovider.go`) reads the columns EndTimestamp, InstanceID, Region,
+  AssetClass, InstanceIDField, InstanceType, MarketPriceHourly, Version. A `node` row prices every node whose
+  value at InstanceIDField (here `metadata.labels.<domain>/gpu-pool`, lower-cased) equals InstanceID, at
+  MarketPriceHourly for the whole node. With no `gpu` rows the node carries no GPU price of its own.
+- `pkg/costmodel/costmodel.go` GetNodeCost then splits that node price: GPUs counted by `getGPUCount` (the
+  `nvidia.com/gpu.count` label when GFD's `nvidia.com/gpu.replicas` label is there, else the `nvidia.com/gpu`
+  capacity) and, with a GPU count, `ramPrice = node / (GPUs x GPU/RAM + vCPUs x CPU/RAM + GiB)`, CPU and GPU
+  prices at the configured ratios; without one, CPU and RAM share it the same way. Either way vCPUs x CPU +
+  GiB x RAM + GPUs x GPU is exactly the CSV's node price, whatever the GPU count. The configured CPU, RAM and
+  GPU prices only set the ratios (and price nodes that have no row, such as system nodes).
+- The chart writes every `customPricing.costModel` key into its ConfigMap, and OpenCost's watcher reads CPU,
+  RAM, GPU, spot and storage prices from it as $ per month, dividing them by 730 (`pkg/cloud/provider/
+  providerconfig.go` UpdateFromMap); an unknown key fails the whole update (`models.SetCustomPricingField`),
+  so the CSV cannot travel in that ConfigMap. The chart has no CSV setting (`charts/opencost/templates/
+  deployment.yaml` @ opencost-2.5.17): the CSV goes into a pod annotation, a downward-API volume
+  (`extraVolumes`) writes it to a file the exporter mounts (`opencost.exporter.extraVolumeMounts`), and a
+  price change rolls the pod. The CSV prices already carry the spec's discount, so the ConfigMap sets OpenCost's
+  own discounts (applied to CPU and RAM in `allocation_helpers.go` applyNodeDiscount) to 0 %.
 - Allocation reads GPU requests as `kube_pod_container_resource_requests{resource="nvidia_com_gpu"}`
   (`pkg/costmodel/allocation.go`), so MIG slices (`nvidia.com/mig-*`) cost nothing and a MIG node's GPU cost
   shows up as idle. For GPUs the platform's recording rules (`namespace_tier:gpu_cost_hourly:sum`) are the cost
@@ -30,17 +38,22 @@ from typing import Any
 
 from ..artifacts import deep_merge, helm_release
 from ..catalog.instances import SHAPES, Shape
-from ..contract import operator_enabled
+from ..contract import operator_enabled, pool_label_key
 from ..spec import NodePool, PlatformSpec
-from .pricing import PoolPrice, pool_price
+from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 from .rules import rule_metadata_labels
 
 __all__ = [
     "CHART",
+    "CSV_COLUMNS",
+    "CSV_PATH",
+    "CSV_PROVIDER_ENV",
     "CUSTOM_PROVIDER_ENV",
     "OpenCostPrices",
+    "PRICING_CSV_ANNOTATION",
     "opencost_container_env",
     "opencost_prices",
+    "pricing_csv",
     "render_opencost_release",
     "render_opencost_service_monitor",
     "render_opencost_values",
@@ -48,19 +61,39 @@ __all__ = [
 
 CHART = "opencost"
 CUSTOM_PROVIDER_ENV = "USE_CUSTOM_PROVIDER"
-# The GPU Operator's feature discovery labels every GPU node with this; GKE labels its GPU nodes with the second.
-GPU_NODE_LABEL = ("nvidia.com/gpu.present", "true")
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+CSV_PROVIDER_ENV = "USE_CSV_PROVIDER"
+# csvprovider.go `price` struct, in its csv tag order (csvutil.Header).
+CSV_COLUMNS = ("EndTimestamp", "InstanceID", "Region", "AssetClass", "InstanceIDField", "InstanceType",
+               "MarketPriceHourly", "Version")
+PRICING_CSV_ANNOTATION = "gpu-platform.io/pricing-csv"
+CSV_DIR = "/var/lib/gpu-platform-pricing"
+CSV_PATH = f"{CSV_DIR}/pricing.csv"
+_CSV_VOLUME = "gpu-platform-pricing-csv"
+
+
+def _price(x: float) -> str:
+    """A $ figure as plain decimal text (never exponent notation), exact to 1e-9."""
+    text = f"{x:.9f}".rstrip("0").rstrip(".")
+    return text or "0"
 
 
 @dataclass(frozen=True)
 class PoolOpenCost:
-    """How OpenCost will price one node of a pool with the cluster's custom prices."""
+    """How OpenCost will price one node of a pool: its CSV price split into vCPUs, RAM and GPUs."""
 
     pool: NodePool
-    catalog_hourly: float  # the node's catalog $/h (after overrides and discount)
-    opencost_hourly: float  # CPU x vCPUs + RAM x GiB + GPU x the GPUs OpenCost counts
-    gpu_share_hourly: float  # the node's $/h less its vCPUs and RAM, per GPU
+    catalog_hourly: float  # the node's catalog $/h (after overrides and discount): its CSV MarketPriceHourly
+    gpus: int  # the GPUs OpenCost counts on the node (getGPUCount)
+    cpu_hourly: float  # $/vCPU-h OpenCost derives for the node
+    ram_hourly: float  # $/GiB-h
+    gpu_hourly: float  # $/GPU-h
+    vcpus: float
+    memory_gib: float
+
+    @property
+    def opencost_hourly(self) -> float:
+        """vCPUs x CPU + GiB x RAM + GPUs x GPU, as OpenCost adds the node up."""
+        return self.vcpus * self.cpu_hourly + self.memory_gib * self.ram_hourly + self.gpus * self.gpu_hourly
 
     @property
     def deviation_percent(self) -> float:
@@ -70,7 +103,7 @@ class PoolOpenCost:
 
 @dataclass(frozen=True)
 class OpenCostPrices:
-    """The custom-pricing figures for the cluster and what they do to each pool."""
+    """The configured $/h prices (ratios and the price of nodes without a CSV row) and each pool's node split."""
 
     cpu: float
     ram: float
@@ -86,10 +119,10 @@ def _shape(spec: PlatformSpec, instance_type: str) -> Shape | None:
 
 
 def _opencost_gpus(spec: PlatformSpec, price: PoolPrice) -> int:
-    """The GPUs OpenCost counts on one node of the pool (see the module doc)."""
+    """The GPUs OpenCost counts on one node of the pool (costmodel.go getGPUCount, see the module doc)."""
     if operator_enabled(spec):
-        return price.capacity.gpus_per_node  # the nvidia.com/gpu.count label
-    return price.capacity.units_per_node.get("nvidia.com/gpu", 0) or 1  # capacity, else the provider's "1"
+        return price.capacity.gpus_per_node  # GFD's nvidia.com/gpu.count label
+    return price.capacity.units_per_node.get("nvidia.com/gpu", 0)  # the advertised capacity (MIG partitions)
 
 
 def _gpu_share(spec: PlatformSpec, price: PoolPrice) -> float:
@@ -101,29 +134,53 @@ def _gpu_share(spec: PlatformSpec, price: PoolPrice) -> float:
     return max(price.node_hourly - cpu_ram, 0.0) / gpus
 
 
-def _weighted_gpu_price(spec: PlatformSpec, prices: list[PoolPrice], shares: list[float]) -> float:
-    # Weighted by GPUs at max size over the pools where OpenCost counts physical GPUs.
-    counted = [(s, p) for s, p in zip(shares, prices, strict=True)
-               if _opencost_gpus(spec, p) == p.capacity.gpus_per_node]
-    pairs = counted or list(zip(shares, prices, strict=True))
+def _weighted_gpu_price(prices: list[PoolPrice], shares: list[float]) -> float:
+    # The configured GPU price only sets the GPU:RAM ratio of the split: GPUs at max size weight each pool's share.
+    pairs = [(s, p) for s, p in zip(shares, prices, strict=True) if s > 0]
     gpus = sum(p.capacity.gpus_max for _, p in pairs)
-    return round(sum(s * p.capacity.gpus_max for s, p in pairs) / gpus, 6) if gpus else 0.0
+    return round(sum(s * p.capacity.gpus_max for s, p in pairs) / gpus, 6) if gpus else 0.95
+
+
+def _split(node: float, gpus: int, vcpus: float, gib: float, cpu: float, ram: float, gpu: float
+           ) -> tuple[float, float, float]:
+    """costmodel.go GetNodeCost: a node price split at the configured ratios (NaN ratios fall back as upstream)."""
+    cpu_to_ram = cpu / ram if ram else 10.0
+    if gpus:
+        gpu_to_ram = gpu / ram if ram else 100.0
+        multiple = gpus * gpu_to_ram + vcpus * cpu_to_ram + gib
+        ram_price = node / multiple if multiple else 0.0
+        return ram_price * cpu_to_ram, ram_price, ram_price * gpu_to_ram
+    multiple = vcpus * cpu_to_ram + gib
+    ram_price = node / multiple if multiple else 0.0
+    return ram_price * cpu_to_ram, ram_price, 0.0
 
 
 def opencost_prices(spec: PlatformSpec) -> OpenCostPrices:
-    """CPU, RAM and GPU custom prices, and each pool's node price as OpenCost will compute it."""
+    """Configured CPU, RAM and GPU prices, and how OpenCost splits each pool's CSV node price."""
     oc = spec.monitoring.opencost
     prices = [pool_price(spec, p) for p in spec.node_pools]
-    shares = [_gpu_share(spec, p) for p in prices]
     gpu = oc.gpu_hourly_price
     if gpu is None:
-        gpu = _weighted_gpu_price(spec, prices, shares)
+        gpu = _weighted_gpu_price(prices, [_gpu_share(spec, p) for p in prices])
     pools = []
-    for price, share in zip(prices, shares, strict=True):
+    for price in prices:
         shape = _shape(spec, price.pool.instance_type)
-        cpu_ram = shape.vcpus * oc.cpu_hourly_price + shape.memory_gib * oc.ram_gib_hourly_price if shape else 0.0
-        pools.append(PoolOpenCost(price.pool, price.node_hourly, cpu_ram + gpu * _opencost_gpus(spec, price), share))
+        vcpus, gib = (shape.vcpus, shape.memory_gib) if shape else (0.0, 0.0)
+        gpus = _opencost_gpus(spec, price)
+        c, r, g = _split(price.node_hourly, gpus, vcpus, gib, oc.cpu_hourly_price, oc.ram_gib_hourly_price, gpu)
+        pools.append(PoolOpenCost(price.pool, price.node_hourly, gpus, c, r, g, vcpus, gib))
     return OpenCostPrices(oc.cpu_hourly_price, oc.ram_gib_hourly_price, gpu, tuple(pools))
+
+
+def pricing_csv(spec: PlatformSpec) -> str:
+    """The CSV provider's file: one `node` row per pool, matched on the pool label, at the catalog node price."""
+    field = f"metadata.labels.{pool_label_key(spec.label_domain)}"
+    rows = [",".join(CSV_COLUMNS)]
+    for pool in spec.node_pools:
+        price = pool_price(spec, pool)
+        rows.append(",".join(("", pool.name.lower(), "", "node", field, pool.instance_type,
+                              _price(price.node_hourly), "")))
+    return "\n".join(rows) + "\n"
 
 
 def _prometheus(spec: PlatformSpec) -> dict[str, Any]:
@@ -134,27 +191,27 @@ def _prometheus(spec: PlatformSpec) -> dict[str, Any]:
                          "port": 9090, "scheme": "http", "path": ""}, "external": {"enabled": False}}
 
 
-def _gpu_label(spec: PlatformSpec) -> dict[str, str]:
-    # Only the label's presence matters (customprovider.go GPUType); GKE's own stack has no GFD labels.
-    if operator_enabled(spec):
-        return {"gpuLabel": GPU_NODE_LABEL[0], "gpuLabelValue": GPU_NODE_LABEL[1]}
-    return {"gpuLabel": GKE_ACCELERATOR_LABEL}
-
-
 def render_opencost_values(spec: PlatformSpec) -> dict[str, Any]:
-    """Chart values: custom pricing with the catalog GPU price, Prometheus wiring; overrides last."""
+    """Chart values: the CSV provider with the catalog node prices, ratio prices, Prometheus wiring; overrides last."""
     prices = opencost_prices(spec)
     cost_model = {
         "description": f"gpu-platform catalog prices for {spec.cluster_name}",
-        "CPU": prices.cpu,
-        "RAM": prices.ram,
-        "GPU": prices.gpu,
-        **_gpu_label(spec),
+        # $ per month: OpenCost divides ConfigMap prices by 730 (see the module doc).
+        "CPU": _price(prices.cpu * HOURS_PER_MONTH),
+        "RAM": _price(prices.ram * HOURS_PER_MONTH),
+        "GPU": _price(prices.gpu * HOURS_PER_MONTH),
+        "discount": "0%",
+        "negotiatedDiscount": "0%",
     }
+    env = {CUSTOM_PROVIDER_ENV: "true", CSV_PROVIDER_ENV: "true", "CSV_PATH": CSV_PATH}
     values = {
+        "podAnnotations": {PRICING_CSV_ANNOTATION: pricing_csv(spec)},
+        "extraVolumes": [{"name": _CSV_VOLUME, "downwardAPI": {"items": [{
+            "path": "pricing.csv", "fieldRef": {"fieldPath": f"metadata.annotations['{PRICING_CSV_ANNOTATION}']"}}]}}],
         "opencost": {
-            # Without it OpenCost ignores the custom prices and picks the cloud's provider (see the module doc).
-            "exporter": {"defaultClusterId": spec.cluster_name, "extraEnv": {CUSTOM_PROVIDER_ENV: "true"}},
+            # Without these OpenCost ignores the catalog and picks the cloud's provider (see the module doc).
+            "exporter": {"defaultClusterId": spec.cluster_name, "extraEnv": env,
+                         "extraVolumeMounts": [{"name": _CSV_VOLUME, "mountPath": CSV_DIR, "readOnly": True}]},
             "customPricing": {"enabled": True, "provider": "custom", "createConfigmap": True, "costModel": cost_model},
             "prometheus": _prometheus(spec),
             # The platform renders the ServiceMonitor itself (validated against the CRD, same shape as the chart's).

@@ -49,14 +49,15 @@ def render_observability(spec: PlatformSpec) -> ObservabilityDocs:
 
 
 def opencost_notes(prices: OpenCostPrices) -> tuple[str, ...]:
-    """Synth summary lines: the custom prices, and every pool whose node OpenCost will misprice."""
-    notes = [f"observability: OpenCost custom prices ${prices.cpu:.6f}/vCPU-h, ${prices.ram:.6f}/GiB-h, "
-             f"${prices.gpu:.4f}/GPU-h (node price less vCPU and RAM, per GPU)"]
+    """Synth summary lines: each pool's node price as OpenCost splits it, and any pool it would misprice."""
+    notes = []
     for p in prices.pools:
-        if abs(p.deviation_percent) >= 0.5:
-            notes.append(f"observability: OpenCost prices a {p.pool.name} node at ${p.opencost_hourly:.2f}/h, the "
-                         f"catalog at ${p.catalog_hourly:.2f}/h ({p.deviation_percent:+.1f} %); the GPU cost of "
-                         "record is namespace_tier:gpu_cost_hourly:sum")
+        notes.append(f"observability: OpenCost prices a {p.pool.name} node at ${p.opencost_hourly:.4f}/h (CSV row; "
+                     f"{p.gpus} GPU x ${p.gpu_hourly:.4f} + {p.vcpus:g} vCPU x ${p.cpu_hourly:.6f} + "
+                     f"{p.memory_gib:g} GiB x ${p.ram_hourly:.6f}), the catalog at ${p.catalog_hourly:.4f}/h")
+        if abs(p.deviation_percent) >= 0.01:
+            notes.append(f"observability: OpenCost's {p.pool.name} node price is {p.deviation_percent:+.2f} % off the "
+                         "catalog; the GPU cost of record is namespace_tier:gpu_cost_hourly:sum")
     return tuple(notes)
 
 
