@@ -19,6 +19,7 @@ from helpers.exporters import (
     app_queue_depth,
     dcgm_labels,
     ksm_allocatable,
+    ksm_condition,
     ksm_node,
     ksm_pod,
     ksm_requests,
@@ -190,7 +191,40 @@ def xid_alert_tests(spec) -> list[dict]:
                    clear_at=10 + app_window + 2),
         alert_case("GpuXidHardwareNotRemediated", nodes, 6 + remediation + 2,
                    [{**CRIT, "node": "n-train-1"}], quiet_at=6 + remediation - 3),
+        *remediation_tests(spec),
     ]
+
+
+def remediation_tests(spec) -> list[dict]:
+    """Repair that worked stays quiet while the XID is still inside the hardware window; no repair pages.
+
+    EKS node auto repair cordons the node and reboots it after 10 min: the node comes back under the same name,
+    schedulable, with the XID still in `xidHardwareWindow`."""
+    th = spec.monitoring.thresholds
+    hw_window, remediation = _minutes(th.xid_hardware_window), _minutes(th.xid_remediation_for)
+    end = hw_window + 40
+    node = "ip-10-0-1-10"
+    xid = _xid(spec, node, 0, 79, 1, 5, end)  # XID 79 counted for the exporter's 5-minute window
+    ready = ksm_condition(node, "Ready", f"1x{end}", end)
+    # cordoned from 10 to 15 min (drain, reboot), schedulable again afterwards
+    repaired = [*xid, *ready, ksm_unschedulable(node, f"0x9 1x5 0x{end - 15}")]
+    # rebooted without a cordon: NotReady from 12 to 16 min
+    rebooted = [*xid, ksm_unschedulable(node, f"0x{end}"),
+                *ksm_condition(node, "Ready", f"1x11 0x4 1x{end - 16}", end)]
+    never = [*xid, *ready, ksm_unschedulable(node, f"0x{end}")]
+    # repaired, then a new hardware XID after the node's return: the alert arms again
+    again = [*_xid(spec, node, 0, 79, 1, 5, 30), *ready, ksm_unschedulable(node, f"0x9 1x5 0x{end - 15}"),
+             *_xid(spec, node, 1, 48, 30, 5, end)]
+    fired = [{**CRIT, "node": node}]
+    checks = []
+    for at in (remediation + 8, hw_window - 5, hw_window + 3):
+        checks += [alert_case("GpuXidHardwareNotRemediated", repaired, at, []),
+                   alert_case("GpuXidHardwareNotRemediated", rebooted, at, [])]
+    return [*checks,
+            alert_case("GpuXidHardwareNotRemediated", never, remediation + 8, fired, quiet_at=remediation - 3,
+                       clear_at=hw_window + remediation),
+            alert_case("GpuXidHardwareNotRemediated", again, 30 + remediation + 5, fired,
+                       quiet_at=30 + remediation - 5)]
 
 
 def node_alert_tests(spec) -> list[dict]:

@@ -136,6 +136,17 @@ def ksm_unschedulable(node: str, values: str) -> dict[str, str]:
     return series("kube_node_spec_unschedulable", {"node": node, **_KSM_TARGET, **_KSM_POD}, values)
 
 
+def ksm_condition(node: str, condition: str, values_true: str, n: int) -> list[dict[str, str]]:
+    """kube_node_status_condition of one node and condition: one series per status (true, false, unknown), as
+    kube-state-metrics emits them; `values_true` is the `status="true"` series (1 while the condition holds)."""
+    def flip(values: str) -> str:
+        return " ".join(f"{1 - int(v.split('x')[0])}x{v.split('x')[1]}" if "x" in v else v for v in values.split())
+    base = {"node": node, "condition": condition, **_KSM_TARGET, **_KSM_POD}
+    return [series("kube_node_status_condition", {**base, "status": "true"}, values_true),
+            series("kube_node_status_condition", {**base, "status": "false"}, flip(values_true)),
+            series("kube_node_status_condition", {**base, "status": "unknown"}, f"0x{n}")]
+
+
 def kueue_pending(cluster_queue: str, status: str, values: str, role: str = "leader") -> dict[str, str]:
     """kueue_pending_workloads of one ClusterQueue and status."""
     labels = {"cluster_queue": cluster_queue, "status": status, "replica_role": role, **_KUEUE_TARGET}
@@ -167,6 +178,7 @@ def label_sets(spec: Any) -> dict[str, frozenset[str]]:
         "kube_node_labels": _names(ksm_node(spec, "n", "p", **{"label_nvidia_com_mig_config_state": "x"})),
         "kube_node_status_allocatable": _names(ksm_allocatable("n", "r", 1)),
         "kube_node_spec_unschedulable": _names(ksm_unschedulable("n", "0")),
+        "kube_node_status_condition": _names(ksm_condition("n", "Ready", "1x1", 1)[0]),
         "kueue_pending_workloads": _names(kueue_pending("q", "active", "1")),
         "gpu_app_queue_depth": _names(app_queue_depth("a", "b", "1")),
     }

@@ -14,7 +14,19 @@ from ..spec import Cloud, PlatformSpec
 from .alert_format import GPU, POD, alert
 from .names import DCGM_NODE_LABEL
 
-__all__ = ["xid_alerts", "xid_exprs"]
+__all__ = ["out_of_service_expr", "xid_alerts", "xid_exprs"]
+
+
+def out_of_service_expr() -> str:
+    """Nodes out of service at an instant, by node: cordoned, or not Ready (rebooting, replaced).
+
+    kube-state-metrics v2 `kube_node_spec_unschedulable{node}` and `kube_node_status_condition{node, condition,
+    status}` (docs/metrics/cluster/node-metrics.md); `max by (node)` drops its own target labels (honorLabels).
+    EKS node auto repair cordons and drains before it reboots or replaces a node; a reboot also takes the node
+    NotReady; the node keeps its name after a reboot.
+    """
+    return ("max by (node) (kube_node_spec_unschedulable) == 1"
+            ' or max by (node) (kube_node_status_condition{condition="Ready",status="true"}) == 0')
 
 
 def xid_exprs(spec: PlatformSpec) -> dict[str, str]:
@@ -22,17 +34,27 @@ def xid_exprs(spec: PlatformSpec) -> dict[str, str]:
 
     `max_over_time` over the window keeps an alert firing for the window after the last occurrence, then lets
     it clear; the hardware regex comes from the spec (default: `catalog.xid.HARDWARE_XIDS`).
+
+    Not remediated: the last time a hardware XID was counted on the node is later than the last time the node
+    was out of service (both over the hardware window, 1-minute subquery steps), and the node schedules pods
+    now. A node that repair cordoned, rebooted or replaced after the XID therefore stays quiet once it is back,
+    while the XID is still inside the window; a new XID after its return arms the alert again.
     """
     th = spec.monitoring.thresholds
     hw = hardware_xid_regex(th.xid_hardware_codes)
     node = DCGM_NODE_LABEL
-    hw_seen = f'max_over_time({XID_COUNT}{{xid=~"{hw}"}}[{th.xid_hardware_window}])'
+    window = th.xid_hardware_window
+    hw_seen = f'max_over_time({XID_COUNT}{{xid=~"{hw}"}}[{window}])'
     app_seen = f'max_over_time({XID_COUNT}{{xid!~"{hw}",xid!=""}}[{th.xid_application_window}])'
-    on_node = f'label_replace({hw_seen}, "node", "$1", "{node}", "(.+)")'
+    hw_last = (f'max by (node) (label_replace(max_over_time(timestamp({XID_COUNT}{{xid=~"{hw}"}} > 0)[{window}:1m]),'
+               f' "node", "$1", "{node}", "(.+)"))')
+    out_last = f"max by (node) (max_over_time(timestamp({out_of_service_expr()})[{window}:1m]))"
+    schedulable = "max by (node) (kube_node_spec_unschedulable) == 0"
     return {
         "hardware": f"max by ({node}, gpu, UUID, modelName, xid) ({hw_seen}) > 0",
         "application": f"max by ({node}, gpu, UUID, namespace, pod, xid) ({app_seen}) > 0",
-        "not_remediated": f"max by (node) ({on_node}) > 0 and on (node) (kube_node_spec_unschedulable == 0)",
+        "not_remediated": f"{hw_last} > on (node) ({out_last} or on (node) {hw_last} * 0)"
+                          f" and on (node) ({schedulable})",
     }
 
 
@@ -62,7 +84,7 @@ def xid_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
               "(43, 45). Tell the owning team; the node stays in service."),
         alert("GpuXidHardwareNotRemediated", exprs["not_remediated"], th.xid_remediation_for, "critical",
               "Node {{ $labels.node }} still schedules pods after a hardware XID",
-              f"A hardware XID was reported on the node, which has stayed schedulable for "
-              f"{th.xid_remediation_for}: node repair has not taken it out of service.",
+              f"A hardware XID was reported on the node {th.xid_remediation_for} or more ago and the node has "
+              "not been cordoned or gone NotReady since: node repair has not taken it out of service.",
               f"Cordon and drain the node by hand. {_repair_path(spec)} Check that repair is enabled for the pool."),
     ]
