@@ -62,11 +62,17 @@ def test_runbooks_name_the_clouds_repair_path(path, words):
 
 
 def test_remediation_wait_must_be_shorter_than_the_window(dev_data):
-    from gpu_platform.errors import RenderError
+    from gpu_platform.errors import RenderError, SpecError
+    from gpu_platform.validation import ensure_valid
 
     dev_data["monitoring"]["thresholds"] = {"xidHardwareWindow": "30m", "xidRemediationFor": "30m"}
+    from gpu_platform.spec import PlatformSpec
+
+    spec = PlatformSpec.model_validate(dev_data)  # structure only: `validate` runs the cross-field checks
+    with pytest.raises(SpecError, match=r"xidRemediationFor: '30m' must be shorter than xidHardwareWindow"):
+        ensure_valid(spec)
     with pytest.raises(RenderError, match=r"xidRemediationFor: '30m' must be shorter than xidHardwareWindow"):
-        rule_groups(parse_spec(dev_data))
+        rule_groups(spec)
 
 
 def test_node_health_component_registers_the_addon(pulumi_mocks, dev_spec):

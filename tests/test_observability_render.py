@@ -89,9 +89,14 @@ def test_thresholds_reach_the_alerts(dev_data):
 
 
 def test_bad_duration_names_the_field(dev_data):
+    from gpu_platform.errors import SpecError
+    from gpu_platform.spec import PlatformSpec
+
     dev_data["monitoring"]["thresholds"] = {"strandedFor": "2 hours"}
+    with pytest.raises(SpecError, match=r"monitoring\.thresholds\.strandedFor: '2 hours'"):
+        parse_spec(dev_data)
     with pytest.raises(RenderError, match=r"monitoring\.thresholds\.strandedFor: '2 hours'"):
-        rule_groups(parse_spec(dev_data))
+        rule_groups(PlatformSpec.model_validate(dev_data))  # a spec that skipped validation
 
 
 def test_optional_alerts_follow_the_spec(dev_data):

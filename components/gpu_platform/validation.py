@@ -251,6 +251,7 @@ DOMAIN_CHECK_PATHS: list[str] = [
     "gpu_platform.queues.checks:check_queues",
     "gpu_platform.admission.checks:check_admission",
     "gpu_platform.autoscaling.checks:check_autoscaling",
+    "gpu_platform.observability.checks:check_observability",
 ]
 
 

@@ -8,6 +8,7 @@ from ..spec import PlatformSpec, SharingMode
 from .alert_format import GPU as _GPU
 from .alert_format import POD as _POD
 from .alert_format import alert as _alert
+from .checks import exact_number
 from .names import APP_QUEUE_DEPTH, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
 from .xid import xid_alerts
 
@@ -33,7 +34,7 @@ KUEUE_PENDING = 'kueue_pending_workloads{replica_role!="follower"}'
 
 
 def _num(x: float) -> str:
-    return f"{x:g}"
+    return exact_number(x)
 
 
 def stranded_expr(spec: PlatformSpec) -> str:

@@ -6,12 +6,12 @@ Pure render code: plain dicts only. `rule_groups(spec)` is the `groups:` list th
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..errors import RenderError
 from ..spec import NodePool, PlatformSpec, SharingMode
 from .alerts import alert_rules
+from .checks import check_observability
 from .names import DCGM_NODE_LABEL, ksm_resource, pool_label, tier_label
 from .pricing import pool_price
 
@@ -40,28 +40,11 @@ COST_BY_TEAM = "team_tier:gpu_cost_hourly:sum"
 RECORDED = (SM_ACTIVE_GPU, SM_ACTIVE_POOL, SM_ACTIVE_TIER, UNITS_ALLOCATED, UNITS_ALLOCATABLE, UNITS_EXPECTED,
             UNITS_PER_NODE, RATE, TEAM_INFO, COST_BY_NAMESPACE, COST_BY_TEAM)
 
-_DURATION = re.compile(r"^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$")
-
-
-def _camel(name: str) -> str:
-    return re.sub(r"_(\w)", lambda m: m.group(1).upper(), name)
-
-
-def _seconds(duration: str) -> int:
-    units = {"y": 31536000, "w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
-    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([ywdhms])(?!s)", duration))
-
-
 def _check_durations(spec: PlatformSpec) -> None:
-    th = spec.monitoring.thresholds
-    for name, value in th.model_dump().items():
-        if name.endswith(("_for", "_window")) and (not value or not _DURATION.match(value)):
-            raise RenderError(f"monitoring.thresholds.{_camel(name)}: {value!r} is not a Prometheus duration; "
-                              "use e.g. '90s', '30m', '2h' or '1h30m'")
-    if _seconds(th.xid_remediation_for) >= _seconds(th.xid_hardware_window):
-        raise RenderError(f"monitoring.thresholds.xidRemediationFor: {th.xid_remediation_for!r} must be shorter "
-                          f"than xidHardwareWindow ({th.xid_hardware_window!r}), or the alert that node repair "
-                          "did not act can never fire; lengthen the window or shorten the wait")
+    """Refuse to render what validation rejects (a spec built without `validate`)."""
+    errors = [f for f in check_observability(spec) if f.severity == "error"]
+    if errors:
+        raise RenderError("; ".join(str(f) for f in errors))
 
 
 def advertised_resource(pool: NodePool, resource: str) -> str:
