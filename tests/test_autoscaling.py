@@ -118,10 +118,53 @@ def test_dev_example_is_valid_and_warns_nothing(dev_data):
     ({"namespace": "prod-inference"}, "autoscaling.keda.scalers[0].namespace", "'prod-inference' is not a namespace"),
     ({"minReplicas": 8}, "autoscaling.keda.scalers[0].minReplicas", "8 is above maxReplicas 6"),
     ({"deployment": "Chat_7b"}, "autoscaling.keda.scalers[0].deployment", "'Chat_7b' is not a valid Kubernetes name"),
+    # int32 fields of the ScaledObject CRD (format: int32)
+    ({"maxReplicas": 10**10}, "autoscaling.keda.scalers[0].maxReplicas", "less than or equal to 2147483647"),
+    ({"pollingInterval": 10**14}, "autoscaling.keda.scalers[0].pollingInterval", "less than or equal to 2147483647"),
+    ({"cooldownPeriod": 2**31}, "autoscaling.keda.scalers[0].cooldownPeriod", "less than or equal to 2147483647"),
+    ({"targetQueueDepth": math.inf}, "autoscaling.keda.scalers[0].targetQueueDepth", "allowed: a number from 0.001"),
+    ({"targetQueueDepth": 12345678.9}, "autoscaling.keda.scalers[0].targetQueueDepth", "to 1000000"),
+    ({"targetQueueDepth": 1e-9}, "autoscaling.keda.scalers[0].targetQueueDepth", "from 0.001"),
+    ({"deployment": "a" * 47}, "autoscaling.keda.scalers[0].deployment", "at most 46 characters"),
 ])
 def test_bad_scalers_name_field_value_and_what_is_allowed(dev_data, change, path, words):
     errors = _errors(dev_data, **change)
     assert any(e.startswith(path) and words in e for e in errors), errors
+
+
+def test_two_scalers_on_one_deployment_are_rejected(dev_data):
+    dev_data["autoscaling"] = {"keda": {"scalers": [SCALER, {**SCALER, "name": "chat-7b-2"}]}}
+    errors = _errors(dev_data)
+    assert any(e.startswith("autoscaling.keda.scalers[1].deployment") and "already scaled by" in e for e in errors)
+
+
+def test_longest_allowed_deployment_name_still_matches_its_pods(promtool, dev_data, tmp_path):
+    """46 characters + '-' + a 10-character template hash + '-' = 58, the generateName prefix the API server keeps;
+    the pod name then ends in 5 random characters and the scaler's query still finds it."""
+    name = "a" * 46
+    spec = _spec(dev_data, deployment=name)
+    pod = f"{name}-{'5d8f9c7b6x'}-x2x9z"
+    assert len(pod) == 63
+    query = queue_depth_query(spec.autoscaling.keda.scalers[0])
+    tests = [{"interval": "1m", "input_series": [app_queue_depth("research", pod, "7x20")], "promql_expr_test": [
+        {"expr": query, "eval_time": "5m", "exp_samples": [{"labels": "{}", "value": 7}]}]}]
+    _, path = write_files(spec, tmp_path, tests)
+    res = run(promtool, "test", "rules", str(path), cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_threshold_is_an_exact_string(dev_data, reference):
+    (obj,) = render_scaled_objects(_spec(dev_data, targetQueueDepth=1234567 / 10, maxReplicas=2**31 - 1))
+    assert obj["spec"]["triggers"][0]["metadata"]["threshold"] == "123456.7"  # `:g` gave "123457"
+    crd = yaml.safe_load(reference("crds", "keda", "keda.sh_scaledobjects.yaml").read_text())
+    schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")["schema"]["openAPIV3Schema"]
+    jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(obj)
+
+
+def test_keda_without_scalers_warns(dev_data):
+    dev_data["autoscaling"] = {"keda": {"enabled": True, "scalers": []}}
+    warnings = [str(f) for f in check_spec(parse_spec(dev_data)) if f.severity == "warning"]
+    assert any(w.startswith("autoscaling.keda:") and "external.metrics.k8s.io" in w for w in warnings)
 
 
 def test_scaler_without_keda_is_an_error(dev_data):

@@ -61,6 +61,9 @@ NonNegInt = Annotated[int, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(ge=0)]
 
 
+# Kubernetes int32 fields (ScaledObject minReplicaCount, maxReplicaCount, pollingInterval, cooldownPeriod).
+INT32_MAX = 2**31 - 1
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -560,14 +563,20 @@ class QueueScaler(_Model):
     deployment: str = Field(description="The Deployment to scale.")
     tier: str = Field(description="The Deployment's tier; meant for tiers whose GPUs are time-sliced.")
     min_replicas: int = Field(
-        default=1, ge=1, description="Fewest replicas; at least 1, since the pods themselves export the queue depth."
+        default=1, ge=1, le=INT32_MAX,
+        description="Fewest replicas; at least 1, since the pods themselves export the queue depth.",
     )
-    max_replicas: int = Field(ge=1, description="Most replicas (each holds one unit of the tier's resource).")
+    max_replicas: int = Field(ge=1, le=INT32_MAX, description="Most replicas (each holds one unit of the tier's resource).")
     target_queue_depth: float = Field(
         default=4, gt=0, description="Waiting requests per replica to aim for (the HPA AverageValue target)."
     )
-    polling_interval: int = Field(default=15, ge=1, description="Seconds between KEDA's Prometheus queries.")
-    cooldown_period: int = Field(default=300, ge=0, description="KEDA cooldownPeriod, seconds.")
+    polling_interval: int = Field(
+        default=15, ge=1, le=INT32_MAX, description="Seconds between KEDA's Prometheus queries."
+    )
+    cooldown_period: int = Field(
+        default=300, ge=0, le=INT32_MAX,
+        description="KEDA cooldownPeriod, seconds: only used when scaling to zero, which minReplicas >= 1 rules out.",
+    )
 
 
 class KedaSpec(_Model):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts import deep_merge, helm_release
+from ..observability.checks import exact_number
 from ..observability.names import APP_QUEUE_DEPTH
 from ..observability.prometheus import prometheus_query_url
 from ..observability.rules import rule_metadata_labels
@@ -60,7 +61,8 @@ def render_scaled_object(spec: PlatformSpec, scaler: QueueScaler) -> dict[str, A
         "metadata": {
             "serverAddress": prometheus_query_url(spec),
             "query": queue_depth_query(scaler),
-            "threshold": f"{scaler.target_queue_depth:g}",
+            # a string (the CRD's trigger metadata is map[string]string), exact: KEDA parses it with ParseFloat
+            "threshold": exact_number(scaler.target_queue_depth),
         },
     }
     return {
