@@ -217,3 +217,26 @@ def test_component_registers_keda_and_the_scaled_object(pulumi_mocks, dev_data):
     obj = rec.named("as-scaledobject-research-chat-7b")
     assert obj.type == "kubernetes:keda.sh/v1alpha1:ScaledObject" and obj.parent_name == "as"
     assert rec.depends_on("as-scaledobject-research-chat-7b", "as-keda"), "the CRD comes with the chart"
+
+
+def test_scaler_example_and_its_pod_monitor():
+    """The documented scaler is in an example spec, and the example manifest's PodMonitor scrapes its pods."""
+    from pathlib import Path
+
+    from gpu_platform.load import load_spec
+
+    root = Path(__file__).resolve().parents[1]
+    spec = load_spec(str(root / "examples" / "aws-1000-a100.yaml"))
+    (scaler,) = spec.autoscaling.keda.scalers
+    deployment, monitor = yaml.safe_load_all((root / "examples" / "keda" / "chat-7b.yaml").read_text())
+    assert (deployment["kind"], deployment["metadata"]) == ("Deployment", {"name": scaler.deployment,
+                                                                           "namespace": scaler.namespace})
+    pod = deployment["spec"]["template"]
+    assert pod["metadata"]["labels"]["gpu.acme.io/gpu-tier"] == scaler.tier
+    assert monitor["kind"] == "PodMonitor" and monitor["metadata"]["namespace"] == scaler.namespace
+    labels = pod["metadata"]["labels"]
+    assert all(labels.get(k) == v for k, v in monitor["spec"]["selector"]["matchLabels"].items())
+    ports = {p["name"] for c in pod["spec"]["containers"] for p in c.get("ports", [])}
+    assert {e["port"] for e in monitor["spec"]["podMetricsEndpoints"]} <= ports
+    readme = (root / "README.md").read_text()
+    assert "in the dev stack (tier `dev`" not in readme and "examples/keda/chat-7b.yaml" in readme

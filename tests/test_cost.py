@@ -124,3 +124,35 @@ def test_bad_spec_exits_1_without_traceback(tmp_path):
 def test_dev_stack_reads_pulumi_config():
     doc = _json(str(ROOT / "Pulumi.dev.yaml"))
     assert [p["name"] for p in doc["pools"]] == ["gpu-train", "gpu-infer", "gpu-dev", "gpu-ci"]
+
+
+def test_capacity_no_tier_requests_is_reported_as_unattributed():
+    """The dev stack's gpu-infer advertises 1g.10gb slices no tier uses: in the pool's price, in no tier's."""
+    from gpu_platform.load import load_spec
+    from gpu_platform.observability.cost import cost_report, unattributed_notes
+    from gpu_platform.observability.pricing import pool_price
+
+    spec = load_spec(str(ROOT / "Pulumi.dev.yaml"))
+    report = cost_report(spec)
+    infer = next(p for p in report.pools if p.price.pool.name == "gpu-infer")
+    (spare,) = infer.unattributed
+    assert (spare.resource, spare.units_per_node, spare.units_max) == ("nvidia.com/mig-1g.10gb", 16, 128)
+    node = pool_price(spec, infer.price.pool).node_hourly
+    assert spare.hourly_max == pytest.approx(node * 8 * 2 / 7)  # 2 of 7 compute slices of every GPU
+    tiers_max = sum(t.hourly_max for t in infer.tiers)
+    assert tiers_max + spare.hourly_max == pytest.approx(infer.price.hourly_max)
+    assert report.to_json()["unattributedHourlyMax"] == pytest.approx(spare.hourly_max, abs=1e-4)
+    (note,) = unattributed_notes(report)
+    assert "gpu-infer advertises nvidia.com/mig-1g.10gb" in note and "$62.74/h" in note
+    assert cost_report(load_spec(FLEET)).unattributed_hourly_max == 0
+
+
+def test_cost_and_synth_print_the_unattributed_capacity(tmp_path):
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    dev = str(ROOT / "Pulumi.dev.yaml")
+    res = CliRunner().invoke(main, ["cost", dev])
+    assert res.exit_code == 0 and "unattributed: gpu-infer advertises nvidia.com/mig-1g.10gb" in res.output
+    res = CliRunner().invoke(main, ["synth", dev, "--out", str(tmp_path)])
+    assert res.exit_code == 0 and "gpu-infer advertises nvidia.com/mig-1g.10gb" in res.output

@@ -15,7 +15,7 @@ from typing import Any
 from ..spec import PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 
-__all__ = ["CostReport", "PoolCost", "TierCost", "cost_report"]
+__all__ = ["CostReport", "PoolCost", "TierCost", "Unattributed", "cost_report", "unattributed_notes"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,38 @@ class TierCost:
 
 
 @dataclass(frozen=True)
+class Unattributed:
+    """A resource the pool's nodes advertise that no tier requests (e.g. MIG slices of a layout no tier uses).
+
+    Its share of the node price is in the pool's $/h but in no tier's: the recording rules attribute it to no
+    namespace, so on a fully allocated fleet `sum(namespace_tier:gpu_cost_hourly:sum)` is below the node price by
+    this much."""
+
+    resource: str
+    units_per_node: int
+    units_min: int
+    units_max: int
+    unit_hourly: float
+
+    @property
+    def hourly_min(self) -> float:
+        """$/hour of these units at min size."""
+        return self.units_min * self.unit_hourly
+
+    @property
+    def hourly_max(self) -> float:
+        """$/hour of these units at max size."""
+        return self.units_max * self.unit_hourly
+
+
+@dataclass(frozen=True)
 class PoolCost:
     """One pool's figures."""
 
     price: PoolPrice
     tiers: tuple[TierCost, ...]
     baseline_gpus: int
+    unattributed: tuple[Unattributed, ...] = ()
 
     @property
     def baseline_hourly(self) -> float:
@@ -66,7 +92,9 @@ def _pool_cost(spec: PlatformSpec, price: PoolPrice) -> PoolCost:
         n = cap.units_per_node.get(r, 0)
         tiers.append(TierCost(tier.name, r, n, n * pool.min_size, n * pool.max_size, price.unit_hourly.get(r, 0.0)))
     demand = {t.resource: t.units_max for t in tiers}
-    return PoolCost(price, tuple(tiers), sum(demand.values()))
+    spare = tuple(Unattributed(r, n, n * pool.min_size, n * pool.max_size, price.unit_hourly.get(r, 0.0))
+                  for r, n in sorted(cap.units_per_node.items()) if n and r not in demand)
+    return PoolCost(price, tuple(tiers), sum(demand.values()), spare)
 
 
 @dataclass(frozen=True)
@@ -92,6 +120,11 @@ class CostReport:
         return sum(p.baseline_hourly for p in self.pools)
 
     @property
+    def unattributed_hourly_max(self) -> float:
+        """$/hour at max size of the capacity no tier requests (in the totals, in no tier)."""
+        return sum(u.hourly_max for p in self.pools for u in p.unattributed)
+
+    @property
     def saving_percent(self) -> float:
         """Saving of the max-size fleet against the baseline, in percent."""
         return _saving(self.baseline_hourly, self.total_hourly_max)
@@ -110,6 +143,7 @@ class CostReport:
             "baselineHourly": _r(self.baseline_hourly),
             "baselineMonthly": _r(self.baseline_hourly * HOURS_PER_MONTH),
             "savingPercent": round(self.saving_percent, 2),
+            "unattributedHourlyMax": _r(self.unattributed_hourly_max),
         }
 
 
@@ -142,9 +176,20 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
                    "hourlyMin": _r(t.hourly_min), "hourlyMax": _r(t.hourly_max),
                    "monthlyMin": _r(t.hourly_min * HOURS_PER_MONTH), "monthlyMax": _r(t.hourly_max * HOURS_PER_MONTH)}
                   for t in p.tiers],
+        "unattributed": [{"resource": u.resource, "unitsPerNode": u.units_per_node, "unitsMin": u.units_min,
+                          "unitsMax": u.units_max, "unitHourly": round(u.unit_hourly, 6),
+                          "hourlyMin": _r(u.hourly_min), "hourlyMax": _r(u.hourly_max)} for u in p.unattributed],
     }
 
 
 def cost_report(spec: PlatformSpec) -> CostReport:
     """The cost report of a validated spec."""
     return CostReport(spec.cluster_name, tuple(_pool_cost(spec, pool_price(spec, p)) for p in spec.node_pools))
+
+
+def unattributed_notes(report: CostReport) -> list[str]:
+    """One line per resource a pool advertises that no tier requests, with what it costs at max size."""
+    return [f"{p.price.pool.name} advertises {u.resource} ({u.units_min}-{u.units_max} units, "
+            f"${u.hourly_max:,.2f}/h at max size) that no tier requests: it is in the pool's price but in no "
+            "tier's, and the cost rules attribute it to no namespace"
+            for p in report.pools for u in p.unattributed]

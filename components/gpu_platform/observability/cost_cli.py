@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from ..cli import load_or_fail, out, print_findings
-from .cost import CostReport, cost_report
+from .cost import CostReport, cost_report, unattributed_notes
 from .pricing import HOURS_PER_MONTH
 
 __all__ = ["cost", "markdown_report", "report_rows"]
@@ -59,8 +59,9 @@ def _md(cols: tuple[str, ...], rows: list[list[str]]) -> str:
 def markdown_report(report: CostReport) -> str:
     """The report as two Markdown tables."""
     pools, tiers, total = report_rows(report)
+    spare = "".join(f"\n- unattributed: {n}" for n in unattributed_notes(report))
     return (f"## GPU cost: {report.cluster} (USD, {HOURS_PER_MONTH} h/month)\n\n"
-            f"{_md(_POOL_COLS, [*pools, total])}\n\n### Tiers\n\n{_md(_TIER_COLS, tiers)}\n")
+            f"{_md(_POOL_COLS, [*pools, total])}\n\n### Tiers\n\n{_md(_TIER_COLS, tiers)}\n{spare}")
 
 
 @click.command()
@@ -83,4 +84,6 @@ def cost(file: str, fmt: str) -> None:
     out.print(_table("tiers: unit price of each tier resource", _TIER_COLS, tiers))
     out.print("baseline: every tier unit at max size on a whole exclusive GPU of the same instance type; "
               "saving % = (baseline - max) / baseline")
+    for note in unattributed_notes(report):
+        out.print(f"unattributed: {note}")
     print_findings([f for f in findings if f.severity != "error"])

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..artifacts import Artifact
 from ..spec import PlatformSpec
+from .cost import cost_report, unattributed_notes
 from .dashboard import render_dashboard_configmap
 from .opencost import (
     OpenCostPrices,
@@ -65,8 +66,9 @@ def render_observability_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`synth` files: kubernetes/gpu-platform-{rules,dashboard,servicemonitors}, helm/{kube-prometheus-stack,opencost}."""
     docs = render_observability(spec)
     n_rules = sum(len(g["rules"]) for g in docs.rule["spec"]["groups"])
+    spare = tuple(f"observability: {n}" for n in unattributed_notes(cost_report(spec)))
     out = [Artifact("kubernetes", "gpu-platform-rules", (docs.rule,),
-                    (f"observability: {n_rules} Prometheus rules (recording, catalog rates, alerts)",))]
+                    (f"observability: {n_rules} Prometheus rules (recording, catalog rates, alerts)", *spare))]
     if docs.dashboard:
         out.append(Artifact("kubernetes", "gpu-platform-dashboard", (docs.dashboard,)))
     if docs.service_monitors:
