@@ -37,29 +37,39 @@ def _yaml_blocks() -> list[str]:
     return re.findall(r"```yaml\n(.*?)```", SECTION, flags=re.S)
 
 
-def test_keda_example_renders_the_documented_scaled_object(dev_data):
+def test_keda_example_renders_the_documented_scaled_object():
+    from pathlib import Path
+
     import yaml
     from gpu_platform.autoscaling.keda import render_scaled_objects
-    from gpu_platform.load import parse_spec
+    from gpu_platform.load import load_spec
 
     blocks = _yaml_blocks()
     scalers = next(yaml.safe_load(b) for b in blocks if b.startswith("autoscaling:"))
     shown = next(yaml.safe_load(b) for b in blocks if "kind: ScaledObject" in b)
-    dev_data.update(scalers)
-    assert render_scaled_objects(parse_spec(dev_data)) == [shown]
+    spec = load_spec("examples/aws-1000-a100.yaml")  # the example the README quotes
+    example = yaml.safe_load(Path("examples/aws-1000-a100.yaml").read_text())
+    assert example["autoscaling"] == scalers["autoscaling"]
+    assert render_scaled_objects(spec) == [shown]
 
 
-def test_keda_example_deployment_is_what_the_scaler_targets(dev_spec):
+def test_keda_example_deployment_is_what_the_scaler_targets():
+    from pathlib import Path
+
     import yaml
+    from gpu_platform.load import load_spec
 
+    spec = load_spec("examples/aws-1000-a100.yaml")
     blocks = _yaml_blocks()
-    deployment = next(yaml.safe_load(b) for b in blocks if "kind: Deployment" in b)
+    docs = next(list(yaml.safe_load_all(b)) for b in blocks if "kind: Deployment" in b)
+    assert docs == list(yaml.safe_load_all(Path("examples/keda/chat-7b.yaml").read_text()))  # README = the file
+    deployment = docs[0]
     scaler = next(yaml.safe_load(b) for b in blocks if b.startswith("autoscaling:"))["autoscaling"]["keda"]["scalers"][0]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert (deployment["metadata"]["name"], deployment["metadata"]["namespace"]) == (scaler["deployment"],
                                                                                       scaler["namespace"])
-    assert labels[f"{dev_spec.label_domain}/gpu-tier"] == scaler["tier"]
-    pool = dev_spec.pools_by_name[next(t.pool for t in dev_spec.tiers if t.name == scaler["tier"])]
+    assert labels[f"{spec.label_domain}/gpu-tier"] == scaler["tier"]
+    pool = spec.pools_by_name[next(t.pool for t in spec.tiers if t.name == scaler["tier"])]
     assert pool.sharing.mode.value == "time-slicing"
 
 
