@@ -50,7 +50,8 @@ COST_OF_RECORD_NOTE = (
     f"**GPU cost of record: `{COST_BY_NAMESPACE}` / `{COST_BY_TEAM}`** (the panels above). They price every "
     "tier unit the pods request, whole GPUs, MIG slices and time-sliced or MPS replicas alike, at "
     f"`{RATE}`: the pool's catalog node price (after overrides and discount) split among the units one "
-    "node advertises.\n\n"
+    "node advertises. A resource no tier requests (MIG slices outside every tier's layout) is charged to no "
+    "namespace: `gpu-platform cost` lists it as unattributed.\n\n"
     "**OpenCost** is the CPU, memory and storage view. It reads only `nvidia.com/gpu` requests, so "
     "**MIG slices cost nothing there** (their GPUs show up as idle); do not report GPU spend from it."
 )

@@ -1,7 +1,7 @@
 """OpenCost (chart 2.5.17) priced per node from the catalog through its CSV provider, wired to Prometheus.
 
-What OpenCost does with these values (opencost/opencost read at 5f653330, v1.112.0-9; the same code paths in the
-1.120.1 the chart ships):
+What OpenCost does with these values (opencost/opencost read at 5f653330, v1.112.0-9; the chart ships 1.120.1:
+re-read these paths when the pin moves):
 - Provider choice (`pkg/cloud/provider/provider.go` getClusterProperties): with `USE_CUSTOM_PROVIDER=true` it
   returns before looking at the node's providerID, so neither the AWS public list (which would ignore the spec's
   `priceOverrides` and discount) nor the GCP provider (which fails without `CLOUD_PROVIDER_API_KEY`: "Supply a
