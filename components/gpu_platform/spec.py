@@ -566,7 +566,9 @@ class QueueScaler(_Model):
         default=1, ge=1, le=INT32_MAX,
         description="Fewest replicas; at least 1, since the pods themselves export the queue depth.",
     )
-    max_replicas: int = Field(ge=1, le=INT32_MAX, description="Most replicas (each holds one unit of the tier's resource).")
+    max_replicas: int = Field(
+        ge=1, le=INT32_MAX, description="Most replicas (each holds one unit of the tier's resource)."
+    )
     target_queue_depth: float = Field(
         default=4, gt=0, description="Waiting requests per replica to aim for (the HPA AverageValue target)."
     )

@@ -1,10 +1,11 @@
 """Prices of GPU pools and of the extended resources they advertise, from the spec's catalog view.
 
 The unit price of a tier resource is the node's $/hour divided among the units one node advertises, so a
-node's units add up to exactly the node price (units no tier requests included: `cost.Unattributed`). Exclusive, time-slicing and MPS pools advertise one resource
-(`nvidia.com/gpu`): unit price = node $/h / (GPUs per node x replicas). A MIG pool advertises several slice
-sizes: each GPU's price is split by compute slices (a `3g` slice of a `3g+2g+1g+1g` layout carries 3/7 of
-the GPU), then divided by the slice's time-slicing replicas, if any.
+node's units add up to exactly the node price (units no tier requests included: `cost.Unattributed`).
+Exclusive, time-slicing and MPS pools advertise one resource (`nvidia.com/gpu`): unit price = node $/h /
+(GPUs per node x replicas). A MIG pool advertises several slice sizes: each GPU's price is split by compute
+slices (a `3g` slice of a `3g+2g+1g+1g` layout carries 3/7 of the GPU), then divided by the slice's
+time-slicing replicas, if any.
 """
 
 from __future__ import annotations
