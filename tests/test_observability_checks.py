@@ -112,3 +112,18 @@ def test_boundary_durations_pass_promtool(tmp_path, dev_data):
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(spec)}))
     res = run(promtool, "check", "rules", "rules.yaml", cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_booleans_are_not_counts_or_xid_codes(dev_data):
+    """YAML `true` is not 1: a scaler interval or an XID code given as a boolean is an error naming the field."""
+    import copy
+
+    import pytest
+    from gpu_platform.errors import SpecError
+    from gpu_platform.load import parse_spec
+
+    data = copy.deepcopy(dev_data)
+    data.setdefault("monitoring", {}).setdefault("thresholds", {})["xidHardwareCodes"] = [True]
+    with pytest.raises(SpecError) as info:
+        parse_spec(data)
+    assert [f.path for f in info.value.findings] == ["monitoring.thresholds.xidHardwareCodes[0]"]

@@ -11,7 +11,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
@@ -436,7 +436,7 @@ class Thresholds(_Model):
     capacity_mismatch_for: str = Field(
         default="15m", description="How long a pool may advertise fewer units than its sharing config promises."
     )
-    xid_hardware_codes: list[NonNegInt] = Field(
+    xid_hardware_codes: list[StrictInt] = Field(
         default_factory=lambda: [x.code for x in HARDWARE_XIDS],
         description="XIDs that mean a faulty GPU (critical, node leaves service); every other XID is an "
         "application fault (warning).",
@@ -562,20 +562,20 @@ class QueueScaler(_Model):
     namespace: str = Field(description="Namespace of the Deployment: a namespace of a team entitled to the tier.")
     deployment: str = Field(description="The Deployment to scale.")
     tier: str = Field(description="The Deployment's tier; meant for tiers whose GPUs are time-sliced.")
-    min_replicas: int = Field(
+    min_replicas: StrictInt = Field(
         default=1, ge=1, le=INT32_MAX,
         description="Fewest replicas; at least 1, since the pods themselves export the queue depth.",
     )
-    max_replicas: int = Field(
+    max_replicas: StrictInt = Field(
         ge=1, le=INT32_MAX, description="Most replicas (each holds one unit of the tier's resource)."
     )
     target_queue_depth: float = Field(
         default=4, gt=0, description="Waiting requests per replica to aim for (the HPA AverageValue target)."
     )
-    polling_interval: int = Field(
+    polling_interval: StrictInt = Field(
         default=15, ge=1, le=INT32_MAX, description="Seconds between KEDA's Prometheus queries."
     )
-    cooldown_period: int = Field(
+    cooldown_period: StrictInt = Field(
         default=300, ge=0, le=INT32_MAX,
         description="KEDA cooldownPeriod, seconds: only used when scaling to zero, which minReplicas >= 1 rules out.",
     )
