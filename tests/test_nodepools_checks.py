@@ -48,12 +48,12 @@ def test_gke_native_rejects_partition_count_gke_cannot_make():
 
 def test_gke_native_warns_sharing_replaces_pool_and_mig_resource_names():
     warnings = _warnings(gke_data())
-    replace = [w for w in warnings if "replaces the pool" in w]
+    replace = [w for w in warnings if "replaces the pool" in w and ".sharing:" in w]
     assert [w.split(":")[0] for w in replace] == [f"nodePools[{i}].sharing" for i in range(4)]
     infos = [str(f) for f in check_node_pools(parse_spec(gke_data())) if f.severity == "info"]
     mig = [i for i in infos if "advertises the 1g.5gb partitions as nvidia.com/gpu" in i]
     assert len(mig) == 1 and mig[0].startswith("nodePools[3].sharing.migLayout")
-    assert not [w for w in _warnings(gke_data("gpu-operator")) if "replaces the pool" in w]
+    assert not [w for w in _warnings(gke_data("gpu-operator")) if "replaces the pool" in w and ".sharing:" in w]
 
 
 def test_gke_native_limits_shared_clients_and_driver_version():
