@@ -23,9 +23,11 @@ def test_check_is_registered():
     assert "gpu_platform.nodepools.checks:check_node_pools" in DOMAIN_CHECK_PATHS
 
 
-def test_dev_spec_has_no_node_pool_findings(dev_spec):
-    # one note: the EFA training pool spans two subnets, so it gets no placement group
-    assert [(f.path, f.severity) for f in check_node_pools(dev_spec)] == [("nodePools[0].aws.subnetIds", "info")]
+def test_dev_spec_node_pool_findings(dev_spec):
+    # EFA is on only by default on the training pool (so adding it to an existing node group would roll it), and
+    # the pool spans two subnets, so it gets no placement group
+    assert [(f.path, f.severity) for f in check_node_pools(dev_spec)] == [("nodePools[0].aws.efa", "warning"),
+                                                                         ("nodePools[0].aws.subnetIds", "info")]
 
 
 def test_gke_native_rejects_mixed_mig_layout_and_points_to_gpu_operator():

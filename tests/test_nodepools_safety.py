@@ -148,9 +148,9 @@ def test_exclusive_tier_pods_are_annotated_so_no_autoscaler_drains_their_node(de
 
 
 @pytest.mark.parametrize(("version", "message"), [
-    ("v2026 latest; rm -rf", "'v2026 latest; rm -rf' is not a al2023 AMI release"),
-    ("20260801", "'20260801' is not a al2023 AMI release"),
-    ("v1.40.0", "'v1.40.0' is not a al2023 AMI release"),
+    ("v2026 latest; rm -rf", "'v2026 latest; rm -rf' is not a release of the al2023 AMI"),
+    ("20260801", "'20260801' is not a release of the al2023 AMI"),
+    ("v1.40.0", "'v1.40.0' is not a release of the al2023 AMI"),
 ])
 def test_karpenter_ami_version_must_be_a_release(dev_data, version, message):
     errors = _findings(_on_karpenter(dev_data, 0, karpenter={"amiVersion": version}))
@@ -158,7 +158,8 @@ def test_karpenter_ami_version_must_be_a_release(dev_data, version, message):
 
 
 def test_karpenter_ami_alias_must_fit_the_crd(dev_data):
-    data = _on_karpenter(dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.400000.0000000"})
+    data = _on_karpenter(dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA",
+                         karpenter={"amiVersion": "v1.400000.0000000"})
     assert not [e for e in _findings(data) if "amiVersion" in e]  # bottlerocket@ + 17 = 30 characters: fits
     data = _on_karpenter(dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA",
                          karpenter={"amiVersion": "v1.4000000.00000000"})

@@ -64,4 +64,5 @@ def pool_capacity(spec: PlatformSpec, pool: NodePool) -> PoolCapacity:
     itype = spec.hardware.instance(pool.instance_type)
     gpus = itype.gpu_count if itype else 0
     per_node = {r: n * gpus for r, n in units_per_gpu(spec, pool).items()}
-    return PoolCapacity(pool.name, itype.gpu_model if itype else "?", gpus, per_node, min_nodes(spec, pool), pool.max_size)
+    model = itype.gpu_model if itype else "?"
+    return PoolCapacity(pool.name, model, gpus, per_node, min_nodes(spec, pool), pool.max_size)

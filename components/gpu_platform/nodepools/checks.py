@@ -148,8 +148,8 @@ def _karpenter_ami(pool: NodePool, p: str) -> Iterator[Finding]:
     pattern, example = _AMI_VERSIONS[family]
     alias = f"{family}@{version}"
     if not pattern.match(version):
-        yield Finding(f"{p}.amiVersion", f"{version!r} is not a {family} AMI release; allowed: latest or a release "
-                      f"such as {example} (the EC2NodeClass alias {family}@<version>)")
+        yield Finding(f"{p}.amiVersion", f"{version!r} is not a release of the {family} AMI; allowed: latest or a "
+                      f"release such as {example} (the EC2NodeClass alias {family}@<version>)")
     elif len(alias) > _ALIAS_MAX:
         yield Finding(f"{p}.amiVersion", f"alias {alias!r} is {len(alias)} characters; Karpenter's EC2NodeClass "
                       f"allows {_ALIAS_MAX}")
@@ -279,7 +279,8 @@ def _max_size(i: int, pool: NodePool) -> Iterator[Finding]:
 
 def _eks_size(i: int, pool: NodePool) -> Iterator[Finding]:
     yield from _max_size(i, pool)
-    if pool.aws.provisioner == Provisioner.MANAGED_NODE_GROUP and _EKS_NODE_GROUP_QUOTA < pool.max_size <= MAX_POOL_NODES:
+    mng = pool.aws.provisioner == Provisioner.MANAGED_NODE_GROUP
+    if mng and _EKS_NODE_GROUP_QUOTA < pool.max_size <= MAX_POOL_NODES:
         yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes; EKS's default quota is "
                       f"{_EKS_NODE_GROUP_QUOTA} nodes per managed node group: request a quota increase or split the "
                       "pool", "warning")

@@ -4,12 +4,14 @@ tag v1.14.1, `pkg/apis/crds/`).
 
 What the Karpenter controller does with them (same tag, `website/content/en/preview/concepts/`):
 - NodePool: nodes carry `template.metadata.labels` and `template.spec.taints` (the contract's, as on a node group);
-  `requirements` pin the instance type, the capacity type (`capacity_types`) and, with `aws.zone`, the zone; `limits` stop provisioning once the pool's nodes reach
-  them. Karpenter counts an initialized node by its Node `status.capacity` (kubernetes-sigs/karpenter @ 6e7eab7a,
+  `requirements` pin the instance type, the capacity type (`capacity_types`) and, with `aws.zone`, the zone;
+  `limits` stop provisioning once the pool's nodes reach them. Karpenter counts an initialized node by its Node `status.capacity` (kubernetes-sigs/karpenter @ 6e7eab7a,
   the core v1.14.1 uses, `pkg/controllers/state/statenode.go` Capacity), i.e. what the device plugin advertises:
   so the `nvidia.com/gpu` limit is the pool's advertised units at `maxSize` (GPUs x replicas on time-sliced and
-  MPS pools), and MIG pools, which advertise no `nvidia.com/gpu`, rely on the `nodes` limit (= `maxSize`) that
-  every pool has.
+  MPS pools), plus the `nodes` limit (= `maxSize`) every pool has. Karpenter decides before launch from what it
+  knows an instance type has (the physical `nvidia.com/gpu` count), so validation rejects MIG pools (their
+  `nvidia.com/mig-*` resources are unknown to it, kubernetes-sigs/karpenter#751) and warns that time-sliced and
+  MPS pools launch more nodes than their pods need.
 - Disruption: `WhenEmpty` never consolidates a node that runs a pod (no "Underutilized" moves); `expireAfter:
   Never` because expiry is forceful in v1; exclusive (training) pools also get a zero budget for `Drifted`, so an
   AMI or node class change replaces their nodes only once they are empty.
