@@ -311,3 +311,4 @@ def test_custom_instance_type_declares_its_efa_interfaces(dev_data):
     dev_data["nodePools"][0]["instanceType"] = "p9.fake"  # no efaInterfaces: no EFA
     assert any(e.startswith("nodePools[0].aws.efa: true, but 'p9.fake' has no EFA interface") for e in
                _findings(dev_data))
+
