@@ -291,6 +291,13 @@ def test_karpenter_placement_group_over_several_subnets_without_a_zone_warns(dev
                 if w.startswith("nodePools[0].aws.zone")]
 
 
+@pytest.mark.parametrize("zone", ["us-west-2a", "us-east-1", "us-east-1a; x"])
+def test_zone_must_be_in_the_region(dev_data, zone):
+    assert any(e.startswith(f"nodePools[0].aws.zone: {zone!r} is not an availability zone of region 'us-east-1'")
+               for e in _findings(_on_karpenter(dev_data, 0, zone=zone)))
+    assert not _findings(_on_karpenter(dev_data, 0, zone="us-east-1-bos-1a"))
+
+
 def test_zone_on_a_managed_node_group_is_an_error(dev_data):
     dev_data["nodePools"][0]["aws"] = {"zone": "us-east-1a"}
     assert any(e.startswith("nodePools[0].aws.zone: set, but aws.provisioner is managed-node-group") for e in

@@ -46,13 +46,15 @@ _USE_OPERATOR = "set gcp.gpuStack: gpu-operator (the NVIDIA GPU Operator applies
 _KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 _ZERO_DURATION = re.compile(r"^(0+(s|m|h))+$")
 # EC2NodeClass amiSelectorTerms alias (v1.14.1 CRD: maxLength 30, 'family@version'); release formats from the
-# EKS AMI and Bottlerocket release names (e.g. al2023@v20240625, bottlerocket@v1.10.0; Karpenter drops Bottlerocket's v).
+# EKS AMI and Bottlerocket release names (e.g. al2023@v20240625, bottlerocket@v1.10.0; Karpenter drops
+# Bottlerocket's v).
 _ALIAS_MAX = 30
 _AMI_ALIAS_FAMILY = {AmiType.AL2023_NVIDIA: "al2023", AmiType.BOTTLEROCKET_NVIDIA: "bottlerocket"}
 _AMI_VERSIONS = {
     "al2023": (re.compile(r"^(latest|v[0-9]{8})$"), "v20260801"),
     "bottlerocket": (re.compile(r"^(latest|v?[0-9]+\.[0-9]+\.[0-9]+)$"), "v1.44.0"),
 }
+_ZONE = re.compile(r"^(-[a-z]+-[0-9])?[a-z]$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _CHART_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 _IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # OCI distribution spec tag grammar
@@ -192,6 +194,11 @@ def _karpenter_sharing(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[F
                           "managed-node-group, whose autoscaler tags count the shared units", "warning")
 
 
+def _zone_of(zone: str, region: str) -> bool:
+    """An availability zone (or Local Zone) name of `region`: e.g. us-east-1a, us-east-1-bos-1a."""
+    return zone.startswith(region) and bool(_ZONE.match(zone[len(region):]))
+
+
 def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     k, p = pool.aws.karpenter, f"nodePools[{i}].aws.karpenter"
     for field, value in (("consolidateAfter", k.consolidate_after), ("expireAfter", k.expire_after)):
@@ -214,8 +221,12 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
         if uses_placement_group(spec, pool) and not pool.aws.zone and len(pool_subnets(spec, pool)) > 1:
             yield Finding(f"nodePools[{i}].aws.zone", f"unset on pool {pool.name!r}, whose cluster placement group "
                           "lives in one zone: Karpenter may try every zone of its subnets until EC2 pins one; set "
-                          "aws.zone (e.g. us-east-1a) to pin it, as Karpenter's placement group design does", "warning")
-    elif pool.aws.zone:
+                          "aws.zone (e.g. us-east-1a) to pin it, as Karpenter's placement group design does",
+                          "warning")
+    if pool.aws.zone and spec.aws is not None and not _zone_of(pool.aws.zone, spec.aws.region):
+        yield Finding(f"nodePools[{i}].aws.zone", f"{pool.aws.zone!r} is not an availability zone of region "
+                      f"{spec.aws.region!r}; allowed: e.g. {spec.aws.region}a")
+    if pool.aws.zone and pool.aws.provisioner != Provisioner.KARPENTER:
         yield Finding(f"nodePools[{i}].aws.zone", "set, but aws.provisioner is managed-node-group, whose zones come "
                       "from aws.subnetIds; list that zone's subnets there and remove aws.zone")
     if pool.aws.provisioner == Provisioner.KARPENTER and pool.min_size > 0:
