@@ -26,7 +26,7 @@ def test_bottlerocket_rejects_sharing_through_the_operator(dev_data, pool):
 
 
 def test_bottlerocket_exclusive_is_valid_with_a_metrics_warning(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+    dev_data["nodePools"][0]["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA", "efa": True}
     assert _findings(dev_data, "error") == []
     (warning,) = [f for f in _findings(dev_data, "warning") if not f.path.startswith("autoscaling")]
     assert warning.path == "nodePools[0].aws.amiType" and "no DCGM metrics" in warning.message

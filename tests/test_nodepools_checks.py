@@ -23,9 +23,11 @@ def test_check_is_registered():
     assert "gpu_platform.nodepools.checks:check_node_pools" in DOMAIN_CHECK_PATHS
 
 
-def test_dev_spec_has_no_node_pool_findings(dev_spec):
-    # one note: the EFA training pool spans two subnets, so it gets no placement group
-    assert [(f.path, f.severity) for f in check_node_pools(dev_spec)] == [("nodePools[0].aws.subnetIds", "info")]
+def test_dev_spec_node_pool_findings(dev_spec):
+    # EFA is on only by default on the training pool (so adding it to an existing node group would roll it), and
+    # the pool spans two subnets, so it gets no placement group
+    assert [(f.path, f.severity) for f in check_node_pools(dev_spec)] == [("nodePools[0].aws.efa", "warning"),
+                                                                         ("nodePools[0].aws.subnetIds", "info")]
 
 
 def test_gke_native_rejects_mixed_mig_layout_and_points_to_gpu_operator():
@@ -48,12 +50,12 @@ def test_gke_native_rejects_partition_count_gke_cannot_make():
 
 def test_gke_native_warns_sharing_replaces_pool_and_mig_resource_names():
     warnings = _warnings(gke_data())
-    replace = [w for w in warnings if "replaces the pool" in w]
+    replace = [w for w in warnings if "replaces the pool" in w and ".sharing:" in w]
     assert [w.split(":")[0] for w in replace] == [f"nodePools[{i}].sharing" for i in range(4)]
     infos = [str(f) for f in check_node_pools(parse_spec(gke_data())) if f.severity == "info"]
     mig = [i for i in infos if "advertises the 1g.5gb partitions as nvidia.com/gpu" in i]
     assert len(mig) == 1 and mig[0].startswith("nodePools[3].sharing.migLayout")
-    assert not [w for w in _warnings(gke_data("gpu-operator")) if "replaces the pool" in w]
+    assert not [w for w in _warnings(gke_data("gpu-operator")) if "replaces the pool" in w and ".sharing:" in w]
 
 
 def test_gke_native_limits_shared_clients_and_driver_version():

@@ -161,7 +161,8 @@ def test_eks_shared_pool_has_no_efa_resources(pulumi_mocks, dev_spec):
 
 def _karpenter_spec(dev_data):
     for pool in dev_data["nodePools"]:
-        pool["aws"] = {"provisioner": "karpenter"}
+        if pool["sharing"]["mode"] != "mig":  # Karpenter cannot serve MIG pools
+            pool["aws"] = {"provisioner": "karpenter"}
     return parse_spec(dev_data)
 
 
@@ -183,11 +184,12 @@ def test_karpenter_pool_component(pulumi_mocks, dev_data):
     assert not rec.of_type(NG) and not rec.of_type(LT)
 
 
-def test_platform_builds_karpenter_pools_and_no_node_groups(pulumi_mocks, dev_data):
+def test_platform_builds_karpenter_pools_and_node_groups_only_for_mig(pulumi_mocks, dev_data):
     spec = _karpenter_spec(dev_data)
     rec = pulumi_mocks.run(lambda: _platform_pools(spec))
-    assert len(rec.of_type("gpu-platform:nodepools:KarpenterGpuNodePool")) == 4
-    assert len(rec.of_type(KNP)) == 4 and len(rec.of_type(KNC)) == 4 and not rec.of_type(NG)
+    assert len(rec.of_type("gpu-platform:nodepools:KarpenterGpuNodePool")) == 3
+    assert len(rec.of_type(KNP)) == 3 and len(rec.of_type(KNC)) == 3
+    assert [r.name for r in rec.of_type(NG)] == ["plat-gpu-infer-ng"]
 
 
 def test_node_addons_component_installs_autoscaler_and_efa_plugin(pulumi_mocks, dev_data):

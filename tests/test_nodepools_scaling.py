@@ -31,9 +31,11 @@ KARPENTER_CRDS = {"NodePool": "karpenter.sh_nodepools.yaml", "EC2NodeClass": "ka
 
 
 def _karpenter(dev_data: dict, first_only: dict | None = None, validate: bool = True, **aws: Any) -> Any:
-    """The dev spec with every pool on Karpenter (`aws` options on all, `first_only` on gpu-train)."""
+    """The dev spec with every non-MIG pool on Karpenter (`aws` options on them, `first_only` on gpu-train); the MIG
+    pool gpu-infer stays a managed node group (Karpenter cannot serve MIG resources)."""
     for pool in dev_data["nodePools"]:
-        pool["aws"] = {"provisioner": "karpenter", **aws}
+        if pool["sharing"]["mode"] != "mig":
+            pool["aws"] = {"provisioner": "karpenter", **aws}
     dev_data["nodePools"][0]["aws"].update(first_only or {})
     return parse_spec(dev_data) if validate else PlatformSpec.model_validate(dev_data)
 
@@ -57,7 +59,7 @@ def test_exclusive_p4de_pool_gets_one_efa_per_network_card(dev_data):
     lt = render_eks_launch_template(spec, pool)
     nics = lt["networkInterfaces"]
     assert [(n["networkCardIndex"], n["deviceIndex"], n["interfaceType"]) for n in nics] == [
-        (0, 0, "efa"), (1, 1, "efa"), (2, 1, "efa"), (3, 1, "efa")]
+        (0, 0, "efa"), (1, 1, "efa-only"), (2, 1, "efa-only"), (3, 1, "efa-only")]
     # EKS stops adding the cluster security group once the template names groups: both are on every interface.
     assert all(n["securityGroups"] == ["${cluster.vpcConfig.clusterSecurityGroupId}", "${efaSecurityGroup.id}"]
                for n in nics)
@@ -143,7 +145,7 @@ def test_placement_group_forced_across_subnets_warns(dev_data):
     assert any(w.startswith("nodePools[0].aws.subnetIds: ['subnet-a', 'subnet-b']: a cluster placement group lives "
                             "in one availability zone") for w in warnings)
     dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"]}
-    assert not any("placement group" in w for w in _findings(parse_spec(dev_data), "warning"))
+    assert not any(w.startswith("nodePools[0].aws.subnetIds") for w in _findings(parse_spec(dev_data), "warning"))
 
 
 def test_efa_device_plugin_release_tolerates_the_efa_pools(dev_spec):
@@ -178,18 +180,17 @@ def test_accelerator_label_on_gpu_pools_except_mig(dev_spec, pool, value):
 
 def test_karpenter_node_pool_carries_the_contract(dev_data):
     spec = _karpenter(dev_data)
-    np = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-infer"])
+    np = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-dev"])
     tmpl = np["spec"]["template"]
-    assert tmpl["metadata"]["labels"] == {"gpu.example.com/gpu-pool": "gpu-infer",
-                                          "nvidia.com/device-plugin.config": "gpu-infer",
-                                          "nvidia.com/mig.config": "gpu-infer-3g40-2g20-1g10x2"}
-    assert tmpl["spec"]["taints"] == [{"key": "gpu.example.com/gpu-pool", "value": "gpu-infer", "effect": "NoSchedule"},
+    assert tmpl["metadata"]["labels"] == {"k8s.amazonaws.com/accelerator": "nvidia-a100-sxm4-40gb",
+                                          "gpu.example.com/gpu-pool": "gpu-dev",
+                                          "nvidia.com/device-plugin.config": "gpu-dev"}
+    assert tmpl["spec"]["taints"] == [{"key": "gpu.example.com/gpu-pool", "value": "gpu-dev", "effect": "NoSchedule"},
                                       {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     assert tmpl["spec"]["requirements"] == [
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4de.24xlarge"]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]
-    assert tmpl["spec"]["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu-infer"}
-    assert np["spec"]["limits"] == {"nodes": "8"}  # MIG nodes advertise no nvidia.com/gpu
+    assert tmpl["spec"]["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu-dev"}
 
 
 def test_karpenter_disruption_never_consolidates_a_running_training_node(dev_data):
@@ -224,9 +225,9 @@ def test_ec2_node_class_hardening_efa_and_placement(dev_data):
 
 
 def test_karpenter_capacity_block_and_bottlerocket(dev_data):
-    spec = _karpenter(dev_data, first_only={"amiType": "BOTTLEROCKET_x86_64_NVIDIA", "subnetIds": ["subnet-a"]},
-                      capacityType="CAPACITY_BLOCK", capacityReservationId="cr-0123",
-                      karpenter={"amiVersion": "v1.40.0"})
+    spec = _karpenter(dev_data, first_only={"amiType": "BOTTLEROCKET_x86_64_NVIDIA", "subnetIds": ["subnet-a"],
+                                            "karpenter": {"amiVersion": "v1.40.0"}},
+                      capacityType="CAPACITY_BLOCK", capacityReservationId="cr-0123")
     pool = spec.pools_by_name["gpu-train"]
     np, nc = render_karpenter_node_pool(spec, pool), render_ec2_node_class(spec, pool)["spec"]
     assert np["spec"]["template"]["spec"]["requirements"][1]["values"] == ["reserved"]
@@ -283,8 +284,9 @@ def test_karpenter_duration_is_checked(dev_data):
 
 
 def test_karpenter_pool_min_size_warns(dev_data):
-    spec = _karpenter(dev_data)  # gpu-infer has minSize 1
-    assert any(w.startswith("nodePools[1].minSize: 1 on a Karpenter pool: Karpenter keeps no minimum")
+    dev_data["nodePools"][2]["minSize"] = 1
+    spec = _karpenter(dev_data)
+    assert any(w.startswith("nodePools[2].minSize: 1 on a Karpenter pool: Karpenter keeps no minimum")
                for w in _findings(spec, "warning"))
 
 
@@ -377,7 +379,7 @@ FREE_FORM = {
 @pytest.mark.parametrize(("chart", "file"), [("cluster-autoscaler", "cluster-autoscaler-values-9.59.0.yaml"),
                                              ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin-values-v0.5.30.yaml")])
 def test_helm_values_keys_exist_upstream(chart, file, reference, dev_data):
-    dev_data["clusterAutoscaler"] = {"enabled": True, "expander": "priority", "roleArn": "arn:aws:iam::1:role/ca"}
+    dev_data["clusterAutoscaler"] = {"enabled": True, "expander": "priority", "roleArn": "arn:aws:iam::111122223333:role/ca"}
     release = next(r for r in render_node_addons(parse_spec(dev_data)).releases if r["chart"] == chart)
     upstream = yaml.safe_load(reference("upstream", file).read_text())
     unknown = [p for p in _values_paths(release["values"]) if not _known(upstream, p, FREE_FORM[chart])]
@@ -449,7 +451,7 @@ def test_synth_writes_karpenter_objects_for_kubectl_and_reads_their_labels_back(
     spec = _karpenter(dev_data)
     write_artifacts(render_all(spec), tmp_path)
     docs = list(yaml.safe_load_all((tmp_path / "kubernetes" / "karpenter.yaml").read_text()))
-    assert [d["kind"] for d in docs] == ["EC2NodeClass", "NodePool"] * 4
+    assert [d["kind"] for d in docs] == ["EC2NodeClass", "NodePool"] * 3
     labels = previous_node_labels(tmp_path)
     assert labels["gpu-infer"]["nvidia.com/mig.config"] == "gpu-infer-3g40-2g20-1g10x2"
 

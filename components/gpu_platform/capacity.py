@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spec import NodePool, PlatformSpec, SharingMode
+from .spec import Cloud, NodePool, PlatformSpec, Provisioner, SharingMode
 
-__all__ = ["PoolCapacity", "pool_capacity", "units_per_gpu"]
+__all__ = ["PoolCapacity", "min_nodes", "pool_capacity", "units_per_gpu"]
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,18 @@ def units_per_gpu(spec: PlatformSpec, pool: NodePool) -> dict[str, int]:
     return {"nvidia.com/gpu": 1}
 
 
+def min_nodes(spec: PlatformSpec, pool: NodePool) -> int:
+    """Nodes the pool keeps when idle: `minSize`, except on Karpenter pools, which keep none (Karpenter launches
+    nodes for pending pods and removes empty ones; `minSize` > 0 there is a validation warning)."""
+    if spec.cloud == Cloud.AWS and pool.aws.provisioner == Provisioner.KARPENTER:
+        return 0
+    return pool.min_size
+
+
 def pool_capacity(spec: PlatformSpec, pool: NodePool) -> PoolCapacity:
     """Capacity of a pool (zero GPUs when its instance type is unknown)."""
     itype = spec.hardware.instance(pool.instance_type)
     gpus = itype.gpu_count if itype else 0
     per_node = {r: n * gpus for r, n in units_per_gpu(spec, pool).items()}
-    return PoolCapacity(pool.name, itype.gpu_model if itype else "?", gpus, per_node, pool.min_size, pool.max_size)
+    model = itype.gpu_model if itype else "?"
+    return PoolCapacity(pool.name, model, gpus, per_node, min_nodes(spec, pool), pool.max_size)

@@ -86,11 +86,11 @@ def capacity_table(spec) -> Table:
         if s.mig_layout:
             sharing += " " + "+".join(f"{n}x{p}" for p, n in s.mig_layout.items() if n)
         units = ", ".join(
-            f"{r.removeprefix('nvidia.com/')} {n * pool.min_size}-{n * pool.max_size}"
+            f"{r.removeprefix('nvidia.com/')} {n * cap.min_nodes}-{n * pool.max_size}"
             for r, n in cap.units_per_node.items()
         )
         tiers = ", ".join(t.name for t in spec.tiers_of(pool.name))
-        table.add_row(pool.name, pool.instance_type, sharing, f"{pool.min_size}-{pool.max_size}",
+        table.add_row(pool.name, pool.instance_type, sharing, f"{cap.min_nodes}-{pool.max_size}",
                       f"{cap.gpus_min}-{cap.gpus_max}", units, tiers)
     return table
 

@@ -129,7 +129,7 @@ def check_efa(spec: PlatformSpec, ec2) -> list[Check]:
     for pool in spec.node_pools:
         if not uses_efa(spec, pool):
             continue
-        itype, ours = pool.instance_type, efa_count(pool)
+        itype, ours = pool.instance_type, efa_count(spec, pool)
         theirs = cache.setdefault(itype, ec2_efa_interfaces(ec2, itype))
         target = f"{pool.name} ({itype})"
         if theirs == ours:

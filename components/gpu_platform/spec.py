@@ -222,6 +222,11 @@ class NodePoolAws(_Model):
         default=None, description="Cluster placement group for the pool's nodes (default: on where EFA is on)."
     )
     karpenter: KarpenterOptions = Field(default_factory=KarpenterOptions, description="Karpenter options.")
+    zone: str | None = Field(
+        default=None,
+        description="Karpenter pools: the one availability zone of the nodes (topology.kubernetes.io/zone "
+        "requirement), e.g. us-east-1a; recommended with a cluster placement group.",
+    )
 
     ami_type: AmiType = Field(default=AmiType.AL2023_NVIDIA, description="EKS AMI type.")
     capacity_type: CapacityType = Field(default=CapacityType.ON_DEMAND, description="ON_DEMAND | SPOT | CAPACITY_BLOCK.")
@@ -530,6 +535,10 @@ class CustomInstanceType(_Model):
     vcpus: int | None = Field(default=None, ge=1, description="vCPUs of one node (OpenCost's CPU share).")
     memory_gib: PositiveFloat | None = Field(
         default=None, description="Memory of one node in GiB (OpenCost's RAM share)."
+    )
+    efa_interfaces: int | None = Field(
+        default=None, ge=0, le=32,
+        description="EFA interfaces of one node (EC2 EfaInfo.MaximumEfaInterfaces; default 0: no EFA).",
     )
 
 

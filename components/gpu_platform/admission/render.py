@@ -14,13 +14,14 @@ from ..artifacts import Artifact, deep_merge, helm_release
 from ..contract import GPU_TAINT, pool_label_key, tier_grant_prefix, tier_label_key
 from ..errors import RenderError
 from ..queues.priorities import priority_class_name
-from ..spec import MutationEngine, PlatformSpec, Tier
+from ..spec import MutationEngine, PlatformSpec, SharingMode, Tier
 from .cel import cel_str, gpu_requested, json_pointer, resource_patches, tier_label
 from .jobs import QUEUE_PODS_ROUTE, granted, job_kinds, queue_pods_spec, route_name, workload_route_spec
 
 __all__ = [
     "DENY_POLICY",
     "DENY_WORKLOADS_POLICY",
+    "KEEP_ON_NODE_ANNOTATIONS",
     "KYVERNO_CHART",
     "engine_notes",
     "exempt_namespaces",
@@ -204,6 +205,25 @@ def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
             {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]
 
 
+# Exclusive (multi-node training) pods are never moved to save nodes: cluster-autoscaler does not scale down a
+# node running a pod annotated `safe-to-evict: "false"` (kubernetes/autoscaler cluster-autoscaler/FAQ.md "What
+# types of pods can prevent CA from removing a node?"), and Karpenter does not voluntarily disrupt one running a
+# `do-not-disrupt: "true"` pod (karpenter-provider-aws v1.14.1 docs/concepts/disruption.md "Pod-Level Controls").
+# A pod that already sets either annotation keeps its own value.
+KEEP_ON_NODE_ANNOTATIONS = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+                            "karpenter.sh/do-not-disrupt": "true"}
+
+
+def _keep_on_node() -> str:
+    annotations = "object.metadata.annotations"
+    whole = "{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in KEEP_ON_NODE_ANNOTATIONS.items()) + "}"
+    each = " + ".join(
+        f"({cel_str(k)} in {annotations} ? [] : [JSONPatch{{op: 'add', path: "
+        f"{cel_str('/metadata/annotations' + json_pointer(k))}, value: {cel_str(v)}}}])"
+        for k, v in KEEP_ON_NODE_ANNOTATIONS.items())
+    return f"has({annotations}) ? {each} : [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {whole}}}]"
+
+
 def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
     """The CEL expressions (each a list of JSONPatch) that route one tier's pods."""
     pool_key = pool_label_key(spec.label_domain)
@@ -219,6 +239,9 @@ def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
         f"[JSONPatch{{op: 'add', path: '/spec/priorityClassName', value: {cel_str(priority_class_name(tier))}}}, "
         f"JSONPatch{{op: 'add', path: '/spec/priority', value: {spec.priority_of(tier)}}}]",
     ]
+    pool = spec.pools_by_name.get(tier.pool)
+    if pool is not None and pool.sharing.mode == SharingMode.EXCLUSIVE:
+        exprs.append(_keep_on_node())
     resource = spec.resource_of(tier)
     if resource != "nvidia.com/gpu":
         for field in ("containers", "initContainers"):

@@ -14,7 +14,7 @@ import re
 from ..catalog import EFA_INTERFACES
 from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints
 from ..errors import Finding, RenderError
-from ..spec import CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
+from ..spec import AmiType, CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
 from .autoscaler import image_tag
 from .efa import efa_count, uses_efa, uses_placement_group
 from .eks import (
@@ -24,7 +24,14 @@ from .eks import (
     pool_subnets,
     render_eks_node_group,
 )
-from .gke import COMPACT_MACHINE_PREFIXES, gke_accelerator, gke_partition_count, gpu_stack, pool_zones
+from .gke import (
+    COMPACT_MACHINE_PREFIXES,
+    gke_accelerator,
+    gke_partition_count,
+    gpu_stack,
+    pool_zones,
+    uses_compact_placement,
+)
 
 __all__ = ["check_node_pools"]
 
@@ -37,6 +44,37 @@ _GKE_LOCATION_POLICIES = ("ANY", "BALANCED")
 _USE_OPERATOR = "set gcp.gpuStack: gpu-operator (the NVIDIA GPU Operator applies any MIG layout)"
 # Karpenter v1.14.1 NodePool CRD pattern of consolidateAfter and expireAfter.
 _KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+_ZERO_DURATION = re.compile(r"^(0+(s|m|h))+$")
+# EC2NodeClass amiSelectorTerms alias (v1.14.1 CRD: maxLength 30, 'family@version'); release formats from the
+# EKS AMI and Bottlerocket release names (e.g. al2023@v20240625, bottlerocket@v1.10.0; Karpenter drops
+# Bottlerocket's v).
+_ALIAS_MAX = 30
+_AMI_ALIAS_FAMILY = {AmiType.AL2023_NVIDIA: "al2023", AmiType.BOTTLEROCKET_NVIDIA: "bottlerocket"}
+_AMI_VERSIONS = {
+    "al2023": (re.compile(r"^(latest|v[0-9]{8})$"), "v20260801"),
+    "bottlerocket": (re.compile(r"^(latest|v?[0-9]+\.[0-9]+\.[0-9]+)$"), "v1.44.0"),
+}
+_ZONE = re.compile(r"^(-[a-z]+-[0-9])?[a-z]$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_CHART_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+_IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # OCI distribution spec tag grammar
+_ROLE_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$")
+# Node count bounds. Kubernetes supports clusters of up to 5,000 nodes (kubernetes.io "Considerations for large
+# clusters"), so no pool may be larger; EKS's default quota is 450 nodes per managed node group (EKS service
+# quotas, adjustable), and GKE allows at most 1,000 nodes per node pool per zone.
+MAX_POOL_NODES = 5000
+_EKS_NODE_GROUP_QUOTA = 450
+_GKE_NODES_PER_ZONE = 1000
+# The karpenter.k8s.aws label keys the v1.14.1 NodePool CRD lets a template set (its CEL rule's allow list).
+_KARPENTER_AWS_LABELS = frozenset(f"karpenter.k8s.aws/{k}" for k in (
+    "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
+    "ec2nodeclass", "instance-encryption-in-transit-supported", "instance-category", "instance-hypervisor",
+    "instance-family", "instance-generation", "instance-local-nvme", "instance-size", "instance-cpu",
+    "instance-cpu-manufacturer", "instance-cpu-sustained-clock-speed-mhz", "instance-memory", "instance-ebs-bandwidth",
+    "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
+    "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
+    "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition"))
+_KARPENTER_RESTRICTED_LABELS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
 
 
 def _label_values(spec: PlatformSpec, i: int, pool: NodePool, min_len: int) -> Iterator[Finding]:
@@ -91,7 +129,7 @@ def _eks_capacity(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
 
 def _eks_efa(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     p = f"nodePools[{i}].aws"
-    if pool.aws.efa and efa_count(pool) == 0:
+    if pool.aws.efa and efa_count(spec, pool) == 0:
         capable = sorted(t for t in EFA_INTERFACES if t in spec.hardware.instance_types)
         yield Finding(f"{p}.efa", f"true, but {pool.instance_type!r} has no EFA interface; allowed: false, or an "
                       f"EFA-capable type ({', '.join(capable)})")
@@ -107,12 +145,90 @@ def _eks_efa(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
                       "its subnets may span zones; list one zone's subnets here to place its nodes together", "info")
 
 
-def _karpenter(i: int, pool: NodePool) -> Iterator[Finding]:
+def _karpenter_ami(pool: NodePool, p: str) -> Iterator[Finding]:
+    family, version = _AMI_ALIAS_FAMILY[pool.aws.ami_type], pool.aws.karpenter.ami_version
+    pattern, example = _AMI_VERSIONS[family]
+    alias = f"{family}@{version}"
+    if not pattern.match(version):
+        yield Finding(f"{p}.amiVersion", f"{version!r} is not a release of the {family} AMI; allowed: latest or a "
+                      f"release such as {example} (the EC2NodeClass alias {family}@<version>)")
+    elif len(alias) > _ALIAS_MAX:
+        yield Finding(f"{p}.amiVersion", f"alias {alias!r} is {len(alias)} characters; Karpenter's EC2NodeClass "
+                      f"allows {_ALIAS_MAX}")
+
+
+def _karpenter_labels(i: int, pool: NodePool) -> Iterator[Finding]:
+    """Label keys the NodePool CRD's CEL rules reject in `spec.template.metadata.labels` (v1.14.1)."""
+    for key in pool.labels:
+        domain = key.split("/", 1)[0] if "/" in key else ""
+        if key in _KARPENTER_RESTRICTED_LABELS:
+            why = f"label {key!r} is restricted"
+        elif domain.endswith("karpenter.sh") and key != "karpenter.sh/capacity-type":
+            why = "label domain karpenter.sh is restricted"
+        elif domain.endswith("karpenter.k8s.aws") and key not in _KARPENTER_AWS_LABELS:
+            why = "label domain karpenter.k8s.aws (but for Karpenter's well-known keys) is restricted"
+        else:
+            continue
+        yield Finding(f"nodePools[{i}].labels.{key}", f"{why} in a Karpenter NodePool, which would be rejected; "
+                      "remove it or use your own label domain")
+
+
+def _karpenter_sharing(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
+    s, p = pool.sharing, f"nodePools[{i}]"
+    if s.mode == SharingMode.MIG:
+        yield Finding(f"{p}.aws.provisioner", "karpenter on a MIG pool: Karpenter knows only the resources an "
+                      "instance type has (nvidia.com/gpu on GPU types), not the nvidia.com/mig-* ones the node "
+                      "advertises once MIG is configured (kubernetes-sigs/karpenter#751), so pods requesting them "
+                      "stay Pending ('no instance type satisfied resources') and the pool never gets a node; "
+                      "allowed: managed-node-group (cluster-autoscaler scales it from zero with the MIG counts in "
+                      "its node-template tags)")
+    elif s.mode in (SharingMode.TIME_SLICING, SharingMode.MPS) and s.replicas:
+        itype = spec.hardware.instance(pool.instance_type)
+        gpus = itype.gpu_count if itype else 0
+        if gpus:
+            pods = gpus * s.replicas
+            yield Finding(f"{p}.aws.provisioner", f"karpenter on a {s.mode.value} pool: Karpenter sizes a "
+                          f"{pool.instance_type} node as {gpus} nvidia.com/gpu, but it advertises {pods} ({gpus} x "
+                          f"{s.replicas} replicas), so {pods} pending one-unit pods launch {s.replicas} nodes "
+                          "instead of 1 (the extra nodes go once empty, after consolidateAfter); use "
+                          "managed-node-group, whose autoscaler tags count the shared units", "warning")
+
+
+def _zone_of(zone: str, region: str) -> bool:
+    """An availability zone (or Local Zone) name of `region`: e.g. us-east-1a, us-east-1-bos-1a."""
+    return zone.startswith(region) and bool(_ZONE.match(zone[len(region):]))
+
+
+def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     k, p = pool.aws.karpenter, f"nodePools[{i}].aws.karpenter"
     for field, value in (("consolidateAfter", k.consolidate_after), ("expireAfter", k.expire_after)):
         if not _KARPENTER_DURATION.match(value):
             yield Finding(f"{p}.{field}", f"{value!r} is not a Karpenter duration; allowed: e.g. 30s, 10m, 1h30m, "
                           "or Never")
+    if _ZERO_DURATION.match(k.expire_after):
+        yield Finding(f"{p}.expireAfter", f"{k.expire_after!r}: every node would expire as soon as it launches and "
+                      "be replaced over and over; allowed: a positive duration, or Never")
+    elif (pool.aws.provisioner == Provisioner.KARPENTER and pool.sharing.mode == SharingMode.EXCLUSIVE
+          and k.expire_after != "Never" and _KARPENTER_DURATION.match(k.expire_after)):
+        yield Finding(f"{p}.expireAfter", f"{k.expire_after!r} on exclusive (training) pool {pool.name!r}: expiry "
+                      "is forceful in Karpenter v1: at that age the node is tainted and drained even mid-run, so a "
+                      "multi-node job restarts from its last checkpoint; use Never and replace nodes between runs",
+                      "warning")
+    if pool.aws.provisioner == Provisioner.KARPENTER:
+        yield from _karpenter_ami(pool, p)
+        yield from _karpenter_labels(i, pool)
+        yield from _karpenter_sharing(spec, i, pool)
+        if uses_placement_group(spec, pool) and not pool.aws.zone and len(pool_subnets(spec, pool)) > 1:
+            yield Finding(f"nodePools[{i}].aws.zone", f"unset on pool {pool.name!r}, whose cluster placement group "
+                          "lives in one zone: Karpenter may try every zone of its subnets until EC2 pins one; set "
+                          "aws.zone (e.g. us-east-1a) to pin it, as Karpenter's placement group design does",
+                          "warning")
+    if pool.aws.zone and spec.aws is not None and not _zone_of(pool.aws.zone, spec.aws.region):
+        yield Finding(f"nodePools[{i}].aws.zone", f"{pool.aws.zone!r} is not an availability zone of region "
+                      f"{spec.aws.region!r}; allowed: e.g. {spec.aws.region}a")
+    if pool.aws.zone and pool.aws.provisioner != Provisioner.KARPENTER:
+        yield Finding(f"nodePools[{i}].aws.zone", "set, but aws.provisioner is managed-node-group, whose zones come "
+                      "from aws.subnetIds; list that zone's subnets there and remove aws.zone")
     if pool.aws.provisioner == Provisioner.KARPENTER and pool.min_size > 0:
         yield Finding(f"nodePools[{i}].minSize", f"{pool.min_size} on a Karpenter pool: Karpenter keeps no minimum "
                       "(nodes come for pending pods and go when empty), so it is not applied; use a managed node "
@@ -122,11 +238,32 @@ def _karpenter(i: int, pool: NodePool) -> Iterator[Finding]:
                       "it", "warning")
 
 
+def _release_fields(spec: PlatformSpec) -> Iterator[Finding]:
+    """Namespaces, chart versions, image tag and role ARN of the add-on releases: they reach Helm and Kubernetes
+    as they are, so each must have its documented syntax."""
+    ca, efa = spec.cluster_autoscaler, spec.efa_device_plugin
+    for path, value in (("clusterAutoscaler.namespace", ca.namespace), ("efaDevicePlugin.namespace", efa.namespace)):
+        if len(value) > 63 or not _DNS_LABEL.match(value):
+            yield Finding(path, f"{value!r} is not a namespace name; allowed: a lower-case DNS label (a-z, 0-9, '-', "
+                          "at most 63 characters)")
+    for path, value in (("clusterAutoscaler.version", ca.version), ("efaDevicePlugin.version", efa.version)):
+        if not _CHART_VERSION.match(value):
+            yield Finding(path, f"{value!r} is not a chart version; allowed: semantic version, e.g. 9.59.0 or v0.5.30")
+    if ca.image_tag is not None and not _IMAGE_TAG.match(ca.image_tag):
+        yield Finding("clusterAutoscaler.imageTag", f"{ca.image_tag!r} is not an image tag; allowed: letters, digits, "
+                      "'_', '.', '-' (not first), at most 128 characters, e.g. v1.33.6")
+    if ca.role_arn is not None and not _ROLE_ARN.match(ca.role_arn):
+        yield Finding("clusterAutoscaler.roleArn", f"{ca.role_arn!r} is not an IAM role ARN; allowed: "
+                      "arn:aws:iam::<12-digit account>:role/<name>")
+
+
 def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:
+    yield from _release_fields(spec)
     if not spec.cluster_autoscaler.enabled:
         return
     try:
-        image_tag(spec)
+        if spec.cluster_autoscaler.image_tag is None:
+            image_tag(spec)
     except RenderError as e:
         yield Finding("clusterAutoscaler.imageTag", str(e).split(": ", 1)[1])
     if all(p.aws.provisioner == Provisioner.KARPENTER for p in spec.node_pools):
@@ -145,6 +282,47 @@ def _eks_name(i: int, pool: NodePool) -> Iterator[Finding]:
                       f"{EKS_NODE_GROUP_NAME_MAX}, so pool names allow at most {longest}")
 
 
+def _max_size(i: int, pool: NodePool) -> Iterator[Finding]:
+    if pool.max_size > MAX_POOL_NODES:
+        yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes; a Kubernetes cluster supports at most "
+                      f"{MAX_POOL_NODES} nodes, so allowed: 0..{MAX_POOL_NODES}")
+
+
+def _eks_size(i: int, pool: NodePool) -> Iterator[Finding]:
+    yield from _max_size(i, pool)
+    mng = pool.aws.provisioner == Provisioner.MANAGED_NODE_GROUP
+    if mng and _EKS_NODE_GROUP_QUOTA < pool.max_size <= MAX_POOL_NODES:
+        yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes; EKS's default quota is "
+                      f"{_EKS_NODE_GROUP_QUOTA} nodes per managed node group: request a quota increase or split the "
+                      "pool", "warning")
+
+
+def _gke_size(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
+    yield from _max_size(i, pool)
+    zones = max(len(pool_zones(spec, pool)), 1)
+    if _GKE_NODES_PER_ZONE * zones < pool.max_size <= MAX_POOL_NODES:
+        yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes over {zones} zone(s); GKE allows at most "
+                      f"{_GKE_NODES_PER_ZONE} nodes per node pool per zone; allowed: 0..{_GKE_NODES_PER_ZONE * zones}, "
+                      "or add zones")
+
+
+def _eks_upgrades(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
+    """EFA and placement turned on by default change an existing node group's launch template."""
+    if pool.aws.provisioner != Provisioner.MANAGED_NODE_GROUP:
+        return
+    added = []
+    if uses_efa(spec, pool) and pool.aws.efa is None:
+        added.append("EFA interfaces")
+    if uses_placement_group(spec, pool) and pool.aws.placement_group is None:
+        added.append("a cluster placement group")
+    if added:
+        yield Finding(f"nodePools[{i}].aws.efa", f"{' and '.join(added)} on by default for pool {pool.name!r}: on a "
+                      "node group created before they existed this is a new launch template version, and EKS "
+                      "replaces every node (maxUnavailablePercentage at a time), stopping running jobs; set "
+                      "aws.efa / aws.placementGroup: true to acknowledge, or false to keep the nodes as they are",
+                      "warning")
+
+
 def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
     """EKS: node role, subnets, capacity options, label and taint limits, EFA, Karpenter, autoscaler."""
     yield from _cluster_autoscaler(spec)
@@ -155,9 +333,11 @@ def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(f"nodePools[{i}].aws.subnetIds", "no subnets: set nodePools[].aws.subnetIds or aws.subnetIds")
         yield from _eks_capacity(spec, i, pool)
         yield from _eks_name(i, pool)
+        yield from _eks_size(i, pool)
+        yield from _eks_upgrades(spec, i, pool)
         yield from _eks_labels(spec, i, pool)
         yield from _eks_efa(spec, i, pool)
-        yield from _karpenter(i, pool)
+        yield from _karpenter(spec, i, pool)
 
 
 def _gke_mig(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iterator[Finding]:
@@ -194,6 +374,11 @@ def _gke_native(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> I
 
 
 def _gke_placement(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
+    if pool.gcp.compact_placement is None and uses_compact_placement(spec, pool):
+        yield Finding(f"nodePools[{i}].gcp.compactPlacement", f"on by default for pool {pool.name!r}: GKE sets a "
+                      "placement policy only when it creates a node pool, so on a pool created without it this "
+                      "replaces the pool (its nodes are drained and recreated); set compactPlacement: true to "
+                      "acknowledge, or false to keep the existing pool", "warning")
     if not pool.gcp.compact_placement:
         return
     p, zones = f"nodePools[{i}].gcp.compactPlacement", pool_zones(spec, pool)
@@ -231,6 +416,7 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
                           f"{', '.join(_GKE_LOCATION_POLICIES)}")
         yield from _label_values(spec, i, pool, min_len=0)
         yield from _gke_placement(spec, i, pool)
+        yield from _gke_size(spec, i, pool)
         cos = pool.gcp.image_type.upper().startswith("COS")
         if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR and spec.gcp and spec.gcp.driver_installer and not cos:
             yield Finding(f"{p}.gcp.imageType", f"{pool.gcp.image_type!r}: the rendered driver installer is Google's "

@@ -3,8 +3,9 @@ EFA security group, the cluster placement group and the EFA device plugin releas
 
 Who reads what:
 - EC2 reads the launch template `networkInterfaces` (one EFA per network card) and `placement.groupName`. The layout
-  is Karpenter's own for EFA launches: card 0 at device index 0, every other card at device index 1, interface type
-  `efa` (aws/karpenter-provider-aws v1.14.1 `pkg/providers/launchtemplate/launchtemplate.go`, generateNetworkInterfaces).
+  follows EC2's recommendation for multi-card EFA types: card 0 at device index 0 as `efa` (EFA with ENA, the
+  node's IP), every other card at device index 1 as `efa-only` (no subnet IP, so a p5's 32 interfaces take one
+  address, not 32).
   EKS forbids a subnet in launch template interfaces and, once security groups are set there, stops adding the
   cluster security group, so each interface names it (awsdocs/amazon-eks-user-guide `nodes/launch-templates.adoc`).
 - EFA traffic needs a security group allowing all traffic to and from itself, inbound and outbound (AWS EFA user
@@ -63,14 +64,18 @@ def pool_subnets(spec: PlatformSpec, pool: NodePool) -> list[str]:
     return list(spec.aws.subnet_ids) if spec.aws else []
 
 
-def efa_count(pool: NodePool) -> int:
-    """EFA interfaces the pool's instance type supports (0 when it has none or is not in the table)."""
+def efa_count(spec: PlatformSpec, pool: NodePool) -> int:
+    """EFA interfaces the pool's instance type supports: `catalog.instanceTypes[].efaInterfaces` for a type the
+    spec describes, else the built-in table (0 when it has none or is not in the table)."""
+    custom = next((t for t in spec.catalog.instance_types if t.name == pool.instance_type), None)
+    if custom is not None and custom.efa_interfaces is not None:
+        return custom.efa_interfaces
     return EFA_INTERFACES.get(pool.instance_type, 0)
 
 
 def uses_efa(spec: PlatformSpec, pool: NodePool) -> bool:
     """EFA on: explicitly, or by default for exclusive (multi-node training) pools on EFA-capable types."""
-    if spec.cloud != Cloud.AWS or efa_count(pool) == 0:
+    if spec.cloud != Cloud.AWS or efa_count(spec, pool) == 0:
         return False
     if pool.aws.efa is not None:
         return pool.aws.efa
@@ -126,17 +131,22 @@ def render_efa_security_group(spec: PlatformSpec, pool: NodePool) -> dict[str, A
     }
 
 
-def render_efa_network_interfaces(pool: NodePool, security_groups: list[Any]) -> list[dict[str, Any]]:
-    """Launch template `networkInterfaces`: one `efa` interface per network card, no subnet (EKS picks it)."""
+def render_efa_network_interfaces(spec: PlatformSpec, pool: NodePool,
+                                  security_groups: list[Any]) -> list[dict[str, Any]]:
+    """Launch template `networkInterfaces`: one EFA interface per network card, no subnet (EKS picks it). The
+    primary interface (card 0, device 0) is `efa` (EFA with ENA: it carries the node's IP); every other card gets
+    an `efa-only` interface at device index 1, which takes no IP address from the subnet (EC2 user guide
+    "Maximize network bandwidth on Amazon EC2 instances with multiple network cards": an EFA-only interface
+    cannot be the primary one)."""
     return [
         {
             "networkCardIndex": card,
             "deviceIndex": 0 if card == 0 else 1,
-            "interfaceType": "efa",
+            "interfaceType": "efa" if card == 0 else "efa-only",
             "securityGroups": list(security_groups),
             "deleteOnTermination": "true",
         }
-        for card in range(efa_count(pool))
+        for card in range(efa_count(spec, pool))
     ]
 
 

@@ -100,7 +100,7 @@ def autoscaler_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
     # A MIG node advertises no whole GPUs; without this the autoscaler assumes the instance type's count.
     units.setdefault("nvidia.com/gpu", 0)
     if uses_efa(spec, pool):  # scale from zero for pods that request EFA devices
-        units[EFA_RESOURCE] = efa_count(pool)
+        units[EFA_RESOURCE] = efa_count(spec, pool)
     for resource, count in units.items():
         tags[f"{CA_TEMPLATE_PREFIX}/resources/{resource}"] = str(count)
     return tags
@@ -150,7 +150,7 @@ def _network_options(spec: PlatformSpec, pool: NodePool, security_groups: list[A
     out: dict[str, Any] = {}
     if uses_efa(spec, pool):
         groups = security_groups if security_groups is not None else [CLUSTER_SG_REF, EFA_SG_REF]
-        out["networkInterfaces"] = render_efa_network_interfaces(pool, groups)
+        out["networkInterfaces"] = render_efa_network_interfaces(spec, pool, groups)
     if uses_placement_group(spec, pool):
         out["placement"] = {"groupName": placement_group_name(spec, pool)}
     return out

@@ -4,12 +4,14 @@ tag v1.14.1, `pkg/apis/crds/`).
 
 What the Karpenter controller does with them (same tag, `website/content/en/preview/concepts/`):
 - NodePool: nodes carry `template.metadata.labels` and `template.spec.taints` (the contract's, as on a node group);
-  `requirements` pin the instance type and capacity type; `limits` stop provisioning once the pool's nodes reach
-  them. Karpenter counts an initialized node by its Node `status.capacity` (kubernetes-sigs/karpenter @ 6e7eab7a,
+  `requirements` pin the instance type, the capacity type (`capacity_types`) and, with `aws.zone`, the zone;
+  `limits` stop provisioning once the pool's nodes reach them. Karpenter counts an initialized node by its Node `status.capacity` (kubernetes-sigs/karpenter @ 6e7eab7a,
   the core v1.14.1 uses, `pkg/controllers/state/statenode.go` Capacity), i.e. what the device plugin advertises:
   so the `nvidia.com/gpu` limit is the pool's advertised units at `maxSize` (GPUs x replicas on time-sliced and
-  MPS pools), and MIG pools, which advertise no `nvidia.com/gpu`, rely on the `nodes` limit (= `maxSize`) that
-  every pool has.
+  MPS pools), plus the `nodes` limit (= `maxSize`) every pool has. Karpenter decides before launch from what it
+  knows an instance type has (the physical `nvidia.com/gpu` count), so validation rejects MIG pools (their
+  `nvidia.com/mig-*` resources are unknown to it, kubernetes-sigs/karpenter#751) and warns that time-sliced and
+  MPS pools launch more nodes than their pods need.
 - Disruption: `WhenEmpty` never consolidates a node that runs a pod (no "Underutilized" moves); `expireAfter:
   Never` because expiry is forceful in v1; exclusive (training) pools also get a zero budget for `Drifted`, so an
   AMI or node class change replaces their nodes only once they are empty.
@@ -35,6 +37,7 @@ from .eks import eks_node_labels, pool_subnets
 __all__ = [
     "EC2_NODE_CLASS_TYPE",
     "KARPENTER_NODE_POOL_TYPE",
+    "capacity_types",
     "node_role_name",
     "render_ec2_node_class",
     "render_karpenter_node_pool",
@@ -57,11 +60,28 @@ def _metadata(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     return {"name": pool.name, "labels": {**_LABELS, "gpu-platform/cluster": spec.cluster_name}}
 
 
-def _requirements(pool: NodePool) -> list[dict[str, Any]]:
-    return [
+def capacity_types(pool: NodePool) -> list[str]:
+    """`karpenter.sh/capacity-type` values: Karpenter models capacity reservations (On-Demand reservations and
+    Capacity Blocks) as `reserved`, never as `on-demand` (v1.14.1 `docs/concepts/nodepools.md` "Capacity Type",
+    `docs/tasks/odcrs.md`). An On-Demand pool on a reservation allows `reserved` first and falls back to
+    `on-demand` when the reservation is full (the fallback that task documents); a Capacity Block is `reserved`
+    only."""
+    a = pool.aws
+    if a.capacity_type == CapacityType.ON_DEMAND and a.capacity_reservation_id:
+        return ["reserved", "on-demand"]
+    return [_CAPACITY[a.capacity_type]]
+
+
+def _requirements(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]]:
+    out = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.instance_type]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [_CAPACITY[pool.aws.capacity_type]]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": capacity_types(pool)},
     ]
+    if pool.aws.zone:
+        # One zone for a cluster placement group (aws/karpenter-provider-aws v1.14.1
+        # `designs/placement-groups-support.md`, the ML training example).
+        out.append({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [pool.aws.zone]})
+    return out
 
 
 def _limits(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
@@ -91,7 +111,7 @@ def render_karpenter_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, 
                 "metadata": {"labels": eks_node_labels(spec, pool)},
                 "spec": {
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool.name},
-                    "requirements": _requirements(pool),
+                    "requirements": _requirements(spec, pool),
                     "taints": pool_taints(spec, pool),
                     "expireAfter": pool.aws.karpenter.expire_after,
                 },
@@ -123,10 +143,10 @@ def _block_devices(pool: NodePool) -> list[dict[str, Any]]:
     return mappings
 
 
-def _efa_interfaces(pool: NodePool) -> list[dict[str, Any]]:
+def _efa_interfaces(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]]:
     primary = {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
     efa = [{"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0, "interfaceType": "efa-only"}
-           for card in range(efa_count(pool))]
+           for card in range(efa_count(spec, pool))]
     return [primary, *efa]
 
 
@@ -152,7 +172,7 @@ def _ec2_spec(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     if a.capacity_reservation_id:
         out["capacityReservationSelectorTerms"] = [{"id": a.capacity_reservation_id}]
     if uses_efa(spec, pool):
-        out["networkInterfaces"] = _efa_interfaces(pool)
+        out["networkInterfaces"] = _efa_interfaces(spec, pool)
     if uses_placement_group(spec, pool):
         out["placementGroupSelector"] = {"name": placement_group_name(spec, pool)}
     return out

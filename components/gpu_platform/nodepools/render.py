@@ -56,7 +56,7 @@ def render_capacity(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
         "gpusPerNode": cap.gpus_per_node,
         "gpus": {"min": cap.gpus_min, "max": cap.gpus_max},
         "unitsPerNode": dict(cap.units_per_node),
-        "units": {r: {"min": n * pool.min_size, "max": n * pool.max_size} for r, n in cap.units_per_node.items()},
+        "units": {r: {"min": n * cap.min_nodes, "max": n * pool.max_size} for r, n in cap.units_per_node.items()},
     }
 
 

@@ -90,9 +90,9 @@ def _pool_cost(spec: PlatformSpec, price: PoolPrice) -> PoolCost:
     for tier in spec.tiers_of(pool.name):
         r = spec.resource_of(tier)
         n = cap.units_per_node.get(r, 0)
-        tiers.append(TierCost(tier.name, r, n, n * pool.min_size, n * pool.max_size, price.unit_hourly.get(r, 0.0)))
+        tiers.append(TierCost(tier.name, r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0)))
     demand = {t.resource: t.units_max for t in tiers}
-    spare = tuple(Unattributed(r, n, n * pool.min_size, n * pool.max_size, price.unit_hourly.get(r, 0.0))
+    spare = tuple(Unattributed(r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0))
                   for r, n in sorted(cap.units_per_node.items()) if n and r not in demand)
     return PoolCost(price, tuple(tiers), sum(demand.values()), spare)
 
@@ -158,7 +158,7 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
         "instanceType": pool.instance_type,
         "gpuModel": cap.gpu_model,
         "sharing": pool.sharing.mode.value,
-        "nodesMin": pool.min_size,
+        "nodesMin": cap.min_nodes,
         "nodesMax": pool.max_size,
         "gpusMin": cap.gpus_min,
         "gpusMax": cap.gpus_max,

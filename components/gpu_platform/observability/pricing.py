@@ -37,8 +37,8 @@ class PoolPrice:
 
     @property
     def hourly_min(self) -> float:
-        """$/hour of the pool at min size."""
-        return self.node_hourly * self.pool.min_size
+        """$/hour of the pool at min size (0 on Karpenter pools, which keep no nodes: `capacity.min_nodes`)."""
+        return self.node_hourly * self.capacity.min_nodes
 
     @property
     def hourly_max(self) -> float:
