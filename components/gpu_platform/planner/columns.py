@@ -1,0 +1,161 @@
+"""Pools as columns: independent tier groups, exact pricing of a pool of n nodes, and column enumeration.
+
+A column is one pool: a candidate, a node count and the tiers it serves (each tier's units of each kind fit
+the nodes' capacity). Pricing a candidate against tier duals is one knapsack per unit kind, so it is exact:
+column generation reaches the true bound of the column model, and `enumerate_columns` can list every column
+an optimal plan may use (reduced cost within the gap), which makes the final set-cover program exact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..spec import SharingMode
+from .candidates import Candidate
+from .knapsack import Item, Table, best_values, maximal_fillings, pick
+
+__all__ = ["Column", "Duals", "Group", "enumerate_columns", "merged", "price_columns", "split_groups"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One pool: `nodes` nodes of candidate `cand` serving `tiers`."""
+
+    cand: int
+    nodes: int
+    tiers: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Duals:
+    """LP duals: per tier (its cover row) and per candidate (at most one pool of it), both >= 0."""
+
+    tiers: dict[int, float]
+    cands: dict[int, float]
+
+
+@dataclass
+class Group:
+    """Tiers that share candidate pools, apart from every other tier (so it is planned on its own)."""
+
+    units: dict[int, int]  # tier index -> units demanded
+    slots: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # cand -> unit kind -> tiers
+    per_node: dict[tuple[int, str], int] = field(default_factory=dict)  # (cand, kind) -> units per node
+    price: dict[int, float] = field(default_factory=dict)  # cand -> $/hour per node
+    direct: set[int] = field(default_factory=set)  # one-kind candidates the final program models directly
+
+    def cost(self, col: Column) -> float:
+        """$/hour of a column."""
+        return self.price[col.cand] * col.nodes
+
+    def max_nodes(self, cand: int) -> int:
+        """Nodes that hold every tier the candidate can serve."""
+        return max(math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
+                   for k, ts in self.slots[cand].items())
+
+    def items(self, cand: int, kind: str, duals: dict[int, float]) -> list[Item]:
+        """The knapsack items of one unit kind of a candidate."""
+        return [(t, self.units[t], duals[t]) for t in self.slots[cand][kind]]
+
+
+def split_groups(units: list[int], pairs: list[tuple[int, int, str]], cands: list[Candidate]) -> list[Group]:
+    """Connected components of the tier-candidate graph, each a Group."""
+    parent = list(range(len(units)))
+
+    def root(t: int) -> int:
+        while parent[t] != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    first: dict[int, int] = {}
+    for t, c, _ in pairs:
+        parent[root(t)] = root(first.setdefault(c, t))
+    groups: dict[int, Group] = {}
+    for t, c, k in pairs:
+        g = groups.setdefault(root(t), Group({}))
+        g.units[t] = units[t]
+        g.slots.setdefault(c, {}).setdefault(k, []).append(t)
+        g.per_node[(c, k)] = cands[c].itype.gpu_count * cands[c].units_per_gpu[k]
+        g.price[c] = cands[c].itype.hourly_usd
+        if cands[c].mode != SharingMode.MIG:
+            g.direct.add(c)
+    return list(groups.values())
+
+
+def _tables(group: Group, cand: int, duals: dict[int, float]) -> dict[str, tuple[list[Item], Table]]:
+    cap = group.max_nodes(cand)
+    out = {}
+    for kind in group.slots[cand]:
+        items = group.items(cand, kind, duals)
+        out[kind] = (items, best_values(items, group.per_node[(cand, kind)] * cap))
+    return out
+
+
+def _reduced(group: Group, cand: int, nodes: int, tables: dict, duals: Duals) -> float:
+    value = sum(tab.value(group.per_node[(cand, k)] * nodes) for k, (_, tab) in tables.items())
+    return group.price[cand] * nodes - value + duals.cands.get(cand, 0.0)
+
+
+def price_columns(group: Group, duals: Duals, per_cand: int = 3) -> tuple[list[Column], float]:
+    """The most negative reduced-cost columns of each candidate, and the Lagrangian bound of these duals."""
+    found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values())
+    for cand in group.slots:
+        tables = _tables(group, cand, duals.tiers)
+        scored = sorted((_reduced(group, cand, n, tables, duals), n) for n in range(1, group.max_nodes(cand) + 1))
+        bound += min(0.0, scored[0][0])  # an optimal plan has at most one pool per candidate
+        for rc, n in scored[:per_cand]:
+            if rc < -1e-7:
+                tiers = [t for k, (items, tab) in tables.items() for t in pick(items, tab, group.per_node[(cand, k)] * n)]
+                found.append(Column(cand, n, frozenset(tiers)))
+    return found, bound
+
+
+def merged(group: Group, cand: int, tiers: Iterable[int]) -> Column:
+    """One pool of `cand` serving `tiers`, with the fewest nodes that hold them."""
+    tiers = frozenset(tiers)
+    nodes = max(math.ceil(sum(group.units[t] for t in ts if t in tiers) / group.per_node[(cand, k)])
+                for k, ts in group.slots[cand].items())
+    return Column(cand, nodes, tiers)
+
+
+def _kind_fillings(group: Group, cand: int, nodes: int, tables: dict, budget: float, limit: int):
+    out = []
+    for kind, (items, tab) in tables.items():
+        cap = group.per_node[(cand, kind)] * nodes
+        best = tab.value(cap)
+        fills = maximal_fillings(items, cap, best - budget, limit)
+        if fills is None:
+            return None
+        out.append([(best - v, s) for v, s in fills])
+    return out
+
+
+def _combine(per_kind: list, budget: float) -> list[frozenset[int]]:
+    combos: list[tuple[float, frozenset[int]]] = [(0.0, frozenset())]
+    for fills in per_kind:
+        combos = [(lost + more, tiers | s) for lost, tiers in combos for more, s in fills if lost + more <= budget]
+    return [tiers for _, tiers in combos if tiers]
+
+
+def enumerate_columns(group: Group, duals: Duals, slack: float, limit: int) -> list[Column] | None:
+    """Every maximal MIG pool whose reduced cost is at most `slack`; None when there are more than `limit`.
+
+    Pools of the other (one-kind) candidates are not listed: the final program models them directly.
+    """
+    out: list[Column] = []
+    for cand in set(group.slots) - group.direct:
+        tables = _tables(group, cand, duals.tiers)
+        for n in range(1, group.max_nodes(cand) + 1):
+            budget = slack - _reduced(group, cand, n, tables, duals)
+            if budget < 0:
+                continue
+            per_kind = _kind_fillings(group, cand, n, tables, budget, limit)
+            if per_kind is None:
+                return None
+            out += [Column(cand, n, tiers) for tiers in _combine(per_kind, budget)]
+            if len(out) > limit:
+                return None
+    return out
