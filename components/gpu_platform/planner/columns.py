@@ -16,7 +16,7 @@ from ..spec import SharingMode
 from .candidates import Candidate
 from .knapsack import Item, Table, best_values, maximal_fillings, pick
 
-__all__ = ["Column", "Duals", "Group", "enumerate_columns", "merged", "price_columns", "split_groups"]
+__all__ = ["Column", "Duals", "Group", "enumerate_columns", "merged", "price_columns", "split_groups", "within_gap", "without_dominated"]
 
 
 @dataclass(frozen=True)
@@ -45,15 +45,16 @@ class Group:
     per_node: dict[tuple[int, str], int] = field(default_factory=dict)  # (cand, kind) -> units per node
     price: dict[int, float] = field(default_factory=dict)  # cand -> $/hour per node
     direct: set[int] = field(default_factory=set)  # one-kind candidates the final program models directly
+    node_cap: dict[int, int] = field(default_factory=dict)  # cand -> most nodes a plan within the gap gives it
 
     def cost(self, col: Column) -> float:
         """$/hour of a column."""
         return self.price[col.cand] * col.nodes
 
     def max_nodes(self, cand: int) -> int:
-        """Nodes that hold every tier the candidate can serve."""
-        return max(math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
-                   for k, ts in self.slots[cand].items())
+        """Nodes that hold every tier the candidate can serve (or fewer, when the gap caps them)."""
+        return min(self.node_cap.get(cand, math.inf), max(math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
+                   for k, ts in self.slots[cand].items()))
 
     def items(self, cand: int, kind: str, duals: dict[int, float]) -> list[Item]:
         """The knapsack items of one unit kind of a candidate."""
@@ -83,6 +84,48 @@ def split_groups(units: list[int], pairs: list[tuple[int, int, str]], cands: lis
         if cands[c].mode != SharingMode.MIG:
             g.direct.add(c)
     return list(groups.values())
+
+
+def _covers(group: Group, big: int, small: int) -> bool:
+    """A pool of one-kind `big` can take over every tier of one-kind `small` on no more nodes, for no more money."""
+    (kb, tb), (ks, ts) = next(iter(group.slots[big].items())), next(iter(group.slots[small].items()))
+    return (group.price[big] <= group.price[small] and set(ts) <= set(tb)
+            and group.per_node[(big, kb)] >= group.per_node[(small, ks)])
+
+
+def without_dominated(group: Group) -> Group:
+    """The group without MIG candidates of one profile that a direct candidate covers (a 7g.80gb-only layout
+    holds no more than whole GPUs of the same type). Any plan using one costs no less merged into the other;
+    the tie-break pass may bring it back."""
+    single = [c for c in group.slots if len(group.slots[c]) == 1]
+    drop = {m for m in single if m not in group.direct
+            and any(_covers(group, e, m) for e in single if e in group.direct)}
+    keep = {c: k for c, k in group.slots.items() if c not in drop}
+    return Group(group.units, keep, group.per_node, {c: group.price[c] for c in keep}, group.direct)
+
+
+def _route_reduced(group: Group, cand: int, tier: int, items: list[Item], duals: Duals) -> float:
+    """The least reduced cost of a pool of one-kind `cand` that serves `tier`."""
+    (kind,) = group.slots[cand]
+    per_node, others = group.per_node[(cand, kind)], [it for it in items if it[0] != tier]
+    table = best_values(others, per_node * group.max_nodes(cand))
+    return min(group.price[cand] * n + duals.cands.get(cand, 0.0) - duals.tiers[tier]
+               - table.value(per_node * n - group.units[tier])
+               for n in range(1, group.max_nodes(cand) + 1) if per_node * n >= group.units[tier])
+
+
+def within_gap(group: Group, duals: Duals, slack: float) -> Group:
+    """The group with each direct candidate's tiers and nodes cut to what a plan within `slack` can use."""
+    slots, caps = dict(group.slots), {}
+    for cand in group.direct:
+        (kind,) = group.slots[cand]
+        items = group.items(cand, kind, duals.tiers)
+        slots[cand] = {kind: [t for t in group.slots[cand][kind]
+                              if _route_reduced(group, cand, t, items, duals) <= slack]}
+        tables = _tables(group, cand, duals.tiers)
+        caps[cand] = max([n for n in range(1, group.max_nodes(cand) + 1)
+                          if _reduced(group, cand, n, tables, duals) <= slack], default=0)
+    return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
 
 
 def _tables(group: Group, cand: int, duals: dict[int, float]) -> dict[str, tuple[list[Item], Table]]:
@@ -155,7 +198,8 @@ def enumerate_columns(group: Group, duals: Duals, slack: float, limit: int) -> l
             per_kind = _kind_fillings(group, cand, n, tables, budget, limit)
             if per_kind is None:
                 return None
-            out += [Column(cand, n, tiers) for tiers in _combine(per_kind, budget)]
+            # A filling that fits fewer nodes is beaten by a listed pool of fewer nodes holding it.
+            out += [col for tiers in _combine(per_kind, budget) if (col := merged(group, cand, tiers)).nodes == n]
             if len(out) > limit:
                 return None
     return out

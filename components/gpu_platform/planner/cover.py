@@ -27,6 +27,7 @@ class Cover:
     columns: tuple[Column, ...]
     cost: float
     optimal: bool
+    bound: float = 0.0  # no plan these columns and direct pools make costs less
 
 
 class _Program:
@@ -86,12 +87,16 @@ class _Program:
 
 
 def solve_cover(group: Group, cols: list[Column], time_limit: float, rel_gap: float) -> Cover | None:
-    """The cheapest plan of `group` whose MIG pools are among `cols`; None when none is found in time."""
+    """The cheapest plan of `group` whose MIG pools are among `cols` (cost inf when there is none); None when
+    the time limit stops the search before it finds one."""
     prog = _Program(group, cols)
     res = milp(prog.costs(), constraints=prog.rows(), integrality=np.ones(prog.size),
                bounds=Bounds(np.zeros(prog.size), prog.upper()),
                options={"time_limit": max(time_limit, 0.05), "mip_rel_gap": rel_gap})
+    if res.status == 2:  # infeasible: no plan is made of these columns and direct pools
+        return Cover((), math.inf, True, math.inf)
     if res.x is None:
         return None
     chosen = prog.columns(np.round(res.x))
-    return Cover(tuple(chosen), sum(group.cost(c) for c in chosen), res.status == 0)
+    cost = sum(group.cost(c) for c in chosen)
+    return Cover(tuple(chosen), cost, res.status == 0, float(getattr(res, "mip_dual_bound", None) or 0.0))

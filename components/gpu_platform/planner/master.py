@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csc_array
 
-from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns
+from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns, within_gap
 from .cover import Cover, solve_cover
 
 __all__ = ["GroupPlan", "solve_group"]
@@ -94,7 +94,7 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     deadline = time.perf_counter() + time_limit
     start = _greedy(group)
     duals, bound, converged = _generate(group, list({*start, *_full(group)}), deadline)
-    best = Cover(tuple(start), sum(group.cost(c) for c in start), False)
+    best, proven = Cover(tuple(start), sum(group.cost(c) for c in start), False), bound
     slack = _FIRST_SLACK * bound
     while converged and best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline:
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
@@ -102,12 +102,16 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         listed = enumerate_columns(group, duals, slack, _ENUM_LIMIT)
         if listed is None:
             break
-        found = solve_cover(group, listed + list(best.columns), deadline - time.perf_counter(), REL_GAP)
+        found = solve_cover(within_gap(group, duals, slack), listed + list(best.columns),
+                            deadline - time.perf_counter(), REL_GAP)
         if found is not None and found.cost < best.cost:
             best = found
         if found is not None and found.optimal and found.cost <= bound + slack:
             return GroupPlan(best.columns, best.cost, best.cost, True)
+        # No plan within the slack is missing from the program, so its dual bound holds up to bound + slack.
+        if found is not None:
+            proven = max(proven, min(found.bound, bound + slack))
         if slack >= best.cost - bound:
             break
         slack = min(2 * slack, best.cost - bound + REL_GAP * best.cost)
-    return GroupPlan(best.columns, best.cost, min(bound, best.cost), best.cost <= bound + REL_GAP * best.cost)
+    return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)

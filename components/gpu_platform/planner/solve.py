@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..catalog import Catalog
 from ..spec import SharingMode
 from .candidates import Candidate, allowed_types, build_candidates, unit_capacity
-from .columns import Column, Group, merged, split_groups
+from .columns import Column, Group, merged, split_groups, without_dominated
 from .demand import Demand, accepted_modes, catalog_of
 from .master import REL_GAP, solve_group
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
@@ -121,7 +121,7 @@ def _solve(demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, s
     itype_of = {c: cand.itype.name for c, cand in enumerate(cands)}
     columns, bound, optimal = [], 0.0, True
     for group in sorted(split_groups([t.units for t in demand.tiers], pairs, cands), key=lambda g: len(g.units)):
-        solved = solve_group(group, max(deadline - time.perf_counter(), 0.05))
+        solved = solve_group(without_dominated(group), max(deadline - time.perf_counter(), 0.05))
         columns += prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
         bound, optimal = bound + solved.bound, optimal and solved.optimal
     return columns, bound, optimal

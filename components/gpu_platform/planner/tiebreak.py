@@ -1,8 +1,8 @@
 """Break cost ties towards each tier's preferred sharing mode, without ever changing what the plan costs.
 
 A MIG tier may run on whole GPUs (its fallback); when the cheapest plan puts one there, this pass moves it
-into a MIG pool of the plan that has room for it at its planned nodes, and turns an exclusive pool that only
-serves such tiers into a MIG pool of the same instance type and no more nodes. Every step keeps or lowers
+into a MIG pool of the plan that has room for it at its planned nodes, and moves the MIG tiers left on an
+exclusive pool into a MIG pool of the same instance type when the two need no more nodes than before. Every step keeps or lowers
 each pool's nodes, so the plan's cost, and with it "optimal" and the lower bound, stay true.
 """
 
@@ -31,15 +31,18 @@ def _move(group: Group, pools: dict[int, Column], tier: int, home: int) -> bool:
     return False
 
 
-def _convert(group: Group, pools: dict[int, Column], home: int, itype_of: dict[int, str]) -> None:
-    """Turn the exclusive pool `home`, serving only MIG tiers, into a MIG pool of the same type and nodes."""
+def _split(group: Group, pools: dict[int, Column], home: int, mig_tiers: set[int], itype_of: dict[int, str]) -> None:
+    """Move the MIG tiers of the exclusive pool `home` into a new MIG pool of the same instance type, when the
+    two pools together need no more nodes than `home` alone."""
     pool = pools[home]
+    moving, rest = pool.tiers & mig_tiers, pool.tiers - mig_tiers
+    kept = merged(group, home, rest) if rest else None
     for cand in sorted(set(group.slots) - group.direct - set(pools)):
-        if itype_of[cand] == itype_of[home] and all(_serves(group, cand, t) for t in pool.tiers):
-            shaped = merged(group, cand, pool.tiers)
-            if shaped.nodes <= pool.nodes:
-                del pools[home]
+        if itype_of[cand] == itype_of[home] and all(_serves(group, cand, t) for t in moving):
+            shaped = merged(group, cand, moving)
+            if shaped.nodes + (kept.nodes if kept else 0) <= pool.nodes:
                 pools[cand] = shaped
+                pools[home] = kept
                 return
 
 
@@ -50,8 +53,6 @@ def prefer_mig(group: Group, pools: list[Column], mig_tiers: set[int], itype_of:
         for tier in sorted(by_cand[home].tiers & mig_tiers):
             if by_cand.get(home) is not None:
                 _move(group, by_cand, tier, home)
-        if by_cand.get(home) is None:
-            del by_cand[home]
-        elif by_cand[home].tiers <= mig_tiers:
-            _convert(group, by_cand, home, itype_of)
-    return list(by_cand.values())
+        if by_cand.get(home) is not None and by_cand[home].tiers & mig_tiers:
+            _split(group, by_cand, home, mig_tiers, itype_of)
+    return [p for p in by_cand.values() if p is not None]
