@@ -12,11 +12,23 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..spec import SharingMode
 from .candidates import Candidate
 from .knapsack import Item, Table, best_values, maximal_fillings, pick
 
-__all__ = ["Column", "Duals", "Group", "enumerate_columns", "merged", "price_columns", "split_groups", "within_gap", "without_dominated"]
+__all__ = [
+    "Column",
+    "Duals",
+    "Group",
+    "enumerate_columns",
+    "merged",
+    "price_columns",
+    "split_groups",
+    "within_gap",
+    "without_dominated",
+]
 
 
 @dataclass(frozen=True)
@@ -53,8 +65,9 @@ class Group:
 
     def max_nodes(self, cand: int) -> int:
         """Nodes that hold every tier the candidate can serve (or fewer, when the gap caps them)."""
-        return min(self.node_cap.get(cand, math.inf), max(math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
-                   for k, ts in self.slots[cand].items()))
+        need = max(math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
+                   for k, ts in self.slots[cand].items())
+        return min(self.node_cap.get(cand, need), need)
 
     def items(self, cand: int, kind: str, duals: dict[int, float]) -> list[Item]:
         """The knapsack items of one unit kind of a candidate."""
@@ -122,9 +135,8 @@ def within_gap(group: Group, duals: Duals, slack: float) -> Group:
         items = group.items(cand, kind, duals.tiers)
         slots[cand] = {kind: [t for t in group.slots[cand][kind]
                               if _route_reduced(group, cand, t, items, duals) <= slack]}
-        tables = _tables(group, cand, duals.tiers)
-        caps[cand] = max([n for n in range(1, group.max_nodes(cand) + 1)
-                          if _reduced(group, cand, n, tables, duals) <= slack], default=0)
+        reduced = _reduced_all(group, cand, _tables(group, cand, duals.tiers), duals)
+        caps[cand] = int(np.flatnonzero(reduced <= slack).max(initial=-1)) + 1
     return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
 
 
@@ -137,23 +149,30 @@ def _tables(group: Group, cand: int, duals: dict[int, float]) -> dict[str, tuple
     return out
 
 
-def _reduced(group: Group, cand: int, nodes: int, tables: dict, duals: Duals) -> float:
-    value = sum(tab.value(group.per_node[(cand, k)] * nodes) for k, (_, tab) in tables.items())
-    return group.price[cand] * nodes - value + duals.cands.get(cand, 0.0)
+def _reduced_all(group: Group, cand: int, tables: dict, duals: Duals) -> np.ndarray:
+    """Reduced cost of the best pool of `cand` with n nodes, at index n - 1, for n = 1..max_nodes."""
+    nodes = np.arange(1, group.max_nodes(cand) + 1)
+    out = group.price[cand] * nodes + duals.cands.get(cand, 0.0)
+    for kind, (_, tab) in tables.items():
+        out -= tab.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(tab.best) - 1)]
+    return out
 
 
-def price_columns(group: Group, duals: Duals, per_cand: int = 3) -> tuple[list[Column], float]:
+def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
     """The most negative reduced-cost columns of each candidate, and the Lagrangian bound of these duals."""
     found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values())
     for cand in group.slots:
         tables = _tables(group, cand, duals.tiers)
-        scored = sorted((_reduced(group, cand, n, tables, duals), n) for n in range(1, group.max_nodes(cand) + 1))
-        bound += min(0.0, scored[0][0])  # an optimal plan has at most one pool per candidate
-        for rc, n in scored[:per_cand]:
-            if rc < -1e-7:
-                tiers = [t for k, (items, tab) in tables.items() for t in pick(items, tab, group.per_node[(cand, k)] * n)]
-                found.append(Column(cand, n, frozenset(tiers)))
+        reduced = _reduced_all(group, cand, tables, duals)
+        bound += min(0.0, float(reduced.min(initial=0.0)))  # an optimal plan has at most one pool per candidate
+        best = np.argsort(reduced)[:per_cand]
+        found += [_best_column(group, cand, int(i) + 1, tables) for i in best if reduced[i] < -1e-7]
     return found, bound
+
+
+def _best_column(group: Group, cand: int, nodes: int, tables: dict) -> Column:
+    tiers = [t for k, (items, tab) in tables.items() for t in pick(items, tab, group.per_node[(cand, k)] * nodes)]
+    return Column(cand, nodes, frozenset(tiers))
 
 
 def merged(group: Group, cand: int, tiers: Iterable[int]) -> Column:
@@ -191,10 +210,9 @@ def enumerate_columns(group: Group, duals: Duals, slack: float, limit: int) -> l
     out: list[Column] = []
     for cand in set(group.slots) - group.direct:
         tables = _tables(group, cand, duals.tiers)
-        for n in range(1, group.max_nodes(cand) + 1):
-            budget = slack - _reduced(group, cand, n, tables, duals)
-            if budget < 0:
-                continue
+        reduced = _reduced_all(group, cand, tables, duals)
+        for n in np.flatnonzero(reduced <= slack) + 1:
+            n, budget = int(n), slack - float(reduced[n - 1])
             per_kind = _kind_fillings(group, cand, n, tables, budget, limit)
             if per_kind is None:
                 return None

@@ -79,8 +79,9 @@ class _Program:
 
     def columns(self, x: np.ndarray) -> list[Column]:
         out = [c for c, v in zip(self.cols, x) if v > 0.5]
+        routed = [(t, c) for i, (t, c, _) in enumerate(self.routes) if x[self.first_route + i] > 0.5]
         for c, v in self.node_var.items():
-            tiers = frozenset(t for i, (t, cc, _) in enumerate(self.routes) if cc == c and x[self.first_route + i] > 0.5)
+            tiers = frozenset(t for t, cc in routed if cc == c)
             if tiers:
                 out.append(Column(c, int(round(x[v])), tiers))
         return out

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Item", "Table", "best_values", "maximal_fillings", "pick"]
+__all__ = ["Filling", "Item", "Table", "best_values", "maximal_fillings", "pick"]
 
 Item = tuple[int, int, float]
 """(tier index, weight in units, value)."""
+Filling = tuple[float, frozenset[int]]
+"""(value, tiers) of one filling."""
 
 _EPS = 1e-9
 
@@ -68,11 +70,11 @@ def _fractional(order: Sequence[Item], i: int, room: int) -> float:
     return extra
 
 
-def maximal_fillings(items: Sequence[Item], cap: int, floor: float, limit: int) -> list[tuple[float, frozenset[int]]] | None:
+def maximal_fillings(items: Sequence[Item], cap: int, floor: float, limit: int) -> list[Filling] | None:
     """Every maximal filling (no left-out item fits) of value >= floor, as (value, tiers); None past `limit`."""
     order = sorted(items, key=lambda it: -it[2] / max(it[1], 1))
     weight_left = np.concatenate([np.cumsum([w for _, w, _ in order][::-1])[::-1], [0]])
-    found: list[tuple[float, frozenset[int]]] = []
+    found: list[Filling] = []
 
     def walk(i: int, room: int, value: float, chosen: tuple[int, ...], smallest_out: int) -> None:
         # Prune: too little value left to reach the floor, or a left-out item that will always still fit.

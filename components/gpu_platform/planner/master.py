@@ -1,16 +1,20 @@
-"""Solve one tier group exactly: column generation for the bound, set cover for the plan, enumeration for proof.
+"""Solve one tier group exactly: column generation for the bound, enumeration and a cover program for the plan.
 
-1. Column generation (HiGHS LP through `scipy.optimize.linprog`, exact knapsack pricing) gives the bound L of
-   the column model, which is at least as tight as the compact model's LP bound.
-2. A set cover over the columns found gives a plan U quickly.
-3. Every column an optimal plan can use has reduced cost <= U - L; when those are few enough they are all
-   listed and the set cover over them is solved to optimality, which proves the plan optimal.
+1. Column generation (HiGHS LP through `scipy.optimize.linprog`, exact knapsack pricing, at most one pool per
+   candidate) gives a lower bound L on the cost of any plan, with tier and candidate duals.
+2. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
+   for a small slack s (0.2 % of L) and solves the cover program over them (`cover.solve_cover`). When that
+   program's optimum is within L + s, it is the true optimum: proven. Otherwise s doubles, up to the gap of
+   the best plan found, until the time limit.
+3. When even a small slack lists too many pools (large groups), the compact model, where every pool is modelled
+   directly, gets the time left; the greedy plan (each tier where it alone is cheapest) is the last resort.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import linprog
@@ -22,8 +26,11 @@ from .cover import Cover, solve_cover
 __all__ = ["GroupPlan", "solve_group"]
 
 REL_GAP = 1e-6  # a plan within this relative gap of the bound is reported optimal
-_ENUM_LIMIT = 50_000
-_FIRST_SLACK = 2e-3  # the first enumeration lists pools within 0.2 % of the bound; then the slack doubles  # columns listed for the proof before the planner settles for the gap
+_ENUM_LIMIT = 50_000  # pools listed for one proof step before the planner settles for the gap
+_SMOOTHING = 0.5  # weight of the best duals so far when pricing
+_CG_GAP = 2e-4  # column generation stops when the best bound is this close (relative) to the LP value
+_CG_SHARE = 0.4  # of the time limit, at most, for column generation
+_FIRST_SLACK = 2e-3  # the first listing holds the pools within 0.2 % of the bound; then the slack doubles
 
 
 @dataclass(frozen=True)
@@ -47,25 +54,40 @@ def _matrix(group: Group, cols: list[Column]) -> tuple[csc_array, list[int], lis
     return csc_array((v, (r, c)), shape=(len(tiers) + len(cands), len(cols))), tiers, cands
 
 
-def _lp(group: Group, cols: list[Column]) -> Duals:
-    """The duals of the column model's LP over `cols` (clipped at 0, which keeps the bound valid)."""
+def _lp(group: Group, cols: list[Column]) -> tuple[Duals, float]:
+    """The duals (clipped at 0) and the value of the column model's LP over `cols`."""
     a, tiers, cands = _matrix(group, cols)
     b = np.concatenate([-np.ones(len(tiers)), np.ones(len(cands))])
     res = linprog([group.cost(c) for c in cols], A_ub=a, b_ub=b, bounds=(0, None), method="highs")
     marg = [max(0.0, -float(m)) for m in res.ineqlin.marginals]
-    return Duals(dict(zip(tiers, marg)), dict(zip(cands, marg[len(tiers):])))
+    return Duals(dict(zip(tiers, marg)), dict(zip(cands, marg[len(tiers):]))), float(res.fun)
 
 
-def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals, float, bool]:
-    """Column generation until no pool prices out: (duals, lower bound, converged)."""
-    known, bound = set(cols), 0.0
+def _mix(a: Duals, b: Duals, weight: float) -> Duals:
+    """weight * a + (1 - weight) * b."""
+    return Duals({t: weight * v + (1 - weight) * b.tiers[t] for t, v in a.tiers.items()},
+                 {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()})
+
+
+def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals, float]:
+    """Column generation: the duals with the best Lagrangian bound found, and that bound.
+
+    Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
+    and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
+    """
+    known, center, bound = set(cols), None, -math.inf
     while True:
-        duals = _lp(group, cols)
-        new, lagrange = price_columns(group, duals)
-        bound = max(bound, lagrange)
-        new = [c for c in new if c not in known]
-        if not new or time.perf_counter() > deadline:
-            return duals, bound, not new
+        duals, value = _lp(group, cols)
+        new, lagrange, at = [], -math.inf, duals
+        for at in ([_mix(center, duals, _SMOOTHING), duals] if center else [duals]):
+            new, lagrange = price_columns(group, at)
+            if lagrange > bound:
+                center, bound = at, lagrange
+            new = [c for c in new if c not in known]
+            if new:
+                break
+        if not new or value - bound <= _CG_GAP * abs(value) or time.perf_counter() > deadline:
+            return center, bound
         known.update(new)
         cols += new
 
@@ -93,25 +115,39 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     """The cheapest pools for one group found within `time_limit` seconds, with a proven lower bound."""
     deadline = time.perf_counter() + time_limit
     start = _greedy(group)
-    duals, bound, converged = _generate(group, list({*start, *_full(group)}), deadline)
+    generated = list({*start, *_full(group)})
+    duals, bound = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
     best, proven = Cover(tuple(start), sum(group.cost(c) for c in start), False), bound
-    slack = _FIRST_SLACK * bound
-    while converged and best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline:
+    solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound
+    while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack:
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
         listed = enumerate_columns(group, duals, slack, _ENUM_LIMIT)
         if listed is None:
-            break
+            too_many, slack = slack, _next_slack(solved, slack, math.inf, bound)
+            continue
         found = solve_cover(within_gap(group, duals, slack), listed + list(best.columns),
                             deadline - time.perf_counter(), REL_GAP)
-        if found is not None and found.cost < best.cost:
-            best = found
+        best = found if found is not None and found.cost < best.cost else best
         if found is not None and found.optimal and found.cost <= bound + slack:
             return GroupPlan(best.columns, best.cost, best.cost, True)
-        # No plan within the slack is missing from the program, so its dual bound holds up to bound + slack.
-        if found is not None:
+        if found is not None:  # no plan within the slack is missing, so the program's bound holds up to it
             proven = max(proven, min(found.bound, bound + slack))
-        if slack >= best.cost - bound:
-            break
-        slack = min(2 * slack, best.cost - bound + REL_GAP * best.cost)
+        solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
+    if not solved:  # nothing could be listed: every pool modelled directly (the compact model)
+        found = solve_cover(replace(group, direct=set(group.slots)), [], deadline - time.perf_counter(), REL_GAP)
+        best = found if found is not None and found.cost < best.cost else best
+        proven = max(proven, found.bound if found is not None else proven)
     return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
+
+
+def _next_slack(solved: float, too_many: float, needed: float, bound: float) -> float:
+    """The next slack to list: double the last solved one, up to what the proof needs, below one that listed
+    too many pools; 0 when no slack is left to try."""
+    if too_many < math.inf:
+        low = solved or too_many / 8
+        nxt = (low + too_many) / 2 if solved else low
+    else:
+        nxt = min(2 * solved, needed)
+    nxt = min(nxt, needed)
+    return 0.0 if nxt <= solved * 1.05 or nxt < REL_GAP * bound else nxt

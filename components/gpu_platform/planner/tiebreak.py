@@ -2,8 +2,8 @@
 
 A MIG tier may run on whole GPUs (its fallback); when the cheapest plan puts one there, this pass moves it
 into a MIG pool of the plan that has room for it at its planned nodes, and moves the MIG tiers left on an
-exclusive pool into a MIG pool of the same instance type when the two need no more nodes than before. Every step keeps or lowers
-each pool's nodes, so the plan's cost, and with it "optimal" and the lower bound, stay true.
+exclusive pool into a new MIG pool of the same instance type when the two need no more nodes than before.
+No step adds a node, so the plan's cost, and with it "optimal" and the lower bound, stay true.
 """
 
 from __future__ import annotations
