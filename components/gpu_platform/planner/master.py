@@ -6,8 +6,9 @@
    for a small slack s (0.2 % of L) and solves the cover program over them (`cover.solve_cover`). When that
    program's optimum is within L + s, it is the true optimum: proven. Otherwise s doubles, up to the gap of
    the best plan found, until the time limit.
-3. When even a small slack lists too many pools (large groups), the compact model, where every pool is modelled
-   directly, gets the time left; the greedy plan (each tier where it alone is cheapest) is the last resort.
+3. When column generation does not converge in its share of the time, or no listing yields a plan (large
+   groups), the compact model, where every pool is modelled directly, gets the time left; the greedy plan
+   (each tier where it alone is cheapest) is the last resort.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ def _mix(a: Duals, b: Duals, weight: float) -> Duals:
                  {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()})
 
 
-def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals, float]:
-    """Column generation: the duals with the best Lagrangian bound found, and that bound.
+def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals, float, bool]:
+    """Column generation: the duals with the best Lagrangian bound found, that bound, and whether it converged.
 
     Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
     and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
@@ -78,7 +79,7 @@ def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals,
     known, center, bound = set(cols), None, -math.inf
     while True:
         duals, value = _lp(group, cols)
-        new, lagrange, at = [], -math.inf, duals
+        new: list[Column] = []
         for at in ([_mix(center, duals, _SMOOTHING), duals] if center else [duals]):
             new, lagrange = price_columns(group, at)
             if lagrange > bound:
@@ -86,8 +87,9 @@ def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals,
             new = [c for c in new if c not in known]
             if new:
                 break
-        if not new or value - bound <= _CG_GAP * abs(value) or time.perf_counter() > deadline:
-            return center, bound
+        converged = not new or value - bound <= _CG_GAP * abs(value)
+        if converged or time.perf_counter() > deadline:
+            return center, bound, converged
         known.update(new)
         cols += new
 
@@ -116,9 +118,9 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     deadline = time.perf_counter() + time_limit
     start = _greedy(group)
     generated = list({*start, *_full(group)})
-    duals, bound = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
+    duals, bound, converged = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
     best, proven = Cover(tuple(start), sum(group.cost(c) for c in start), False), bound
-    solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound
+    solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound if converged else 0.0
     while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack:
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
@@ -134,7 +136,7 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         if found is not None:  # no plan within the slack is missing, so the program's bound holds up to it
             proven = max(proven, min(found.bound, bound + slack))
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
-    if not solved:  # nothing could be listed: every pool modelled directly (the compact model)
+    if best.columns == tuple(start) and time.perf_counter() < deadline:  # the compact model gets the time left
         found = solve_cover(replace(group, direct=set(group.slots)), [], deadline - time.perf_counter(), REL_GAP)
         best = found if found is not None and found.cost < best.cost else best
         proven = max(proven, found.bound if found is not None else proven)
