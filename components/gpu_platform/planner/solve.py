@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..catalog import Catalog
+from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
 from ..spec import SharingMode
 from .candidates import Candidate, allowed_types, build_candidates, unit_capacity
 from .columns import Column, Group, merged, split_groups, without_dominated
@@ -23,6 +24,9 @@ from .mig_packing import PlanningError, first_fit, lower_bound, pack
 from .tiebreak import prefer_mig
 
 __all__ = ["MigFigures", "Plan", "PlannedPool", "plan"]
+
+# An EKS managed node group is named `<pool>-` plus a generated suffix within EKS's limit.
+_NAME_MAX = EKS_NODE_GROUP_NAME_MAX - NAME_SUFFIX_LEN - 1
 
 
 
@@ -138,17 +142,19 @@ def _one_pool_per_tier(group: Group, columns: tuple[Column, ...]) -> list[Column
 
 
 def _pool_name(cand: Candidate, taken: set[str]) -> str:
+    """`<sharing>-<type>[-<layout>]`, short enough for an EKS node group name (the size is dropped if need be)."""
     slug = cand.itype.name.replace(".", "-")
     prefix = {SharingMode.EXCLUSIVE: "excl", SharingMode.MIG: "mig"}.get(cand.mode)
     prefix = prefix or f"{'ts' if cand.mode == SharingMode.TIME_SLICING else 'mps'}{cand.replicas}"
-    parts = [prefix, slug]
-    if cand.layout:
-        parts += [p.replace("gb", "").replace(".", "").replace("+", "") + (f"x{n}" if n > 1 else "")
-                  for p, n in sorted(cand.layout, key=lambda kv: (-int(kv[0].split("g")[0]), kv[0]))]
-    name = "-".join(parts)[:63].strip("-")
-    base, i = name, 2
+    layout = [p.replace("gb", "").replace(".", "").replace("+", "") + (f"x{n}" if n > 1 else "")
+              for p, n in sorted(cand.layout or (), key=lambda kv: (-int(kv[0].split("g")[0]), kv[0]))]
+    name = "-".join([prefix, slug, *layout])
+    if len(name) > _NAME_MAX:
+        name = "-".join([prefix, slug.split("-")[0], *layout])
+    name = base = name[:_NAME_MAX].strip("-")
+    i = 2
     while name in taken:
-        name, i = f"{base[:59]}-{i}", i + 1
+        name, i = f"{base[: _NAME_MAX - 1 - len(str(i))].strip('-')}-{i}", i + 1
     taken.add(name)
     return name
 
