@@ -1,1 +1,2 @@
-"""Shared test helpers: exporter label sets, promtool plumbing, strict CRD validation."""
+"""Shared test helpers: exporter label sets, promtool plumbing, strict CRD validation, planner demands and a
+brute-force optimum."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..catalog import Catalog, InstanceType, profiles_for
+from ..catalog import Catalog, GpuModel, InstanceType, profiles_for
 from ..spec import SharingMode
 from .demand import Demand, DemandTier, accepted_modes
 from .mig_packing import Layout, maximal_layouts
@@ -62,12 +62,18 @@ def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[
         need = _GB.search(profile)
         fits = gpu is not None and need is not None and int(need.group(1)) <= gpu.memory_gb
         return ("gpu", 1) if fits else None
-    seats = tier.seats
-    if cand.replicas != seats.per_gpu:
+    return _seat_capacity(tier, cand, gpu)
+
+
+def _seat_capacity(tier: DemandTier, cand: Candidate, gpu: GpuModel | None) -> tuple[str, int] | None:
+    """perGpu is the most seats a GPU may hold: any pool with that many replicas or fewer serves the tier,
+    unless `exactDensity` asks for exactly perGpu."""
+    seats, replicas = tier.seats, cand.replicas or 0
+    if replicas > seats.per_gpu or (seats.exact_density and replicas != seats.per_gpu):
         return None
-    if cand.mode == SharingMode.MPS and (gpu is None or seats.per_gpu > gpu.mps_max_clients):
+    if cand.mode == SharingMode.MPS and (gpu is None or replicas > gpu.mps_max_clients):
         return None
-    return ("gpu", seats.per_gpu)
+    return ("gpu", replicas)
 
 
 def _mig_profiles(demand: Demand, itype: InstanceType, catalog: Catalog) -> tuple[str, ...]:

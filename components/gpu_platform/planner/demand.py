@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from ..catalog import Catalog
@@ -59,7 +59,9 @@ class SeatDemand(_Model):
     """Pods sharing a GPU by time-slicing or MPS."""
 
     count: int = Field(ge=1, description="Seats (pods) needed at once.")
-    per_gpu: int = Field(ge=2, le=48, description="Seats per GPU: the pool's replicas (MPS: <= 48).")
+    per_gpu: int = Field(ge=2, le=48, description="Most seats per GPU (MPS: <= 48): the tier may also share a "
+                         "pool whose replicas are fewer, where each seat gets more of a GPU.")
+    exact_density: StrictBool = Field(default=False, description="true: only a pool whose replicas equal perGpu.")
 
 
 class DemandTier(_Model):

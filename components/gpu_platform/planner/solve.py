@@ -1,9 +1,9 @@
 """Plan a fleet: which pools, instance types, node counts, MIG layouts and replicas serve a demand most cheaply.
 
-One integer program (HiGHS through `scipy.optimize.milp`): integer nodes per candidate pool, a binary choice of
-one pool per tier (a tier routes to exactly one pool), and per pool and unit kind: demand routed there <= units
-the pool's nodes offer. Minimises $/hour. The MIG packing figures (exact, first-fit, slice bound) are computed
-per GPU model alongside, for the report.
+Tiers that can share no pool are planned apart (`columns.split_groups`); each group is solved exactly by
+column generation, enumeration and a set-cover program (`master.solve_group`, HiGHS through scipy). Minimises
+$/hour; a second pass (`tiebreak`) breaks cost ties towards each tier's preferred sharing mode without changing
+the cost. The MIG packing figures (exact, first-fit, slice bound) are computed per GPU model alongside.
 """
 
 from __future__ import annotations
@@ -13,20 +13,21 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import lil_array
-
 from ..catalog import Catalog
+from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
 from ..spec import SharingMode
 from .candidates import Candidate, allowed_types, build_candidates, unit_capacity
+from .columns import Column, Group, merged, split_groups, without_dominated
 from .demand import Demand, accepted_modes, catalog_of
+from .master import REL_GAP, solve_group
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
+from .tiebreak import prefer_mig
 
 __all__ = ["MigFigures", "Plan", "PlannedPool", "plan"]
 
-_TIE_BREAK = 1e-3  # $/hour; far below any price difference between two node counts
-_REL_GAP = 1e-6  # HiGHS stops at this relative gap (its default, 1e-4, could hide a node's price)
+# An EKS managed node group is named `<pool>-` plus a generated suffix within EKS's limit.
+_NAME_MAX = EKS_NODE_GROUP_NAME_MAX - NAME_SUFFIX_LEN - 1
+
 
 
 @dataclass(frozen=True)
@@ -118,50 +119,42 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
 
 
 def _solve(demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], time_limit: float):
-    nc, ny, nt = len(cands), len(pairs), len(demand.tiers)
-    rows = sorted({(c, k) for _, c, k in pairs})
-    row_of = {rk: i for i, rk in enumerate(rows)}
-    # Rows: capacity per (pool, unit kind); one pool per tier; and the cut "a tier alone needs
-    # ceil(units / per node) nodes of its pool", which tightens the relaxation a lot.
-    a = lil_array((len(rows) + nt + ny, nc + ny))
-    load: dict[tuple[int, str], int] = defaultdict(int)
-    upper = np.zeros(nc + ny)
-    upper[nc:] = 1
-    for j, (t, c, k) in enumerate(pairs):
-        units, per_node = demand.tiers[t].units, cands[c].itype.gpu_count * cands[c].units_per_gpu[k]
-        a[row_of[(c, k)], nc + j] = units
-        a[len(rows) + t, nc + j] = 1
-        a[len(rows) + nt + j, nc + j] = math.ceil(units / per_node)
-        a[len(rows) + nt + j, c] = -1
-        load[(c, k)] += units
-    for (c, k), i in row_of.items():
-        per_node = cands[c].itype.gpu_count * cands[c].units_per_gpu[k]
-        a[i, c] = -per_node
-        upper[c] = max(upper[c], math.ceil(load[(c, k)] / per_node))
-    # A tiny charge on routes outside a tier's preferred sharing mode breaks ties towards the preferred one.
-    tie = [_TIE_BREAK * (cands[c].mode != accepted_modes(demand.tiers[t])[0]) for t, c, _ in pairs]
-    cost = np.concatenate([[x.itype.hourly_usd for x in cands], tie])
-    lb = np.concatenate([np.full(len(rows), -np.inf), np.ones(nt), np.full(ny, -np.inf)])
-    ub = np.concatenate([np.zeros(len(rows)), np.ones(nt), np.zeros(ny)])
-    res = milp(cost, constraints=LinearConstraint(a.tocsr(), lb, ub), integrality=np.ones(nc + ny),
-               bounds=Bounds(np.zeros(nc + ny), upper), options={"time_limit": time_limit, "mip_rel_gap": _REL_GAP})
-    if res.x is None:
-        raise PlanningError(f"the planner found no plan within {time_limit}s: {res.message}")
-    return res
+    """The pools of every group and the summed lower bound: (columns, bound, proven optimal)."""
+    deadline = time.perf_counter() + time_limit
+    mig_tiers = {t for t, tier in enumerate(demand.tiers) if accepted_modes(tier)[0] == SharingMode.MIG}
+    itype_of = {c: cand.itype.name for c, cand in enumerate(cands)}
+    columns, bound, optimal = [], 0.0, True
+    for group in sorted(split_groups([t.units for t in demand.tiers], pairs, cands), key=lambda g: len(g.units)):
+        solved = solve_group(without_dominated(group), max(deadline - time.perf_counter(), 0.05))
+        columns += prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
+        bound, optimal = bound + solved.bound, optimal and solved.optimal
+    return columns, bound, optimal
+
+
+def _one_pool_per_tier(group: Group, columns: tuple[Column, ...]) -> list[Column]:
+    """Merge pools of one candidate and keep each tier in one pool; nodes never grow."""
+    on: dict[int, set[int]] = defaultdict(set)
+    seen: set[int] = set()
+    for col in columns:
+        on[col.cand] |= col.tiers - seen
+        seen |= col.tiers
+    return [merged(group, c, tiers) for c, tiers in on.items() if tiers]
 
 
 def _pool_name(cand: Candidate, taken: set[str]) -> str:
+    """`<sharing>-<type>[-<layout>]`, short enough for an EKS node group name (the size is dropped if need be)."""
     slug = cand.itype.name.replace(".", "-")
     prefix = {SharingMode.EXCLUSIVE: "excl", SharingMode.MIG: "mig"}.get(cand.mode)
     prefix = prefix or f"{'ts' if cand.mode == SharingMode.TIME_SLICING else 'mps'}{cand.replicas}"
-    parts = [prefix, slug]
-    if cand.layout:
-        parts += [p.replace("gb", "").replace(".", "").replace("+", "") + (f"x{n}" if n > 1 else "")
-                  for p, n in sorted(cand.layout, key=lambda kv: (-int(kv[0].split("g")[0]), kv[0]))]
-    name = "-".join(parts)[:63].strip("-")
-    base, i = name, 2
+    layout = [p.replace("gb", "").replace(".", "").replace("+", "") + (f"x{n}" if n > 1 else "")
+              for p, n in sorted(cand.layout or (), key=lambda kv: (-int(kv[0].split("g")[0]), kv[0]))]
+    name = "-".join([prefix, slug, *layout])
+    if len(name) > _NAME_MAX:
+        name = "-".join([prefix, slug.split("-")[0], *layout])
+    name = base = name[:_NAME_MAX].strip("-")
+    i = 2
     while name in taken:
-        name, i = f"{base[:59]}-{i}", i + 1
+        name, i = f"{base[: _NAME_MAX - 1 - len(str(i))].strip('-')}-{i}", i + 1
     taken.add(name)
     return name
 
@@ -197,19 +190,15 @@ def _gpus_needed(demand: Demand, pool_of: dict[str, PlannedPool]) -> int:
     return whole + sum(math.ceil(n / per_gpu[name]) for name, n in seats.items())
 
 
-def _pools(demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], x: np.ndarray):
-    """The solved pools (exclusive first) and the pool each tier routes to."""
-    tiers_at: dict[int, list[str]] = defaultdict(list)
-    for j, (t, c, _) in enumerate(pairs):
-        if x[len(cands) + j]:
-            tiers_at[c].append(demand.tiers[t].name)
+def _pools(demand: Demand, cands: list[Candidate], columns: list[Column]):
+    """The planned pools (exclusive first) and the pool each tier routes to."""
     taken: set[str] = set()
     pools, tier_pool = [], {}
     grow = 1 + demand.headroom_percent / 100
-    for c in sorted(tiers_at, key=lambda c: (cands[c].mode != SharingMode.EXCLUSIVE, c)):
-        name, nodes = _pool_name(cands[c], taken), int(x[c])
-        pools.append(PlannedPool(name, cands[c], nodes, math.ceil(nodes * grow - 1e-9), tuple(tiers_at[c])))
-        tier_pool.update(dict.fromkeys(tiers_at[c], name))
+    for col in sorted(columns, key=lambda col: (cands[col.cand].mode != SharingMode.EXCLUSIVE, col.cand)):
+        name, tiers = _pool_name(cands[col.cand], taken), tuple(demand.tiers[t].name for t in sorted(col.tiers))
+        pools.append(PlannedPool(name, cands[col.cand], col.nodes, math.ceil(col.nodes * grow - 1e-9), tiers))
+        tier_pool.update(dict.fromkeys(tiers, name))
     return pools, tier_pool
 
 
@@ -219,17 +208,17 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     catalog = catalog_of(demand)
     cands = build_candidates(demand, catalog)
     pairs = _pairs(demand, cands, catalog)
-    res = _solve(demand, cands, pairs, time_limit)
-    pools, tier_pool = _pools(demand, cands, pairs, np.round(res.x).astype(int))
+    columns, cost_bound, optimal = _solve(demand, cands, pairs, time_limit)
+    pools, tier_pool = _pools(demand, cands, columns)
+    hourly = sum(p.hourly for p in pools)
+    optimal = optimal or hourly <= cost_bound + REL_GAP * hourly
     mig = _mig_figures(demand, pools, tier_pool, time_limit)
     pool_of = {t.name: next(p for p in pools if p.name == tier_pool[t.name]) for t in demand.tiers}
     bound = sum(m.lower_bound for m in mig) + _gpus_needed(demand, pool_of)
     baseline = sum(t.units * pool_of[t.name].candidate.itype.hourly_per_gpu for t in demand.tiers)
-    optimal = res.status == 0
     return Plan(
         demand=demand, pools=tuple(pools), tier_pool=tier_pool, optimal=optimal,
-        gap=0.0 if optimal else float(getattr(res, "mip_gap", float("nan"))),
-        cost_bound=min(float(getattr(res, "mip_dual_bound", res.fun)), sum(p.hourly for p in pools)),
+        gap=0.0 if optimal else (hourly - cost_bound) / hourly, cost_bound=min(cost_bound, hourly),
         seconds=time.perf_counter() - start,
         lower_bound_gpus=bound, baseline_gpus=sum(t.units for t in demand.tiers), baseline_hourly=baseline, mig=mig,
     )

@@ -1,0 +1,74 @@
+"""Plan generated demands of 16-128 tiers: time to the first plan within 1 % of the best known, and to proof.
+
+Usage: .venv/bin/python benchmarks/bench_plan_scale.py [--tiers 16 32 64 128] [--seeds 1 2 3] [--repeat 3]
+       [--time-limit 60]
+
+Demands come from `bench_plan.random_demand` (whole GPUs, seven A100-80GB MIG profiles, time-sliced and MPS
+seats; four AWS instance types). "to proof" is the wall time of `plan(demand, time_limit)` when it reports
+optimal. "to 1 %" re-plans with time limits 0.5, 1, 2, 5, 10, 20 and 30 s and takes the wall time of the first
+run whose plan costs at most 1 % more than the best plan known (the proven optimum when there is one): the
+planner's anytime quality, measured from outside. Each figure is the median of --repeat runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from bench_plan import random_demand
+from gpu_platform.planner import plan
+from rich.console import Console
+from rich.table import Table
+
+_LADDER = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0)
+
+
+def _timed(tiers: int, seed: int, limit: float):
+    start = time.perf_counter()
+    result = plan(random_demand(tiers, seed), limit)
+    return time.perf_counter() - start, result
+
+
+def _to_one_percent(tiers: int, seed: int, best: float) -> float | None:
+    for limit in _LADDER:
+        wall, result = _timed(tiers, seed, limit)
+        if result.hourly <= best * 1.01:
+            return wall
+    return None
+
+
+def _row(tiers: int, seed: int, limit: float, repeat: int) -> list[str]:
+    runs = [_timed(tiers, seed, limit) for _ in range(repeat)]
+    best = min(r.hourly for _, r in runs)
+    proven = [wall for wall, r in runs if r.optimal]
+    first = [_to_one_percent(tiers, seed, best) for _ in range(repeat)]
+    gap = max(r.gap for _, r in runs)
+    fmt = lambda xs: f"{statistics.median(xs):.2f}" if xs and None not in xs else "-"  # noqa: E731
+    status = f"optimal {len(proven)}/{repeat}" if proven else f"gap {gap:.2%}"
+    return [str(tiers), str(seed), fmt(first), fmt(proven) if len(proven) == repeat else "-", status,
+            f"{best:,.2f}", f"{min(r.cost_bound for _, r in runs):,.2f}"]
+
+
+def main() -> None:
+    """Run the benchmark and print its table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tiers", type=int, nargs="+", default=[16, 32, 64, 128])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    args = parser.parse_args()
+    table = Table(title=f"planner at scale (median of {args.repeat}, time limit {args.time_limit:g} s)",
+                  title_justify="left")
+    for col in ("tiers", "seed", "s to 1 %", "s to proof", "status", "$/hour", "bound $/hour"):
+        table.add_column(col, justify="right" if col != "status" else "left")
+    console = Console(width=140)
+    for tiers in args.tiers:
+        for seed in args.seeds:
+            table.add_row(*_row(tiers, seed, args.time_limit, args.repeat))
+            console.print(f"done: {tiers} tiers, seed {seed}", style="dim")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()

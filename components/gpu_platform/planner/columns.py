@@ -1,0 +1,223 @@
+"""Pools as columns: independent tier groups, exact pricing of a pool of n nodes, and column enumeration.
+
+A column is one pool: a candidate, a node count and the tiers it serves (each tier's units of each kind fit
+the nodes' capacity). Pricing a candidate against tier duals is one knapsack per unit kind, so it is exact:
+column generation reaches the true bound of the column model, and `enumerate_columns` can list every column
+an optimal plan may use (reduced cost within the gap), which makes the final set-cover program exact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..spec import SharingMode
+from .candidates import Candidate
+from .knapsack import Item, Table, best_values, maximal_fillings, pick
+
+__all__ = [
+    "Column",
+    "Duals",
+    "Group",
+    "enumerate_columns",
+    "merged",
+    "price_columns",
+    "split_groups",
+    "within_gap",
+    "without_dominated",
+]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One pool: `nodes` nodes of candidate `cand` serving `tiers`."""
+
+    cand: int
+    nodes: int
+    tiers: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Duals:
+    """LP duals: per tier (its cover row) and per candidate (at most one pool of it), both >= 0."""
+
+    tiers: dict[int, float]
+    cands: dict[int, float]
+
+
+@dataclass
+class Group:
+    """Tiers that share candidate pools, apart from every other tier (so it is planned on its own)."""
+
+    units: dict[int, int]  # tier index -> units demanded
+    slots: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # cand -> unit kind -> tiers
+    per_node: dict[tuple[int, str], int] = field(default_factory=dict)  # (cand, kind) -> units per node
+    price: dict[int, float] = field(default_factory=dict)  # cand -> $/hour per node
+    direct: set[int] = field(default_factory=set)  # one-kind candidates the final program models directly
+    node_cap: dict[int, int] = field(default_factory=dict)  # cand -> most nodes a plan within the gap gives it
+
+    def cost(self, col: Column) -> float:
+        """$/hour of a column."""
+        return self.price[col.cand] * col.nodes
+
+    def max_nodes(self, cand: int) -> int:
+        """Nodes that hold every tier the candidate can serve (or fewer, when the gap caps them)."""
+        need = max(math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
+                   for k, ts in self.slots[cand].items())
+        return min(self.node_cap.get(cand, need), need)
+
+    def items(self, cand: int, kind: str, duals: dict[int, float]) -> list[Item]:
+        """The knapsack items of one unit kind of a candidate."""
+        return [(t, self.units[t], duals[t]) for t in self.slots[cand][kind]]
+
+
+def split_groups(units: list[int], pairs: list[tuple[int, int, str]], cands: list[Candidate]) -> list[Group]:
+    """Connected components of the tier-candidate graph, each a Group."""
+    parent = list(range(len(units)))
+
+    def root(t: int) -> int:
+        while parent[t] != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    first: dict[int, int] = {}
+    for t, c, _ in pairs:
+        parent[root(t)] = root(first.setdefault(c, t))
+    groups: dict[int, Group] = {}
+    for t, c, k in pairs:
+        g = groups.setdefault(root(t), Group({}))
+        g.units[t] = units[t]
+        g.slots.setdefault(c, {}).setdefault(k, []).append(t)
+        g.per_node[(c, k)] = cands[c].itype.gpu_count * cands[c].units_per_gpu[k]
+        g.price[c] = cands[c].itype.hourly_usd
+        if cands[c].mode != SharingMode.MIG:
+            g.direct.add(c)
+    return list(groups.values())
+
+
+def _covers(group: Group, big: int, small: int) -> bool:
+    """A pool of one-kind `big` can take over every tier of one-kind `small` on no more nodes, for no more money."""
+    (kb, tb), (ks, ts) = next(iter(group.slots[big].items())), next(iter(group.slots[small].items()))
+    return (group.price[big] <= group.price[small] and set(ts) <= set(tb)
+            and group.per_node[(big, kb)] >= group.per_node[(small, ks)])
+
+
+def without_dominated(group: Group) -> Group:
+    """The group without MIG candidates of one profile that a direct candidate covers (a 7g.80gb-only layout
+    holds no more than whole GPUs of the same type). Any plan using one costs no less merged into the other;
+    the tie-break pass may bring it back."""
+    single = [c for c in group.slots if len(group.slots[c]) == 1]
+    drop = {m for m in single if m not in group.direct
+            and any(_covers(group, e, m) for e in single if e in group.direct)}
+    keep = {c: k for c, k in group.slots.items() if c not in drop}
+    return Group(group.units, keep, group.per_node, {c: group.price[c] for c in keep}, group.direct)
+
+
+def _route_reduced(group: Group, cand: int, tier: int, items: list[Item], duals: Duals) -> float:
+    """The least reduced cost of a pool of one-kind `cand` that serves `tier`."""
+    (kind,) = group.slots[cand]
+    per_node, others = group.per_node[(cand, kind)], [it for it in items if it[0] != tier]
+    table = best_values(others, per_node * group.max_nodes(cand))
+    return min(group.price[cand] * n + duals.cands.get(cand, 0.0) - duals.tiers[tier]
+               - table.value(per_node * n - group.units[tier])
+               for n in range(1, group.max_nodes(cand) + 1) if per_node * n >= group.units[tier])
+
+
+def within_gap(group: Group, duals: Duals, slack: float) -> Group:
+    """The group with each direct candidate's tiers and nodes cut to what a plan within `slack` can use."""
+    slots, caps = dict(group.slots), {}
+    for cand in group.direct:
+        (kind,) = group.slots[cand]
+        items = group.items(cand, kind, duals.tiers)
+        slots[cand] = {kind: [t for t in group.slots[cand][kind]
+                              if _route_reduced(group, cand, t, items, duals) <= slack]}
+        reduced = _reduced_all(group, cand, _tables(group, cand, duals.tiers), duals)
+        caps[cand] = int(np.flatnonzero(reduced <= slack).max(initial=-1)) + 1
+    return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
+
+
+def _tables(group: Group, cand: int, duals: dict[int, float]) -> dict[str, tuple[list[Item], Table]]:
+    cap = group.max_nodes(cand)
+    out = {}
+    for kind in group.slots[cand]:
+        items = group.items(cand, kind, duals)
+        out[kind] = (items, best_values(items, group.per_node[(cand, kind)] * cap))
+    return out
+
+
+def _reduced_all(group: Group, cand: int, tables: dict, duals: Duals) -> np.ndarray:
+    """Reduced cost of the best pool of `cand` with n nodes, at index n - 1, for n = 1..max_nodes."""
+    nodes = np.arange(1, group.max_nodes(cand) + 1)
+    out = group.price[cand] * nodes + duals.cands.get(cand, 0.0)
+    for kind, (_, tab) in tables.items():
+        out -= tab.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(tab.best) - 1)]
+    return out
+
+
+def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
+    """The most negative reduced-cost columns of each candidate, and the Lagrangian bound of these duals."""
+    found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values())
+    for cand in group.slots:
+        tables = _tables(group, cand, duals.tiers)
+        reduced = _reduced_all(group, cand, tables, duals)
+        bound += min(0.0, float(reduced.min(initial=0.0)))  # an optimal plan has at most one pool per candidate
+        best = np.argsort(reduced)[:per_cand]
+        found += [_best_column(group, cand, int(i) + 1, tables) for i in best if reduced[i] < -1e-7]
+    return found, bound
+
+
+def _best_column(group: Group, cand: int, nodes: int, tables: dict) -> Column:
+    tiers = [t for k, (items, tab) in tables.items() for t in pick(items, tab, group.per_node[(cand, k)] * nodes)]
+    return Column(cand, nodes, frozenset(tiers))
+
+
+def merged(group: Group, cand: int, tiers: Iterable[int]) -> Column:
+    """One pool of `cand` serving `tiers`, with the fewest nodes that hold them."""
+    tiers = frozenset(tiers)
+    nodes = max(math.ceil(sum(group.units[t] for t in ts if t in tiers) / group.per_node[(cand, k)])
+                for k, ts in group.slots[cand].items())
+    return Column(cand, nodes, tiers)
+
+
+def _kind_fillings(group: Group, cand: int, nodes: int, tables: dict, budget: float, limit: int):
+    out = []
+    for kind, (items, tab) in tables.items():
+        cap = group.per_node[(cand, kind)] * nodes
+        best = tab.value(cap)
+        fills = maximal_fillings(items, cap, best - budget, limit)
+        if fills is None:
+            return None
+        out.append([(best - v, s) for v, s in fills])
+    return out
+
+
+def _combine(per_kind: list, budget: float) -> list[frozenset[int]]:
+    combos: list[tuple[float, frozenset[int]]] = [(0.0, frozenset())]
+    for fills in per_kind:
+        combos = [(lost + more, tiers | s) for lost, tiers in combos for more, s in fills if lost + more <= budget]
+    return [tiers for _, tiers in combos if tiers]
+
+
+def enumerate_columns(group: Group, duals: Duals, slack: float, limit: int) -> list[Column] | None:
+    """Every maximal MIG pool whose reduced cost is at most `slack`; None when there are more than `limit`.
+
+    Pools of the other (one-kind) candidates are not listed: the final program models them directly.
+    """
+    out: list[Column] = []
+    for cand in set(group.slots) - group.direct:
+        tables = _tables(group, cand, duals.tiers)
+        reduced = _reduced_all(group, cand, tables, duals)
+        for n in np.flatnonzero(reduced <= slack) + 1:
+            n, budget = int(n), slack - float(reduced[n - 1])
+            per_kind = _kind_fillings(group, cand, n, tables, budget, limit)
+            if per_kind is None:
+                return None
+            # A filling that fits fewer nodes is beaten by a listed pool of fewer nodes holding it.
+            out += [col for tiers in _combine(per_kind, budget) if (col := merged(group, cand, tiers)).nodes == n]
+            if len(out) > limit:
+                return None
+    return out

@@ -1,0 +1,103 @@
+"""The final integer program of a group: listed MIG pools as columns, the other pools modelled directly.
+
+Variables: one binary per listed column; per direct candidate (exclusive, time-slicing, MPS) its node count
+and one binary per tier it may serve. Rows: every tier covered; per direct candidate, the units routed there
+fit its nodes, and a tier alone needs ceil(units / per node) of them (a cut that tightens the relaxation).
+Solved with HiGHS through `scipy.optimize.milp`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import lil_array
+
+from .columns import Column, Group
+
+__all__ = ["Cover", "solve_cover"]
+
+
+@dataclass(frozen=True)
+class Cover:
+    """A solved cover: the pools (direct ones as columns too), their cost and whether it is proven optimal."""
+
+    columns: tuple[Column, ...]
+    cost: float
+    optimal: bool
+    bound: float = 0.0  # no plan these columns and direct pools make costs less
+
+
+class _Program:
+    """Index bookkeeping for the program's variables and rows."""
+
+    def __init__(self, group: Group, cols: list[Column]) -> None:
+        self.group, self.cols = group, [c for c in cols if c.cand not in group.direct]
+        self.routes = [(t, c, k) for c in sorted(group.direct) for k, ts in group.slots[c].items() for t in ts]
+        self.node_var = {c: len(self.cols) + i for i, c in enumerate(sorted(group.direct))}
+        self.first_route = len(self.cols) + len(self.node_var)
+        self.tiers = sorted(group.units)
+        self.size = self.first_route + len(self.routes)
+
+    def costs(self) -> np.ndarray:
+        out = np.zeros(self.size)
+        out[: len(self.cols)] = [self.group.cost(c) for c in self.cols]
+        for c, v in self.node_var.items():
+            out[v] = self.group.price[c]
+        return out
+
+    def upper(self) -> np.ndarray:
+        out = np.ones(self.size)
+        for c, v in self.node_var.items():
+            out[v] = self.group.max_nodes(c)
+        return out
+
+    def rows(self) -> LinearConstraint:
+        g, row_of = self.group, {t: i for i, t in enumerate(self.tiers)}
+        caps = sorted({(c, k) for _, c, k in self.routes})
+        cap_row = {ck: len(self.tiers) + i for i, ck in enumerate(caps)}
+        conv = {c: len(self.tiers) + len(caps) + i for i, c in enumerate(sorted({c.cand for c in self.cols}))}
+        cut0 = len(self.tiers) + len(caps) + len(conv)
+        a = lil_array((cut0 + len(self.routes), self.size))
+        for j, col in enumerate(self.cols):
+            a[conv[col.cand], j] = 1  # at most one pool per candidate (two would merge into one)
+            for t in col.tiers:
+                a[row_of[t], j] = 1
+        for i, (t, c, k) in enumerate(self.routes):
+            per_node, v = g.per_node[(c, k)], self.first_route + i
+            a[row_of[t], v] = 1
+            a[cap_row[(c, k)], v] = g.units[t]
+            a[cap_row[(c, k)], self.node_var[c]] = -per_node
+            a[cut0 + i, v] = math.ceil(g.units[t] / per_node)
+            a[cut0 + i, self.node_var[c]] = -1
+        lb = np.concatenate([np.ones(len(self.tiers)), np.full(len(caps) + len(conv) + len(self.routes), -np.inf)])
+        ub = np.concatenate([np.full(len(self.tiers), np.inf), np.zeros(len(caps)), np.ones(len(conv)),
+                             np.zeros(len(self.routes))])
+        return LinearConstraint(a.tocsr(), lb, ub)
+
+    def columns(self, x: np.ndarray) -> list[Column]:
+        out = [c for c, v in zip(self.cols, x) if v > 0.5]
+        routed = [(t, c) for i, (t, c, _) in enumerate(self.routes) if x[self.first_route + i] > 0.5]
+        for c, v in self.node_var.items():
+            tiers = frozenset(t for t, cc in routed if cc == c)
+            if tiers:
+                out.append(Column(c, int(round(x[v])), tiers))
+        return out
+
+
+def solve_cover(group: Group, cols: list[Column], time_limit: float, rel_gap: float) -> Cover | None:
+    """The cheapest plan of `group` whose MIG pools are among `cols` (cost inf when there is none); None when
+    the time limit stops the search before it finds one."""
+    prog = _Program(group, cols)
+    res = milp(prog.costs(), constraints=prog.rows(), integrality=np.ones(prog.size),
+               bounds=Bounds(np.zeros(prog.size), prog.upper()),
+               options={"time_limit": max(time_limit, 0.05), "mip_rel_gap": rel_gap})
+    if res.status == 2:  # infeasible: no plan is made of these columns and direct pools
+        return Cover((), math.inf, True, math.inf)
+    if res.x is None:
+        return None
+    chosen = prog.columns(np.round(res.x))
+    cost = sum(group.cost(c) for c in chosen)
+    return Cover(tuple(chosen), cost, res.status == 0, float(getattr(res, "mip_dual_bound", None) or 0.0))

@@ -1,0 +1,94 @@
+"""0/1 knapsacks over tiers: what a pool of n nodes can hold best, and every near-best maximal filling.
+
+An item is (tier index, weight in units, value in $/hour). `best_values` is the dynamic program that prices a
+pool exactly; `maximal_fillings` lists every filling that no further item fits into and whose value is within
+a budget of the best, which is what makes the planner's column enumeration complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["Filling", "Item", "Table", "best_values", "maximal_fillings", "pick"]
+
+Item = tuple[int, int, float]
+"""(tier index, weight in units, value)."""
+Filling = tuple[float, frozenset[int]]
+"""(value, tiers) of one filling."""
+
+_EPS = 1e-9
+
+
+class Table:
+    """`best[w]`: the most value the items fit into capacity w; `takes[i][w]`: item i is in that filling."""
+
+    def __init__(self, best: np.ndarray, takes: list[np.ndarray]) -> None:
+        self.best, self.takes = best, takes
+
+    def value(self, cap: int) -> float:
+        """The best value at capacity `cap` (past the total weight every item fits)."""
+        return float(self.best[min(cap, len(self.best) - 1)])
+
+
+def best_values(items: Sequence[Item], cap: int) -> Table:
+    """The knapsack table for capacities 0..cap (cap is clipped to the total weight)."""
+    cap = min(cap, sum(w for _, w, _ in items))
+    best = np.zeros(cap + 1)
+    takes = []
+    for _, w, v in items:
+        take = np.zeros(cap + 1, dtype=bool)
+        if w <= cap and v > _EPS:
+            with_item = best[: cap + 1 - w] + v
+            take[w:] = with_item > best[w:] + _EPS
+            best = best.copy()
+            best[w:][take[w:]] = with_item[take[w:]]
+        takes.append(take)
+    return Table(best, takes)
+
+
+def pick(items: Sequence[Item], table: Table, cap: int) -> list[int]:
+    """The tiers of the best filling at capacity `cap`."""
+    cap = min(cap, len(table.best) - 1)
+    chosen = []
+    for (tier, w, _), take in zip(reversed(items), reversed(table.takes)):
+        if take[cap]:
+            chosen.append(tier)
+            cap -= w
+    return chosen
+
+
+def _fractional(order: Sequence[Item], i: int, room: int) -> float:
+    """The LP bound on the value items i.. add within `room` (items are in value-density order)."""
+    extra = 0.0
+    for _, w, v in order[i:]:
+        if w <= room:
+            extra, room = extra + v, room - w
+        else:
+            return extra + v * room / w
+    return extra
+
+
+def maximal_fillings(items: Sequence[Item], cap: int, floor: float, limit: int) -> list[Filling] | None:
+    """Every maximal filling (no left-out item fits) of value >= floor, as (value, tiers); None past `limit`."""
+    order = sorted(items, key=lambda it: -it[2] / max(it[1], 1))
+    weight_left = np.concatenate([np.cumsum([w for _, w, _ in order][::-1])[::-1], [0]])
+    found: list[Filling] = []
+
+    def walk(i: int, room: int, value: float, chosen: tuple[int, ...], smallest_out: int) -> None:
+        # Prune: too little value left to reach the floor, or a left-out item that will always still fit.
+        if len(found) > limit or room - weight_left[i] >= smallest_out:
+            return
+        if value + _fractional(order, i, room) < floor - _EPS:
+            return
+        if i == len(order):
+            found.append((value, frozenset(chosen)))
+            return
+        tier, w, v = order[i]
+        if w <= room:
+            walk(i + 1, room - w, value + v, (*chosen, tier), smallest_out)
+        walk(i + 1, room, value, chosen, min(smallest_out, w))
+
+    walk(0, cap, 0.0, (), cap + 1)
+    return found if len(found) <= limit else None

@@ -1,0 +1,58 @@
+"""Break cost ties towards each tier's preferred sharing mode, without ever changing what the plan costs.
+
+A MIG tier may run on whole GPUs (its fallback); when the cheapest plan puts one there, this pass moves it
+into a MIG pool of the plan that has room for it at its planned nodes, and moves the MIG tiers left on an
+exclusive pool into a new MIG pool of the same instance type when the two need no more nodes than before.
+No step adds a node, so the plan's cost, and with it "optimal" and the lower bound, stay true.
+"""
+
+from __future__ import annotations
+
+from .columns import Column, Group, merged
+
+__all__ = ["prefer_mig"]
+
+
+def _serves(group: Group, cand: int, tier: int) -> bool:
+    return any(tier in ts for ts in group.slots[cand].values())
+
+
+def _move(group: Group, pools: dict[int, Column], tier: int, home: int) -> bool:
+    """Move `tier` from whole GPUs at `home` into a MIG pool with room; True when it moved."""
+    for cand, pool in pools.items():
+        if cand in group.direct or not _serves(group, cand, tier):
+            continue
+        grown = merged(group, cand, pool.tiers | {tier})
+        if grown.nodes <= pool.nodes:
+            pools[cand] = grown
+            rest = pools[home].tiers - {tier}
+            pools[home] = merged(group, home, rest) if rest else None
+            return True
+    return False
+
+
+def _split(group: Group, pools: dict[int, Column], home: int, mig_tiers: set[int], itype_of: dict[int, str]) -> None:
+    """Move the MIG tiers of the exclusive pool `home` into a new MIG pool of the same instance type, when the
+    two pools together need no more nodes than `home` alone."""
+    pool = pools[home]
+    moving, rest = pool.tiers & mig_tiers, pool.tiers - mig_tiers
+    kept = merged(group, home, rest) if rest else None
+    for cand in sorted(set(group.slots) - group.direct - set(pools)):
+        if itype_of[cand] == itype_of[home] and all(_serves(group, cand, t) for t in moving):
+            shaped = merged(group, cand, moving)
+            if shaped.nodes + (kept.nodes if kept else 0) <= pool.nodes:
+                pools[cand] = shaped
+                pools[home] = kept
+                return
+
+
+def prefer_mig(group: Group, pools: list[Column], mig_tiers: set[int], itype_of: dict[int, str]) -> list[Column]:
+    """`pools` with MIG tiers on whole GPUs moved to MIG pools where that costs nothing."""
+    by_cand = {p.cand: p for p in pools}
+    for home in [c for c in by_cand if c in group.direct]:
+        for tier in sorted(by_cand[home].tiers & mig_tiers):
+            if by_cand.get(home) is not None:
+                _move(group, by_cand, tier, home)
+        if by_cand.get(home) is not None and by_cand[home].tiers & mig_tiers:
+            _split(group, by_cand, home, mig_tiers, itype_of)
+    return [p for p in by_cand.values() if p is not None]

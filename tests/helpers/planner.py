@@ -1,0 +1,66 @@
+"""Planner test helpers: a demand builder, the plan merged into a spec, and an independent brute-force optimum."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from gpu_platform.capacity import pool_capacity
+from gpu_platform.catalog import layout_fits
+from gpu_platform.load import parse_spec
+from gpu_platform.planner import parse_demand, spec_fragment
+from gpu_platform.planner.candidates import allowed_types, build_candidates, unit_capacity
+from gpu_platform.planner.demand import catalog_of
+
+BASE = {"clusterName": "planned", "labelDomain": "gpu.example.com"}
+CLOUD = {"aws": {"region": "us-east-1", "subnetIds": ["subnet-a"],
+                 "nodeRoleArn": "arn:aws:iam::111122223333:role/gpu-nodes"},
+         "gcp": {"project": "p", "location": "us-central1", "zones": ["us-central1-a"]}}
+TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"]
+
+
+def demand(*tiers: dict[str, Any], **top: Any):
+    """A parsed AWS demand over `tiers` (instance types default to TYPES)."""
+    return parse_demand({"cloud": "aws", "instanceTypes": TYPES, **top, "tiers": list(tiers)})
+
+
+def merged_spec(result, cloud: str = "aws"):
+    """The plan's fragment merged into a minimal spec, validated."""
+    return parse_spec({"cloud": cloud, **BASE, cloud: CLOUD[cloud], **spec_fragment(result)})
+
+
+def assert_serves(result, spec) -> None:
+    """Every tier's demand fits the capacity its pool has at minSize, and every MIG layout is valid."""
+    for tier in result.demand.tiers:
+        spec_tier = spec.tiers_by_name[tier.name]
+        pool = spec.pools_by_name[spec_tier.pool]
+        cap = pool_capacity(spec, pool)
+        resource = spec.resource_of(spec_tier)
+        served = sum(t.units for t in result.demand.tiers if result.tier_pool[t.name] == pool.name
+                     and spec.resource_of(spec.tiers_by_name[t.name]) == resource)
+        assert cap.units(resource, pool.min_size) >= served >= tier.units
+        if pool.sharing.mig_layout:
+            assert layout_fits(cap.gpu_model, pool.sharing.mig_layout)
+
+
+def brute_force_hourly(d) -> float:
+    """The cheapest plan found by trying every routing of every tier to every candidate pool (small demands)."""
+    catalog = catalog_of(d)
+    cands = build_candidates(d, catalog)
+    options = []
+    for tier in d.tiers:
+        allowed = {t.name for t in allowed_types(d, tier, catalog)}
+        options.append([(c, cap) for c, cand in enumerate(cands) if cand.itype.name in allowed
+                        for cap in [unit_capacity(tier, cand, catalog)] if cap])
+    best = math.inf
+    for routing in itertools.product(*options):
+        load: dict[tuple[int, str], int] = {}
+        for tier, (c, (kind, _)) in zip(d.tiers, routing):
+            load[(c, kind)] = load.get((c, kind), 0) + tier.units
+        nodes: dict[int, int] = {}
+        for (c, kind), units in load.items():
+            per_node = cands[c].itype.gpu_count * cands[c].units_per_gpu[kind]
+            nodes[c] = max(nodes.get(c, 0), math.ceil(units / per_node))
+        best = min(best, sum(n * cands[c].itype.hourly_usd for c, n in nodes.items()))
+    return best

@@ -1,0 +1,104 @@
+"""The planner's stated rules: honest "optimal" and bounds, perGpu as a maximum, whole-GPU MIG fallback, ties."""
+
+from __future__ import annotations
+
+import pytest
+from gpu_platform.catalog import INSTANCE_TYPES
+from gpu_platform.errors import SpecError
+from gpu_platform.planner import PlanningError, parse_demand, plan
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers.planner import assert_serves, brute_force_hourly, demand, merged_spec
+
+
+def _price(name: str) -> float:
+    return INSTANCE_TYPES[name].hourly_usd
+
+
+def _one_profile_demand(sizes_and_types):
+    tiers = [{"name": f"t{i}", "mig": {"profile": "1g.10gb", "instances": n}, "instanceTypes": [itype, "p4de.24xlarge"]}
+             for i, (n, itype) in enumerate(sizes_and_types)]
+    return parse_demand({"cloud": "aws", "tiers": tiers})
+
+
+def test_optimal_and_the_bound_are_true_statements_about_cost():
+    # Three 1g.10gb tiers: 46 instances on T4s, 1 on an A10G, 1 on an L40S, each also allowed on p4de. One p4de
+    # node (8 GPUs x 7 slices) holds all 48, but 48 whole GPUs of the cheaper single-GPU types cost less.
+    result = plan(_one_profile_demand([(46, "g4dn.xlarge"), (1, "g5.xlarge"), (1, "g6e.2xlarge")]))
+    whole_gpus = 46 * _price("g4dn.xlarge") + _price("g5.xlarge") + _price("g6e.2xlarge")
+    one_p4de = _price("p4de.24xlarge")
+    assert result.optimal
+    assert result.hourly <= min(whole_gpus, one_p4de) + 1e-9
+    assert result.cost_bound <= min(whole_gpus, one_p4de, result.hourly) + 1e-9
+    assert result.hourly == pytest.approx(brute_force_hourly(result.demand), abs=1e-9)
+    assert_serves(result, merged_spec(result))
+
+
+_SMALL_TIER = st.one_of(
+    st.builds(lambda n: {"gpus": n}, st.integers(1, 12)),
+    st.builds(lambda p, n: {"mig": {"profile": p, "instances": n}},
+              st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"]), st.integers(1, 20)),
+    st.builds(lambda n, r, exact: {"seats": {"count": n, "perGpu": r, "exactDensity": exact}},
+              st.integers(1, 40), st.sampled_from([2, 4, 8]), st.booleans()),
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_SMALL_TIER, min_size=1, max_size=3), st.sampled_from([["p4d.24xlarge", "p4de.24xlarge"],
+                                                                         ["g4dn.xlarge", "p4de.24xlarge"]]))
+def test_plan_matches_an_exhaustive_search(tiers, types):
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=types)
+    result = plan(d, time_limit=5)
+    cheapest = brute_force_hourly(d)
+    assert result.optimal
+    assert result.hourly == pytest.approx(cheapest, rel=1e-6)
+    assert result.cost_bound <= cheapest + 1e-6
+
+
+def _seats(name, count, per_gpu, **extra):
+    return {"name": name, "seats": {"count": count, "perGpu": per_gpu, **extra}}
+
+
+def test_per_gpu_is_a_maximum_so_denser_tiers_share_a_sparser_pool():
+    # 3 seats at <= 4 per GPU and 3 at <= 2 per GPU: one time-sliced pool with 2 replicas, 3 GPUs, one node.
+    result = plan(demand(_seats("dense", 3, 4), _seats("sparse", 3, 2), instanceTypes=["p4d.24xlarge"]))
+    assert len(result.pools) == 1 and result.pools[0].nodes == 1
+    assert result.pools[0].candidate.replicas == 2
+    assert_serves(result, merged_spec(result))
+
+
+def test_exact_density_keeps_a_tier_on_pools_of_its_own_replicas():
+    result = plan(demand(_seats("dense", 3, 4, exactDensity=True), _seats("sparse", 3, 2),
+                         instanceTypes=["p4d.24xlarge"]))
+    assert sorted(result.pool_of(t).candidate.replicas for t in ("dense", "sparse")) == [2, 4]
+    assert result.hourly == pytest.approx(2 * _price("p4d.24xlarge"))
+
+
+def test_exact_density_must_be_a_boolean():
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", "tiers": [_seats("a", 3, 4, exactDensity="sometimes")]})
+    [finding] = info.value.findings
+    assert finding.path == "tiers[0].seats.exactDensity"
+    assert "'sometimes'" in finding.message and "boolean" in finding.message
+
+
+def test_mig_tier_takes_whole_gpus_with_enough_memory():
+    # A T4 (16 GB) holds a 1g.10gb instance on a whole GPU; an A10G (24 GB) cannot hold a 3g.40gb one.
+    result = plan(parse_demand({"cloud": "aws", "tiers": [
+        {"name": "small", "mig": {"profile": "1g.10gb", "instances": 3}, "instanceTypes": ["g4dn.xlarge"]}]}))
+    pool = result.pools[0]
+    assert (pool.candidate.mode.value, pool.candidate.itype.name, pool.nodes) == ("exclusive", "g4dn.xlarge", 3)
+    assert_serves(result, merged_spec(result))
+    with pytest.raises(PlanningError, match=r"tiers\[0\] \(big\): no allowed instance type"):
+        plan(parse_demand({"cloud": "aws", "tiers": [
+            {"name": "big", "mig": {"profile": "3g.40gb", "instances": 1}, "instanceTypes": ["g5.xlarge"]}]}))
+
+
+def test_equal_cost_ties_go_to_the_preferred_sharing_mode():
+    # 7g.80gb on a p4de: a whole GPU and a one-slice MIG layout hold one instance per GPU at the same price.
+    result = plan(demand({"name": "big", "mig": {"profile": "7g.80gb", "instances": 8}},
+                         instanceTypes=["p4de.24xlarge"]))
+    pool = result.pools[0]
+    assert pool.candidate.mode.value == "mig" and dict(pool.candidate.layout) == {"7g.80gb": 1}
+    assert result.optimal and result.hourly == pytest.approx(_price("p4de.24xlarge"))
