@@ -24,6 +24,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "plan": "gpu_platform.planner.cli:plan_command",
     "cost": "gpu_platform.observability.cost_cli:cost",
     "audit": "gpu_platform.audit:audit",
+    "explain": "gpu_platform.explain.cli:explain",
 }
 
 _WIDTH = None if sys.stdout.isatty() else 160

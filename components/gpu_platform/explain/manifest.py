@@ -1,0 +1,86 @@
+"""Read a workload manifest safely: size, document, depth and node limits, and errors that say what to fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import GpuPlatformError
+from ..load import YAML_LOADER
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "ManifestError", "load_manifests"]
+
+MAX_BYTES = 2 * 1024 * 1024  # far above any workload manifest; a bigger file is refused before parsing
+MAX_DOCUMENTS = 200
+MAX_DEPTH = 64
+MAX_NODES = 200_000  # counts aliased nodes every time they appear (no "billion laughs" expansion)
+
+
+class ManifestError(GpuPlatformError):
+    """The workload manifest cannot be read (a usage error: exit 2)."""
+
+
+def _check_shape(doc: Any, where: str) -> None:
+    """Refuse documents nested too deep or too large once aliases are expanded."""
+    seen, stack = 0, [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if depth > MAX_DEPTH:
+            raise ManifestError(f"{where}: nested deeper than {MAX_DEPTH} levels; allowed: a Kubernetes manifest")
+        if seen > MAX_NODES:
+            raise ManifestError(f"{where}: more than {MAX_NODES} values (YAML aliases expanded); "
+                                "allowed: a Kubernetes manifest without alias bombs")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def _objects(doc: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not isinstance(doc.get("apiVersion"), str):
+        raise ManifestError(f"{where}: not a Kubernetes object (a mapping with apiVersion and kind); "
+                            f"got {type(doc).__name__}")
+    if doc["kind"] == "List" and isinstance(doc.get("items"), list):  # kubectl's v1 List
+        return [o for i, item in enumerate(doc["items"]) for o in _objects(item, f"{where} items[{i}]")]
+    if not isinstance(doc.get("metadata", {}), dict):
+        raise ManifestError(f"{where}: metadata is not a mapping")
+    return [doc]
+
+
+def load_manifests(path: str | Path) -> list[dict[str, Any]]:
+    """Every object of a (multi-document) YAML or JSON manifest file. Raises ManifestError."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise ManifestError(f"{path}: {size:,} bytes; allowed: at most {MAX_BYTES:,} bytes")
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ManifestError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ManifestError(f"{path} is not UTF-8 text (byte offset {e.start})") from None
+    try:
+        docs = []
+        for doc in yaml.load_all(text, Loader=YAML_LOADER):
+            docs.append(doc)
+            if len(docs) > MAX_DOCUMENTS:
+                raise ManifestError(f"{path}: more than {MAX_DOCUMENTS} documents")
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ManifestError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', None) or e}") from None
+    except RecursionError:
+        raise ManifestError(f"{path}: nested too deep to parse") from None
+    objects = []
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        where = f"{path} document {i + 1}"
+        _check_shape(doc, where)
+        objects += _objects(doc, where)
+    if not objects:
+        raise ManifestError(f"{path}: no Kubernetes object in the file")
+    return objects
