@@ -10,8 +10,14 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
+import re
+from pathlib import Path
+
 import celpy
+import lark
 from celpy import celtypes
+from celpy.celparser import CELParser
+from celpy.evaluation import Evaluator
 
 __all__ = ["CelError", "JSONPatch", "LazyVariables", "activation", "evaluate", "to_cel", "to_plain"]
 
@@ -29,14 +35,71 @@ class CelError(Exception):
         self.reason = reason
 
 
-_ENV = celpy.Environment(annotations={"JSONPatch": JSONPatch})
+class _ShortCircuitEvaluator(Evaluator):
+    """celpy's evaluator with `&&` and `||` short-circuiting on a decided left operand.
+
+    celpy evaluates both operands and then combines them with CEL's commutative rules; `false && x` is false and
+    `true || x` is true whatever `x` is (an error included: google/cel-spec langdef.md "Logical operators"), so
+    skipping `x` gives the same result. The platform's JSONPatch CEL guards 32 container indices with `&&`
+    chains: this makes evaluating it several times faster.
+    """
+
+    def _logical(self, tree: Any, name: str, decided: bool) -> Any:
+        if len(tree.children) != 2:
+            return self.visit_children(tree)[0]
+        left = self.visit(tree.children[0])
+        if isinstance(left, celtypes.BoolType) and bool(left) == decided:
+            return left
+        right = self.visit(tree.children[1])
+        try:
+            return self.activation.resolve_function(name)(left, right)
+        except TypeError as ex:
+            return celpy.CELEvalError(f"found no matching overload for {name}", ex.__class__, ex.args, tree=tree)
+
+    def sub_evaluator(self, ast: Any) -> Evaluator:
+        """Macro bodies (`filter`, `map`, `all`...) are evaluated the same way."""
+        return _ShortCircuitEvaluator(ast, activation=self.activation)
+
+    def conditionaland(self, tree: Any) -> Any:
+        """`a && b`: false as soon as `a` is false."""
+        return self._logical(tree, "_&&_", False)
+
+    def conditionalor(self, tree: Any) -> Any:
+        """`a || b`: true as soon as `a` is true."""
+        return self._logical(tree, "_||_", True)
+
+
+class _Runner(celpy.InterpretedRunner):
+    def evaluate(self, context: Any) -> Any:
+        return _ShortCircuitEvaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
+
+
+@lru_cache(maxsize=1)
+def _env() -> celpy.Environment:
+    """The CEL environment, built on first use.
+
+    celpy builds its LALR parser from cel.lark in every process (a sixth of a second); the same parser is built
+    here first with lark's grammar-analysis cache (a file in the temp directory keyed by grammar, options and
+    lark version), with celpy 0.5's options (celpy/celparser.py CELParser.__init__).
+    """
+    if CELParser.CEL_PARSER is None:
+        grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
+        try:
+            CELParser.CEL_PARSER = lark.Lark(
+                grammar, parser="lalr", start="expr", debug=True, g_regex_flags=re.M,
+                lexer_callbacks={"IDENT": CELParser.ambiguous_literals}, propagate_positions=True,
+                maybe_placeholders=False, priority="invert", tree_class=_Runner.tree_node_class, cache=True)
+        except OSError:  # an unwritable temp directory: celpy builds its parser without the cache
+            CELParser.CEL_PARSER = None
+    return celpy.Environment(annotations={"JSONPatch": JSONPatch}, runner_class=_Runner)
 
 
 @lru_cache(maxsize=4096)
 def _program(expression: str) -> celpy.Runner:
     """Compile once per distinct expression text (celpy's parser is the slow part)."""
+    env = _env()
     try:
-        return _ENV.program(_ENV.compile(expression))
+        return env.program(env.compile(expression))
     except Exception as e:  # celpy raises its own syntax errors; all are a compile failure here
         raise CelError(expression, f"does not compile: {e}") from None
 
