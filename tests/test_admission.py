@@ -1,13 +1,11 @@
-"""Admission objects: the CEL evaluated against sample pods (celpy), the objects against Kubernetes schemas."""
+"""Admission objects: the CEL evaluated by explain's admission chain against sample pods, the objects against Kubernetes schemas."""
 
 from __future__ import annotations
 
 import copy
 
-import celpy
 import kubernetes_validate
 import pytest
-from celpy import celtypes
 from gpu_platform.admission.render import (
     DENY_POLICY,
     DENY_WORKLOADS_POLICY,
@@ -18,72 +16,14 @@ from gpu_platform.admission.render import (
     render_routes,
 )
 from gpu_platform.errors import RenderError
+from gpu_platform.explain.admission import Request, build_chain, constraints_match
+from gpu_platform.explain.workloads import KINDS, WorkloadKind
 from gpu_platform.load import parse_spec
 from gpu_platform.spec import MutationEngine, PlatformSpec
 
 TIER = "gpu.example.com/gpu-tier"
 QUEUE = "kueue.x-k8s.io/queue-name"
-
-
-class JSONPatch(celtypes.MessageType):
-    """The Kubernetes CEL JSONPatch type, as a celpy message."""
-
-
-ENV = celpy.Environment(annotations={"JSONPatch": JSONPatch})
-
-
-def cel(expr: str, **activation):
-    program = ENV.program(ENV.compile(expr))
-    return program.evaluate({"JSONPatch": JSONPatch, **{k: celpy.json_to_cel(v) for k, v in activation.items()}})
-
-
-def plain(value):
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, celtypes.BoolType):
-        return bool(value)
-    if isinstance(value, celtypes.IntType):
-        return int(value)
-    return str(value) if isinstance(value, celtypes.StringType) else value
-
-
-def _unescape(part: str) -> str:
-    return part.replace("~1", "/").replace("~0", "~")
-
-
-def apply_patch(doc, ops):
-    """RFC 6902 add/remove on plain dicts and lists."""
-    doc = copy.deepcopy(doc)
-    for op in ops:
-        *parents, last = [_unescape(p) for p in op["path"].split("/")[1:]]
-        target = doc
-        for p in parents:
-            target = target[int(p)] if isinstance(target, list) else target[p]
-        if op["op"] == "add":
-            if isinstance(target, list):
-                target.append(op["value"]) if last == "-" else target.insert(int(last), op["value"])
-            else:
-                target[last] = op["value"]
-        else:
-            del target[int(last) if isinstance(target, list) else last]
-    return doc
-
-
-def exempt(binding_or_policy, namespace):
-    spec = binding_or_policy["spec"]
-    selector = (spec.get("matchResources") or spec["matchConstraints"])["namespaceSelector"]
-    [expr] = selector["matchExpressions"]
-    return namespace in expr["values"]
-
-
-def matches(doc, obj, operation="CREATE"):
-    """The policy's resource rules match a CREATE of `obj` (plural: the lower-case kind + s)."""
-    group, _, version = obj["apiVersion"].rpartition("/")
-    resource = obj["kind"].lower() + "s"
-    return any(group in r["apiGroups"] and version in r["apiVersions"] and resource in r["resources"]
-               and operation in r["operations"] for r in doc["spec"]["matchConstraints"]["resourceRules"])
+_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def _dev_namespaces():
@@ -99,60 +39,47 @@ NAMESPACES = _dev_namespaces()
 
 def namespace_object(namespace, namespaces=None):
     """The namespace as the platform labels it (a team namespace of the dev stack unless `namespaces`, the
-    rendered Namespaces of another spec, are given), or a bare one."""
+    rendered Namespaces of another spec, are given), or a bare one; the API server adds the name label."""
     known = NAMESPACES if namespaces is None else {d["metadata"]["name"]: d for d in namespaces}
-    return known.get(namespace) or {"apiVersion": "v1", "kind": "Namespace",
-                                         "metadata": {"name": namespace, "labels": {"kubernetes.io/metadata.name": namespace}}}
+    ns = copy.deepcopy(known.get(namespace) or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    ns["metadata"].setdefault("labels", {})[_NAME_LABEL] = namespace
+    return ns
+
+
+def _kind(obj):
+    group, _, version = obj["apiVersion"].rpartition("/")
+    known = KINDS.get(obj["kind"])
+    if known and known.group == group:
+        return known, version
+    return WorkloadKind(obj["kind"], group, (version,), obj["kind"].lower() + "s", "", None, ""), version
+
+
+def request(obj, namespace, old=None, namespaces=None):
+    """The admission request of a CREATE of `obj` in `namespace` (an UPDATE from `old`)."""
+    kind, version = _kind(obj)
+    return Request(namespace, namespace_object(namespace, namespaces), kind, version,
+                   obj["metadata"].get("name", ""), old_object=old)
+
+
+def matches(doc, obj, operation="CREATE"):
+    """The policy's resource rules match a CREATE (or an UPDATE) of `obj`."""
+    rules = {"resourceRules": doc["spec"]["matchConstraints"]["resourceRules"]}
+    old = obj if operation == "UPDATE" else None
+    return constraints_match(rules, obj, request(obj, "research", old), rules_required=True)
 
 
 def mutate(docs, obj, namespace, namespaces=None):
-    """Run every route whose rules and match conditions hold (as the API server or Kyverno would), apply its patches."""
-    request = {"namespace": namespace, "operation": "CREATE"}
-    ns = namespace_object(namespace, namespaces)
-    for doc in docs:
-        if doc["kind"] not in ("MutatingAdmissionPolicy", "MutatingPolicy") or exempt(_binding(docs, doc), namespace):
-            continue
-        if not matches(doc, obj) or not all(cel(c["expression"], object=obj, request=request, namespaceObject=ns)
-                                            for c in doc["spec"]["matchConditions"]):
-            continue
-        for m in doc["spec"]["mutations"]:
-            variables = {}
-            for v in doc["spec"].get("variables", []):
-                variables[v["name"]] = plain(cel(v["expression"], object=obj, request=request, variables=variables,
-                                                 namespaceObject=ns))
-            ops = plain(cel(m["jsonPatch"]["expression"], object=obj, request=request, variables=variables,
-                            namespaceObject=ns))
-            obj = apply_patch(obj, ops)
-    return obj
-
-
-def _binding(docs, policy):
-    if policy["kind"] == "MutatingPolicy":
-        return policy
-    return next(d for d in docs if d["kind"].endswith("Binding") and d["spec"]["policyName"] == policy["metadata"]["name"])
+    """The object after every mutating policy of `docs`, run by explain's admission chain (no other webhook)."""
+    return build_chain(docs, []).mutate(obj, request(obj, namespace, namespaces=namespaces)).object
 
 
 def validate(docs, pod, namespace, old=None, policy_name=DENY_POLICY, namespaces=None):
-    """A deny policy's verdict on a CREATE (or an UPDATE from `old`): None when admitted, else the message."""
+    """A deny policy's verdict on a CREATE (or an UPDATE from `old`): None when admitted, else its message."""
     policy = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicy" and d["metadata"]["name"] == policy_name)
-    binding = _binding(docs, policy)
-    if exempt(binding, namespace):
-        return None
-    request = {"namespace": namespace, "operation": "UPDATE" if old else "CREATE"}
-    if not matches(policy, pod, request["operation"]):
-        return None
-    ctx = {"object": pod, "request": request, "namespaceObject": namespace_object(namespace, namespaces)}
-    if not all(cel(c["expression"], oldObject=old, **ctx) for c in policy["spec"].get("matchConditions", [])):
-        return None
-    variables = {}
-    for v in policy["spec"]["variables"]:
-        variables[v["name"]] = plain(cel(v["expression"], variables=variables, **ctx))
-    for rule in policy["spec"]["validations"]:
-        if not cel(rule["expression"], variables=variables, **ctx):
-            if "messageExpression" in rule:
-                return str(cel(rule["messageExpression"], variables=variables, **ctx))
-            return rule["message"]
-    return None
+    bindings = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"
+                and d["spec"]["policyName"] == policy_name]
+    result = build_chain([policy, *bindings], []).validate(pod, request(pod, namespace, old, namespaces))
+    return next((s.message for s in result.steps if s.denied), None)
 
 
 def admit(docs, pod, namespace):

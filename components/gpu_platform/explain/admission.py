@@ -34,7 +34,7 @@ _MUTATING_KINDS = ("MutatingAdmissionPolicy",)
 
 @dataclass(frozen=True)
 class Request:
-    """The admission request of a CREATE: namespace, its object, and the kind being created."""
+    """An admission request: namespace, its object, the kind, and the operation (CREATE unless an old object)."""
 
     namespace: str
     namespace_object: dict[str, Any]
@@ -42,11 +42,17 @@ class Request:
     version: str
     name: str
     parent: dict[str, Any] | None = None  # the workload whose controller creates this pod, when known
+    old_object: dict[str, Any] | None = None  # set for an UPDATE
+
+    @property
+    def operation(self) -> str:
+        """CREATE, or UPDATE when there is an old object."""
+        return "CREATE" if self.old_object is None else "UPDATE"
 
     def cel(self) -> dict[str, Any]:
         """`request` as CEL sees it (admission.k8s.io AdmissionRequest fields)."""
         k = self.kind
-        return {"namespace": self.namespace, "operation": "CREATE", "name": self.name,
+        return {"namespace": self.namespace, "operation": self.operation, "name": self.name,
                 "kind": {"group": k.group, "version": self.version, "kind": k.kind},
                 "resource": {"group": k.group, "version": self.version, "resource": k.resource},
                 "subResource": "", "dryRun": False}
@@ -60,9 +66,10 @@ class Step:
     name: str
     via: str = ""  # the webhook configuration a Kyverno or Kueue hook runs in
     patches: list[dict[str, Any]] = field(default_factory=list)
-    denied: str | None = None
+    denied: str | None = None  # the API server's whole message
     note: str | None = None
     reinvoked: bool = False
+    message: str | None = None  # the policy's own message (validations) or the error
 
     def to_json(self) -> dict[str, Any]:
         """The step in explain's JSON output."""
@@ -97,11 +104,11 @@ class AdmissionResult:
 
 
 def _rule_matches(rule: dict[str, Any], req: Request) -> bool:
-    """One RuleWithOperations against a CREATE (k8s.io/apiserver v0.33.0 pkg/admission/plugin/webhook/predicates/rules/rules.go)."""
+    """One RuleWithOperations (k8s.io/apiserver v0.33.0 pkg/admission/plugin/webhook/predicates/rules/rules.go)."""
     def has(values: list[str] | None, value: str) -> bool:
         return bool(values) and ("*" in values or value in values)
 
-    return (has(rule.get("operations"), "CREATE") and has(rule.get("apiGroups"), req.kind.group)
+    return (has(rule.get("operations"), req.operation) and has(rule.get("apiGroups"), req.kind.group)
             and has(rule.get("apiVersions"), req.version) and has(rule.get("resources"), req.kind.resource))
 
 
@@ -125,7 +132,7 @@ def constraints_match(match: dict[str, Any] | None, obj: dict[str, Any], req: Re
 
 
 def _activation(obj: dict[str, Any], req: Request, variables: list[dict[str, str]] | None) -> dict[str, Any]:
-    return activation({"object": obj, "oldObject": None, "request": req.cel(),
+    return activation({"object": obj, "oldObject": req.old_object, "request": req.cel(),
                        "namespaceObject": req.namespace_object, "params": None}, variables)
 
 
@@ -172,7 +179,7 @@ def _run_mutating(policy: dict[str, Any], obj: dict[str, Any], req: Request, plu
     except CelError as e:
         if spec.get("failurePolicy", "Fail") == "Ignore":
             return obj, Step(plugin, name, via, note=f"failed open (failurePolicy Ignore): {e.reason}")
-        return obj, Step(plugin, name, via, denied=f"{plugin} '{name}' failed: {e.reason}")
+        return obj, Step(plugin, name, via, denied=f"{plugin} '{name}' failed: {e.reason}", message=e.reason)
     return new, Step(plugin, name, via, patches=ops)
 
 
@@ -222,7 +229,14 @@ class AdmissionChain:
     validating_bindings: list[dict[str, Any]]
 
     def admit(self, obj: dict[str, Any], req: Request) -> AdmissionResult:
-        """Run the chain on a CREATE of `obj`."""
+        """Run the whole chain on `obj`: mutation (with reinvocation), then validation."""
+        mutated = self.mutate(obj, req)
+        if mutated.denied:
+            return mutated
+        return self.validate(mutated.object, req, mutated.steps)
+
+    def mutate(self, obj: dict[str, Any], req: Request) -> AdmissionResult:
+        """The mutating phase only: every hook in order, then one reinvocation round."""
         obj, steps, after = copy.deepcopy(obj), [], {}
         for hook in self.mutating:
             obj, new = hook.call(obj, req)
@@ -231,9 +245,7 @@ class AdmissionChain:
                 return AdmissionResult(obj, steps, next(s.denied for s in new if s.denied))
             after[hook.name] = copy.deepcopy(obj)
         obj, steps, denied = self._reinvoke(obj, req, steps, after)
-        if denied:
-            return AdmissionResult(obj, steps, denied)
-        return self._validate(obj, req, steps)
+        return AdmissionResult(obj, steps, denied)
 
     def _reinvoke(self, obj: dict[str, Any], req: Request, steps: list[Step],
                   after: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[Step], str | None]:
@@ -251,7 +263,9 @@ class AdmissionChain:
                 return obj, steps, denied
         return obj, steps, None
 
-    def _validate(self, obj: dict[str, Any], req: Request, steps: list[Step]) -> AdmissionResult:
+    def validate(self, obj: dict[str, Any], req: Request, steps: list[Step] | None = None) -> AdmissionResult:
+        """The validating phase only: each ValidatingAdmissionPolicy through each of its matching bindings."""
+        steps = list(steps or [])
         for policy in self.validating:
             for binding in _bound(policy, self.validating_bindings, obj, req):
                 step = _validate_one(policy, binding, obj, req)
@@ -285,7 +299,7 @@ def _validate_one(policy: dict[str, Any], binding: dict[str, Any], obj: dict[str
         if not _conditions_hold(spec, obj, req):
             return None
     except CelError as e:
-        return Step("ValidatingAdmissionPolicy", name, denied=prefix + e.reason) if fail_closed else None
+        return Step("ValidatingAdmissionPolicy", name, denied=prefix + e.reason, message=e.reason) if fail_closed else None
     act = _activation(obj, req, spec.get("variables"))
     for rule in spec.get("validations") or []:
         try:
@@ -297,8 +311,8 @@ def _validate_one(policy: dict[str, Any], binding: dict[str, Any], obj: dict[str
             message = f"expression '{rule['expression'][:80]}' resulted in error: {e.reason}"
         if message is not None:
             if "Deny" in (binding["spec"].get("validationActions") or []):
-                return Step("ValidatingAdmissionPolicy", name, denied=prefix + message)
-            return Step("ValidatingAdmissionPolicy", name, note=f"warning: {message}")
+                return Step("ValidatingAdmissionPolicy", name, denied=prefix + message, message=message)
+            return Step("ValidatingAdmissionPolicy", name, note=f"warning: {message}", message=message)
     return Step("ValidatingAdmissionPolicy", name, note="allowed")
 
 

@@ -36,6 +36,7 @@ class Entry:
     denied: str | None = None
     schedulable: bool | None = None
     hourly: float | None = None
+    outside_quota: bool = False  # the pods start without Kueue admitting them
     stages: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -44,7 +45,7 @@ class Entry:
                 "pods": self.pods, "pool": self.pool, "localQueue": self.local_queue,
                 "clusterQueue": self.cluster_queue, "flavor": self.flavor, "resources": self.resources,
                 "priorityClass": self.priority_class, "priority": self.priority, "denied": self.denied,
-                "schedulable": self.schedulable,
+                "schedulable": self.schedulable, "outsideQuota": self.outside_quota,
                 "hourly": None if self.hourly is None else round(self.hourly, 4), "stages": self.stages}
 
 
@@ -169,7 +170,9 @@ def _template(platform: RenderedPlatform, admitted: AdmissionResult, stage: dict
     if not job_like and platform.kueue and any(g.get("name") == ADMISSION_GATE for g in spec.get("schedulingGates") or []):
         _pod_queue(platform, entry, obj, pod, ns)
     elif not job_like:
-        entry.stages.append(_kueue_stage(None, "not managed by Kueue: the pods start without quota"))
+        entry.outside_quota = platform.kueue is not None
+        entry.stages.append(_kueue_stage(None, "Kueue is not installed" if platform.kueue is None
+                                         else "not managed by Kueue: the pods start outside the team's quota"))
     entry.resources = _resources(spec)
     _schedule(platform, entry, pod, t)
     return entry
@@ -181,6 +184,7 @@ def _job_queue(platform: RenderedPlatform, entry: Entry, obj: dict[str, Any], t:
     if result is None:
         why = "Kueue is not installed" if platform.kueue is None else \
             "not suspended at creation: the job starts at once, outside the team's quota"
+        entry.outside_quota = platform.kueue is not None
         entry.stages.append(_kueue_stage(None, why))
         return None
     tmpl = get_path(obj, t.path) or {}
@@ -232,7 +236,7 @@ def _schedule(platform: RenderedPlatform, entry: Entry, pod: dict[str, Any], t: 
         return
     requests = pod_requests(spec)
     if not requests:
-        entry.schedulable = True
+        entry.schedulable, entry.outside_quota = True, False
         entry.stages.append({"stage": "scheduler", "note": "no nvidia.com/* request: runs outside the GPU pools "
                              "(CPU nodes are not modelled)"})
         return

@@ -83,7 +83,8 @@ def verdict(entry: Entry) -> str:
         return "DENIED"
     if not entry.schedulable:
         return "NEVER SCHEDULES"
-    return f"runs on {entry.pool}" if entry.pool else "runs (no GPU)"
+    where = f"runs on {entry.pool}" if entry.pool else "runs (no GPU)"
+    return where + (", outside Kueue's quota" if entry.outside_quota else "")
 
 
 def entry_table(entry: Entry) -> Table:
