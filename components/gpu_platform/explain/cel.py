@@ -168,9 +168,21 @@ def evaluate(expression: str, activation: dict[str, Any]) -> Any:
         raise CelError(expression, str(e.args[0] if e.args else e)) from None
     except Exception as e:  # noqa: BLE001 - celpy surfaces type and key errors from its runtime as plain exceptions
         raise CelError(expression, f"{type(e).__name__}: {e}") from None
-    if isinstance(result, celpy.CELEvalError):
-        raise CelError(expression, str(result.args[0] if result.args else result))
+    error = _first_error(result)
+    if error is not None:
+        raise CelError(expression, str(error.args[0] if error.args else error))
     return result
+
+
+def _first_error(value: Any) -> celpy.CELEvalError | None:
+    """An evaluation error celpy left inside a list or map literal (cel-go fails the whole expression)."""
+    if isinstance(value, celpy.CELEvalError):
+        return value
+    if isinstance(value, Mapping):
+        return next((e for v in value.values() if (e := _first_error(v)) is not None), None)
+    if isinstance(value, list | tuple):
+        return next((e for v in value if (e := _first_error(v)) is not None), None)
+    return None
 
 
 def activation(values: dict[str, Any], variables: list[dict[str, str]] | None = None,
