@@ -422,3 +422,19 @@ def test_explain_object_works_as_a_library(dev_spec):
     platform = RenderedPlatform(dev_spec)
     entries = explain_object(platform, job("finetune"), "prod-inference")
     assert [(e.pool, e.resources["main"]) for e in entries] == [("gpu-infer", {"nvidia.com/mig-2g.20gb": 1})]
+
+
+@pytest.mark.parametrize("field, value, problem", [
+    (("spec", "template"), "x", "spec.template: must be an object"),
+    (("spec", "template", "spec", "containers"), {"a": 1}, "spec.template.spec.containers: must be a list"),
+    (("spec", "template", "metadata", "labels"), {TIER: 1}, f"spec.template.metadata.labels.{TIER}: must be a string"),
+    (("spec", "template", "spec", "tolerations"), [{"key": 3}], "spec.template.spec.tolerations[0].key: must be a string"),
+])
+def test_objects_the_api_server_cannot_decode_are_rejected_naming_the_field(tmp_path, field, value, problem):
+    obj = job("train")
+    target = obj
+    for key in field[:-1]:
+        target = target[key]
+    target[field[-1]] = value
+    code, [entry] = explain_json(tmp_path, obj, namespace="research")
+    assert code == 1 and entry["denied"] == f"the API server rejects the object: {problem}"

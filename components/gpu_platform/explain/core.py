@@ -11,6 +11,7 @@ from .admission import AdmissionResult, Request
 from .cluster import RenderedPlatform
 from .kueue import ADMISSION_GATE, FlavorResult, assign_flavor, assign_workload, merge_podset_info
 from .scheduler import NOT_MODELLED, schedule
+from .shape import shape_problem
 from .workloads import KINDS, PodTemplate, container_requests, get_path, pod_from_template, pod_requests, \
     pod_templates, with_default_requests
 
@@ -64,7 +65,7 @@ def _request(platform: RenderedPlatform, obj: dict[str, Any], namespace: str,
 
 
 def _not_modelled(obj: dict[str, Any], namespace: str, why: str) -> Entry:
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     return Entry(str(obj.get("kind")), str(meta.get("name", "")), namespace, None,
                  stages=[{"stage": "kind", "note": why}])
 
@@ -83,13 +84,19 @@ def _modelled(obj: dict[str, Any]) -> str | None:
 
 def explain_object(platform: RenderedPlatform, obj: dict[str, Any], namespace: str | None) -> list[Entry]:
     """One entry per pod template of `obj` in `namespace` (default: its own, else `default`)."""
-    meta = obj.get("metadata") or {}
-    ns = namespace or meta.get("namespace") or "default"
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    ns = namespace or (meta.get("namespace") if isinstance(meta.get("namespace"), str) else None) or "default"
     why = _modelled(obj)
     if why:
         return [_not_modelled(obj, ns, why)]
+    problem = shape_problem(obj)
+    if problem:
+        entry = _not_modelled(obj, ns, f"the API server cannot decode the object: {problem}")
+        entry.stages[0]["stage"] = "decode"
+        entry.denied, entry.schedulable = f"the API server rejects the object: {problem}", False
+        return [entry]
     obj = copy.deepcopy(obj)
-    obj.setdefault("metadata", {})["namespace"] = ns
+    obj["metadata"] = dict(obj.get("metadata") or {}, namespace=ns)
     if obj["kind"] == "Pod":
         obj = with_default_requests(obj)
     admitted = platform.chain.admit(obj, _request(platform, obj, ns))
@@ -166,7 +173,9 @@ def _template(platform: RenderedPlatform, admitted: AdmissionResult, stage: dict
             entry.denied, entry.schedulable = result.denied, False
             entry.resources = _resources(pod.get("spec") or {})
             return entry
-    spec = pod.setdefault("spec", {})
+    if pod.get("spec") is None:
+        pod["spec"] = {}
+    spec = pod["spec"]
     if not job_like and platform.kueue and any(g.get("name") == ADMISSION_GATE for g in spec.get("schedulingGates") or []):
         _pod_queue(platform, entry, obj, pod, ns)
     elif not job_like:
@@ -187,8 +196,10 @@ def _job_queue(platform: RenderedPlatform, entry: Entry, obj: dict[str, Any], t:
         entry.outside_quota = platform.kueue is not None
         entry.stages.append(_kueue_stage(None, why))
         return None
-    tmpl = get_path(obj, t.path) or {}
-    spec = tmpl.setdefault("spec", {})
+    tmpl = get_path(obj, t.path)
+    if tmpl.get("spec") is None:
+        tmpl["spec"] = {}
+    spec = tmpl["spec"]
     _record_queue(entry, result)
     if not result.admitted:
         entry.stages.append(_kueue_stage(result, "stays suspended: Kueue cannot admit it"))

@@ -74,8 +74,15 @@ def kueue_setup(release: dict[str, Any] | None, objects: list[dict[str, Any]]) -
     )
 
 
+def _map_at(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    """`parent[key]` as a mutable map (absent or null: a new empty one)."""
+    if parent.get(key) is None:
+        parent[key] = {}
+    return parent[key]
+
+
 def _labels(meta: dict[str, Any]) -> dict[str, str]:
-    return meta.setdefault("labels", {})
+    return _map_at(meta, "labels")
 
 
 def _owned_by_managed(obj: dict[str, Any], setup: KueueSetup, parent: dict[str, Any] | None = None) -> bool:
@@ -107,7 +114,7 @@ def _should_suspend(obj: dict[str, Any], setup: KueueSetup) -> bool:
 def _suspend_job(obj: dict[str, Any], path: tuple[str, ...]) -> None:
     target = obj
     for p in path[:-1]:
-        target = target.setdefault(p, {})
+        target = _map_at(target, p)
     target[path[-1]] = True
 
 
@@ -122,8 +129,8 @@ def _gate_template_parent(obj: dict[str, Any], framework: str, with_labels: bool
         tmpl = get_path(obj, t.path)
         if not isinstance(tmpl, dict):
             continue
-        meta = tmpl.setdefault("metadata", {})
-        meta.setdefault("annotations", {})[_SUSPENDED_BY_PARENT] = framework
+        meta = _map_at(tmpl, "metadata")
+        _map_at(meta, "annotations")[_SUSPENDED_BY_PARENT] = framework
         if with_labels:
             if obj["kind"] == "Deployment":
                 _labels(meta)[_MANAGED_LABEL] = "true"
@@ -134,7 +141,7 @@ def _gate_template_parent(obj: dict[str, Any], framework: str, with_labels: bool
 
 def _gate_pod(pod: dict[str, Any], setup: KueueSetup, parent: dict[str, Any] | None) -> None:
     """kueue v0.19.2 pkg/controller/jobs/pod/pod_webhook.go Default: managed label, finalizer, admission gate."""
-    meta = pod.setdefault("metadata", {})
+    meta = _map_at(pod, "metadata")
     by_parent = _SUSPENDED_BY_PARENT in (meta.get("annotations") or {})
     if not by_parent:
         if _owned_by_managed(pod, setup, parent):
@@ -142,8 +149,10 @@ def _gate_pod(pod: dict[str, Any], setup: KueueSetup, parent: dict[str, Any] | N
         if not (_labels(meta).get(QUEUE_NAME_LABEL) or setup.manage_without_queue_name):
             return
         _labels(meta)[_MANAGED_LABEL] = "true"
-        meta.setdefault("finalizers", []).append(_MANAGED_LABEL)
-    gates = pod.setdefault("spec", {}).setdefault("schedulingGates", [])
+        finalizers = list(meta.get("finalizers") or [])
+        meta["finalizers"] = finalizers + ([] if _MANAGED_LABEL in finalizers else [_MANAGED_LABEL])
+    spec = _map_at(pod, "spec")
+    gates = spec["schedulingGates"] = list(spec.get("schedulingGates") or [])
     if not any(g.get("name") == ADMISSION_GATE for g in gates):
         gates.append({"name": ADMISSION_GATE})
 
@@ -352,12 +361,12 @@ def merge_podset_info(spec: dict[str, Any], result: FlavorResult) -> str | None:
 
     kueue v0.19.2 pkg/podset/podset.go Merge / PodSetInfo.Merge.
     """
-    selector = spec.setdefault("nodeSelector", {})
+    selector = spec["nodeSelector"] = dict(spec.get("nodeSelector") or {})
     for k, v in result.node_labels.items():
         if k in selector and selector[k] != v:
             return f"conflict for nodeSelector {k}: {selector[k]} != {v} (flavor {result.flavor})"
     selector.update(result.node_labels)
-    tolerations = spec.setdefault("tolerations", [])
+    tolerations = spec["tolerations"] = list(spec.get("tolerations") or [])
     for t in result.tolerations:
         if t not in tolerations:
             tolerations.append(t)

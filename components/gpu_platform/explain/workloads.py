@@ -79,7 +79,7 @@ def _int(value: Any, default: int) -> int:
 
 def pod_templates(obj: dict[str, Any]) -> list[PodTemplate]:
     """Every pod template of a modelled workload, with the pod count Kueue's PodSet would carry."""
-    kind, spec = obj.get("kind"), obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    kind, spec = obj.get("kind"), obj["spec"] if isinstance(obj.get("spec"), dict) else {}
     if kind == "Pod":
         return [PodTemplate((), "main", 1)]
     if kind == "Job":
@@ -89,18 +89,21 @@ def pod_templates(obj: dict[str, Any]) -> list[PodTemplate]:
     if kind == "JobSet":
         return [PodTemplate(("spec", "replicatedJobs", i, "template", "spec", "template"), str(r.get("name", i)),
                             _int(r.get("replicas"), 1) * _int(get_path(r, ("template", "spec", "parallelism")), 1))
-                for i, r in enumerate(spec.get("replicatedJobs") or []) if isinstance(r, dict)]
+                for i, r in enumerate(spec.get("replicatedJobs") if isinstance(spec.get("replicatedJobs"), list) else [])
+                if isinstance(r, dict)]
     if kind == "PyTorchJob":
-        return [PodTemplate(("spec", "pytorchReplicaSpecs", role, "template"), role.lower(), _int(r.get("replicas"), 1))
-                for role, r in (spec.get("pytorchReplicaSpecs") or {}).items() if isinstance(r, dict)]
+        roles = spec.get("pytorchReplicaSpecs")
+        return [PodTemplate(("spec", "pytorchReplicaSpecs", role, "template"), str(role).lower(), _int(r.get("replicas"), 1))
+                for role, r in (roles.items() if isinstance(roles, dict) else ()) if isinstance(r, dict)]
     if kind == "RayJob":
         out = [PodTemplate(("spec", "rayClusterSpec", "headGroupSpec", "template"), "head", 1)]
-        workers = get_path(spec, ("rayClusterSpec", "workerGroupSpecs")) or []
+        workers = get_path(spec, ("rayClusterSpec", "workerGroupSpecs"))
+        workers = workers if isinstance(workers, list) else []
         return out + [PodTemplate(("spec", "rayClusterSpec", "workerGroupSpecs", i, "template"),
                                   str(w.get("groupName", i)), _int(w.get("replicas"), 1))
                       for i, w in enumerate(workers) if isinstance(w, dict)]
     if kind == "LeaderWorkerSet":
-        lwt = spec.get("leaderWorkerTemplate") or {}
+        lwt = spec.get("leaderWorkerTemplate") if isinstance(spec.get("leaderWorkerTemplate"), dict) else {}
         replicas, size = _int(spec.get("replicas"), 1), max(_int(lwt.get("size"), 1), 1)
         out = []
         if lwt.get("leaderTemplate"):
