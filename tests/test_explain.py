@@ -438,3 +438,14 @@ def test_objects_the_api_server_cannot_decode_are_rejected_naming_the_field(tmp_
     target[field[-1]] = value
     code, [entry] = explain_json(tmp_path, obj, namespace="research")
     assert code == 1 and entry["denied"] == f"the API server rejects the object: {problem}"
+
+
+def test_explain_imports_no_pulumi_or_cloud_sdk():
+    import subprocess
+    import sys
+
+    program = ("import sys; import gpu_platform.explain.cli; "
+               "print(sorted({m.split('.')[0] for m in sys.modules} & "
+               "{'pulumi', 'pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes', 'boto3', 'scipy', 'grpc'}))")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -255,9 +255,13 @@ def _schedule(platform: RenderedPlatform, entry: Entry, pod: dict[str, Any], t: 
     fits = [v.pool for v in verdicts if v.fits]
     entry.pool = fits[0] if fits else None
     entry.schedulable = bool(fits)
-    entry.stages.append({"stage": "scheduler", "requests": requests,
+    scheduler = spec.get("schedulerName") or "default-scheduler"
+    other = "" if scheduler == "default-scheduler" else (
+        f"; scheduled by {scheduler}: its queues and gangs are not modelled, only the node filters it shares "
+        "with kube-scheduler")
+    entry.stages.append({"stage": "scheduler", "scheduler": scheduler, "requests": requests,
                          "pools": [{"pool": v.pool, "fits": v.fits, "reason": v.reason} for v in verdicts],
-                         "notModelled": NOT_MODELLED})
+                         "notModelled": NOT_MODELLED + other})
     if entry.pool:
         per_pod = sum(platform.unit_hourly(entry.pool, r) * n for r, n in requests.items())
         entry.hourly = per_pod * t.count
