@@ -1,5 +1,8 @@
 """Time `gpu-platform explain` as a command (fresh process each run) and its phases in one process.
 
+Wall time depends on what else the machine runs; "command CPU s" (user + system time of the command's process)
+does not, and is what the command costs on an idle machine.
+
 Usage: .venv/bin/python benchmarks/bench_explain.py [--repeat N]
 Manifests: the README's inference Job on the dev stack, and on examples/aws-1000-a100.yaml an inference Job,
 a pre-training PyTorchJob and a five-document file (Job, JobSet, RayJob, Deployment, Pod).
@@ -11,6 +14,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -80,15 +84,18 @@ def measure(spec: str, docs: list[dict], namespace: str, repeat: int, tmp: Path)
     cli = Path(sys.executable).with_name("gpu-platform")
     args = [str(cli), "explain", str(path), "--spec", spec, "--namespace", namespace, "--format", "json"]
     subprocess.run(args, capture_output=True)  # warm the file cache (and lark's grammar cache) once
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(args, capture_output=True)
         times.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     phases = [json.loads(subprocess.run([sys.executable, "-c", _CHILD, spec, str(path), namespace],
                                         check=True, capture_output=True, text=True).stdout) for _ in range(repeat)]
     out = {k: statistics.median(p[k] for p in phases) for k in phases[0]}
-    return {"median": statistics.median(times), "max": max(times), **out}
+    return {"median": statistics.median(times), "max": max(times), "cpu": statistics.median(cpu), **out}
 
 
 def main() -> None:
@@ -96,7 +103,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    cols = ("manifest", "templates", "command s (median)", "command s (max)", "imports s", "spec + render s",
+    cols = ("manifest", "templates", "command s (median)", "command s (max)", "command CPU s", "imports s",
+            "spec + render s",
             "explain s (first)", "explain s (again)")
     table = Table(title=f"gpu-platform explain, {args.repeat} runs each", title_justify="left")
     for i, col in enumerate(cols):
@@ -105,7 +113,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for label, spec, docs, namespace in manifests():
             r = measure(spec, docs, namespace, args.repeat, Path(tmp))
-            row = [label, str(r["entries"]), f"{r['median']:.2f}", f"{r['max']:.2f}", f"{r['import']:.2f}",
+            row = [label, str(r["entries"]), f"{r['median']:.2f}", f"{r['max']:.2f}", f"{r['cpu']:.2f}",
+                   f"{r['import']:.2f}",
                    f"{r['render']:.3f}", f"{r['explain']:.2f}", f"{r['again']:.2f}"]
             table.add_row(*row)
             md.append("| " + " | ".join(row) + " |")
