@@ -449,3 +449,17 @@ def test_explain_imports_no_pulumi_or_cloud_sdk():
                "{'pulumi', 'pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes', 'boto3', 'scipy', 'grpc'}))")
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("['a', 'b'].join(',')", "a,b"),
+    ("'gpu.example.com/gpu-tier'.split('/')[1]", "gpu-tier"),
+    ("'MIG-3G'.lowerAscii()", "mig-3g"),
+    ("'nvidia.com/gpu'.replace('gpu', 'mig-1g.10gb')", "nvidia.com/mig-1g.10gb"),
+    ("'nvidia.com/gpu'.substring(0, 6)", "nvidia"),
+    ("['a', 'b'].indexOf('b') == 1 && [1, 2].sum() == 3 && [1, 2].isSorted()", True),
+])
+def test_kubernetes_cel_string_and_list_functions(expression, expected):
+    from gpu_platform.explain.cel import to_plain
+
+    assert to_plain(evaluate(expression, activation({}))) == expected

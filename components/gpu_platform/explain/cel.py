@@ -19,6 +19,8 @@ from celpy import celtypes
 from celpy.celparser import CELParser
 from celpy.evaluation import Evaluator
 
+from .celext import KUBERNETES_FUNCTIONS
+
 __all__ = ["CelError", "JSONPatch", "LazyVariables", "activation", "evaluate", "to_cel", "to_plain"]
 
 
@@ -99,7 +101,7 @@ def _program(expression: str) -> celpy.Runner:
     """Compile once per distinct expression text (celpy's parser is the slow part)."""
     env = _env()
     try:
-        return env.program(env.compile(expression))
+        return env.program(env.compile(expression), functions=KUBERNETES_FUNCTIONS)
     except Exception as e:  # celpy raises its own syntax errors; all are a compile failure here
         raise CelError(expression, f"does not compile: {e}") from None
 
