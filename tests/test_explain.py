@@ -99,8 +99,7 @@ def test_worked_example_lands_on_the_inference_pool_as_a_mig_slice(tmp_path):
     assert entry["priorityClass"] == "gpu-inference" and entry["priority"] == 50000
     unit = unit_price(DEV, "gpu-infer", "nvidia.com/mig-3g.40gb")  # 3 of 7 compute slices of a p4de GPU
     assert entry["hourly"] == pytest.approx(2 * unit, abs=1e-3)
-    admission = next(s for s in entry["stages"] if s["stage"] == "admission")
-    assert [s["name"] for s in admission["steps"]][-1] == "gpu-platform-queue-jobs"
+    assert (entry["clusterQueue"], entry["flavor"], entry["outsideQuota"]) == ("production", "gpu-infer", False)
 
 
 def test_unlabelled_gpu_pod_is_denied_with_the_tier_label_named(tmp_path):
@@ -211,26 +210,54 @@ def test_table_output_names_every_stage(tmp_path):
 # --- Kueue's webhook, reinvocation and flavor assignment, read from the rendered release and queues -----------
 
 
-def test_kueue_suspends_a_job_only_when_the_queue_label_exists_before_its_webhook(tmp_path, dev_data):
-    """Webhook configurations run in name order: kueue-... before kyverno-..., which adds the queue label."""
-    _, [late] = explain_json(tmp_path, job("train"), namespace="research")
-    assert late["clusterQueue"] is None and late["outsideQuota"] is True
-    labelled = job("train", labels={"kueue.x-k8s.io/queue-name": "research"})
-    _, [early] = explain_json(tmp_path, labelled, namespace="research")
-    assert (early["clusterQueue"], early["flavor"], early["outsideQuota"]) == ("research", "gpu-train", False)
-    steps = next(s for s in early["stages"] if s["stage"] == "admission")["steps"]
+def _kueue_release(reinvocation, manage_without_queue_name):
+    config = {"manageJobsWithoutQueueName": manage_without_queue_name, "integrations": {"frameworks": ["batch/job"]}}
+    return {"name": "kueue", "namespace": "kueue-system",
+            "values": {"mutatingWebhook": {"reinvocationPolicy": reinvocation},
+                       "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config)}}}
+
+
+def _label_jobs_policy():
+    """A Kyverno MutatingPolicy that adds the queue label to Jobs, as a routing policy could."""
+    rules = [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["jobs"]}]
+    patch = "[JSONPatch{op: 'add', path: '/metadata/labels/kueue.x-k8s.io~1queue-name', value: 'q'}]"
+    return {"kind": "MutatingPolicy", "metadata": {"name": "label-jobs"},
+            "spec": {"matchConstraints": {"resourceRules": rules}, "failurePolicy": "Ignore",
+                     "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": patch}}]}}
+
+
+@pytest.mark.parametrize("reinvocation, manage, suspended, reinvoked", [
+    ("Never", False, False, False),   # Kueue's configuration sorts first: the label comes too late
+    ("IfNeeded", False, True, True),  # ... unless Kueue's webhook is called again after Kyverno's change
+    ("Never", True, True, False),     # or Kueue holds every job of a managed namespace
+])
+def test_kueue_webhook_order_reinvocation_and_manage_jobs_without_queue_name(reinvocation, manage, suspended,
+                                                                             reinvoked):
+    from gpu_platform.explain.kueue import kueue_hook
+
+    setup = kueue_setup(_kueue_release(reinvocation, manage), [])
+    chain = build_chain([_label_jobs_policy()], [kueue_hook(setup)])
+    obj = job("train")
+    req = Request("team", {"metadata": {"name": "team", "labels": {"kubernetes.io/metadata.name": "team"}}},
+                  KINDS["Job"], "v1", "j")
+    result = chain.admit(obj, req)
+    assert [(s.via, s.reinvoked) for s in result.steps][:2] == [
+        ("kueue-mutating-webhook-configuration", False), ("kyverno-resource-mutating-webhook-cfg", False)]
+    assert result.object["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "q"
+    assert result.object["spec"].get("suspend", False) is suspended
+    assert any(s.reinvoked for s in result.steps) is reinvoked
+
+
+def test_the_dev_stack_holds_a_job_that_gets_its_queue_from_the_routing(tmp_path, dev_data):
+    _, [entry] = explain_json(tmp_path, job("train"), namespace="research")
+    assert (entry["clusterQueue"], entry["flavor"], entry["outsideQuota"]) == ("research", "gpu-train", False)
+    steps = next(s for s in entry["stages"] if s["stage"] == "admission")["steps"]
     assert steps[0]["webhookConfiguration"] == "kueue-mutating-webhook-configuration"
     assert {"op": "add", "path": "/spec/suspend", "value": True} in steps[0]["patches"]
-
-
-def test_reinvocation_policy_from_the_rendered_kueue_values(tmp_path, dev_data):
-    spec = spec_file(tmp_path, dev_data, mutatingWebhook={"reinvocationPolicy": "IfNeeded"})
-    _, [entry] = explain_json(tmp_path, job("train"), spec=spec, namespace="research")
+    never = spec_file(tmp_path, dev_data, mutatingWebhook={"reinvocationPolicy": "Never"})
+    _, [entry] = explain_json(tmp_path, job("train"), spec=never, namespace="research")
     steps = next(s for s in entry["stages"] if s["stage"] == "admission")["steps"]
-    again = [s for s in steps if s.get("reinvoked")]
-    assert [s["webhookConfiguration"] for s in again][0] == "kueue-mutating-webhook-configuration"
-    assert {"op": "add", "path": "/spec/suspend", "value": True} in again[0]["patches"]
-    assert (entry["clusterQueue"], entry["flavor"], entry["outsideQuota"]) == ("research", "gpu-train", False)
+    assert not any(s.get("reinvoked") for s in steps)  # read from the rendered release values
 
 
 def test_quota_is_checked_for_the_whole_workload(tmp_path):

@@ -37,8 +37,12 @@ class CelError(Exception):
         self.reason = reason
 
 
+_PASS_THROUGH = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication",
+                           "unary", "member"})
+
+
 class _ShortCircuitEvaluator(Evaluator):
-    """celpy's evaluator with `&&` and `||` short-circuiting on a decided left operand.
+    """celpy's evaluator, faster: `&&` and `||` short-circuit on a decided left operand, and one-child nodes are skipped.
 
     celpy evaluates both operands and then combines them with CEL's commutative rules; `false && x` is false and
     `true || x` is true whatever `x` is (an error included: google/cel-spec langdef.md "Logical operators"), so
@@ -58,6 +62,13 @@ class _ShortCircuitEvaluator(Evaluator):
         except TypeError as ex:
             return celpy.CELEvalError(f"found no matching overload for {name}", ex.__class__, ex.args, tree=tree)
 
+    def _visit_tree(self, tree: Any) -> Any:
+        """Skip the grammar's one-child precedence levels (`expr` -> `conditionalor` -> ... -> `member`): each
+        returns its only child's value unchanged (celpy/evaluation.py), and a literal sits eight levels deep."""
+        while tree.data in _PASS_THROUGH and len(tree.children) == 1 and isinstance(tree.children[0], lark.Tree):
+            tree = tree.children[0]
+        return super()._visit_tree(tree)
+
     def sub_evaluator(self, ast: Any) -> Evaluator:
         """Macro bodies (`filter`, `map`, `all`...) are evaluated the same way."""
         return _ShortCircuitEvaluator(ast, activation=self.activation)
@@ -71,7 +82,29 @@ class _ShortCircuitEvaluator(Evaluator):
         return self._logical(tree, "_||_", True)
 
 
+class _Meta(lark.tree.Meta):
+    """No source position: celpy reads `line` and `column` only to put them into error values."""
+
+    line = column = end_line = end_column = start_pos = end_pos = None
+
+
+_NO_POSITION = _Meta()
+
+
+class _Tree(lark.Tree):
+    """Parse trees built without source positions (lark's position propagation doubles the parse time)."""
+
+    @property
+    def meta(self) -> Any:
+        """The tree's (empty) position."""
+        if self._meta is None:
+            self._meta = _NO_POSITION
+        return self._meta
+
+
 class _Runner(celpy.InterpretedRunner):
+    tree_node_class = _Tree
+
     def evaluate(self, context: Any) -> Any:
         return _ShortCircuitEvaluator(ast=self.ast, activation=self.new_activation()).evaluate(context)
 
@@ -82,15 +115,16 @@ def _env() -> celpy.Environment:
 
     celpy builds its LALR parser from cel.lark in every process (a sixth of a second); the same parser is built
     here first with lark's grammar-analysis cache (a file in the temp directory keyed by grammar, options and
-    lark version), with celpy 0.5's options (celpy/celparser.py CELParser.__init__).
+    lark version), with celpy 0.5's options (celpy/celparser.py CELParser.__init__) except source positions,
+    which only locate errors in the expression text.
     """
     if CELParser.CEL_PARSER is None:
         grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
         try:
             CELParser.CEL_PARSER = lark.Lark(
                 grammar, parser="lalr", start="expr", debug=True, g_regex_flags=re.M,
-                lexer_callbacks={"IDENT": CELParser.ambiguous_literals}, propagate_positions=True,
-                maybe_placeholders=False, priority="invert", tree_class=_Runner.tree_node_class, cache=True)
+                lexer_callbacks={"IDENT": CELParser.ambiguous_literals}, propagate_positions=False,
+                maybe_placeholders=False, priority="invert", tree_class=_Tree, cache=True)
         except OSError:  # an unwritable temp directory: celpy builds its parser without the cache
             CELParser.CEL_PARSER = None
     return celpy.Environment(annotations={"JSONPatch": JSONPatch}, runner_class=_Runner)

@@ -171,6 +171,17 @@ def _default(obj: dict[str, Any], setup: KueueSetup, parent: dict[str, Any] | No
     return new
 
 
+def _unchanged(obj: dict[str, Any], req: Request, setup: KueueSetup) -> str:
+    """Why Kueue's webhook left the object as it was."""
+    kind = req.kind
+    gated = any(g.get("name") == ADMISSION_GATE for g in get_path(obj, ("spec", "schedulingGates")) or [])
+    if (kind.suspend and get_path(obj, kind.suspend) is True) or gated:
+        return "already held for Kueue"
+    if _owned_by_managed(obj, setup, req.parent):
+        return "not held: Kueue manages the workload that owns it"
+    return "not held: no queue-name label and manageJobsWithoutQueueName is off"
+
+
 def kueue_hook(setup: KueueSetup) -> Hook:
     """Kueue's mutating webhook configuration as a hook of the admission chain."""
     def call(obj: dict[str, Any], req: Request) -> tuple[dict[str, Any], list[Step]]:
@@ -180,8 +191,7 @@ def kueue_hook(setup: KueueSetup) -> Hook:
         new = _default(obj, setup, req.parent)
         ops = jsonpatch.make_patch(obj, new).patch
         return new, [Step("MutatingAdmissionWebhook", f"m{req.kind.kind.lower()}.kb.io", setup.webhook_configuration,
-                          patches=ops, note=None if ops else "not suspended: no queue-name label and "
-                          "manageJobsWithoutQueueName is off (or a managed parent owns it)")]
+                          patches=ops, note=None if ops else _unchanged(new, req, setup))]
 
     return Hook("MutatingAdmissionWebhook", setup.webhook_configuration, setup.reinvocation, call)
 

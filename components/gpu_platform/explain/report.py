@@ -40,8 +40,11 @@ def _kueue(stage: dict[str, Any]) -> tuple[str, str]:
         return "-", stage["note"]
     chain = f"LocalQueue {stage['localQueue']} -> ClusterQueue {stage['clusterQueue'] or '?'}"
     chain += f" -> flavor {stage['flavor']}" if stage["flavor"] else ""
-    quota = "quota holds" + (" (borrowing)" if stage["borrowing"] else "") if stage["quotaHolds"] else "quota does not hold"
-    return chain, "\n".join([f"{quota}; {stage['note']}", *stage["reasons"]])
+    if stage["quotaHolds"]:
+        outcome = "quota holds" + (" (borrowing)" if stage["borrowing"] else "")
+    else:
+        outcome = "quota does not hold"
+    return outcome, "\n".join([chain, stage["note"], *stage["reasons"]])
 
 
 def _scheduler(stage: dict[str, Any]) -> tuple[str, str]:
