@@ -14,7 +14,8 @@ from gpu_platform.cli import main
 from gpu_platform.explain import RenderedPlatform, explain_object
 from gpu_platform.explain.admission import Request, build_chain
 from gpu_platform.explain.cel import CelError, activation, evaluate
-from gpu_platform.explain.kueue import assign_flavor, assign_workload, kueue_setup
+from gpu_platform.explain.flavors import assign_flavor, assign_workload
+from gpu_platform.explain.kueue import kueue_setup
 from gpu_platform.explain.manifest import MAX_BYTES
 from gpu_platform.explain.selectors import (
     find_untolerated_taint,

@@ -9,7 +9,8 @@ from typing import Any
 from ..queues.kueue import QUEUE_NAME_LABEL
 from .admission import AdmissionResult, Request
 from .cluster import RenderedPlatform
-from .kueue import ADMISSION_GATE, FlavorResult, assign_flavor, assign_workload, merge_podset_info
+from .flavors import FlavorResult, assign_flavor, assign_workload, merge_podset_info
+from .kueue import ADMISSION_GATE
 from .scheduler import NOT_MODELLED, schedule
 from .shape import shape_problem
 from .workloads import KINDS, PodTemplate, container_requests, get_path, pod_from_template, pod_requests, \
