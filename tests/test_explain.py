@@ -491,3 +491,15 @@ def test_kubernetes_cel_string_and_list_functions(expression, expected):
     from gpu_platform.explain.cel import to_plain
 
     assert to_plain(evaluate(expression, activation({}))) == expected
+
+
+def test_the_api_server_validates_extended_resources_after_mutation(tmp_path):
+    fractional = job("train", gpus="500m")
+    code, [entry] = explain_json(tmp_path, fractional, namespace="research")
+    assert code == 1 and entry["denied"] == ('Job "j" is invalid: spec.template.spec.containers[0].resources.'
+                                             "limits[nvidia.com/gpu]: Invalid value: '500m': must be an integer")
+    unequal = pod({TIER: "train"})
+    unequal["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}, "requests": {"nvidia.com/gpu": 2}}
+    code, [entry] = explain_json(tmp_path, unequal, namespace="research")
+    assert code == 1 and entry["denied"].endswith("requests[nvidia.com/gpu]: Invalid value: 2: must be equal to "
+                                                  "nvidia.com/gpu limit of 1")

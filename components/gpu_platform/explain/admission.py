@@ -228,11 +228,18 @@ class AdmissionChain:
     validating: list[dict[str, Any]]
     validating_bindings: list[dict[str, Any]]
 
-    def admit(self, obj: dict[str, Any], req: Request) -> AdmissionResult:
-        """Run the whole chain on `obj`: mutation (with reinvocation), then validation."""
+    def admit(self, obj: dict[str, Any], req: Request,
+              check: Callable[[dict[str, Any]], str | None] | None = None) -> AdmissionResult:
+        """Run the whole chain on `obj`: mutation (with reinvocation), the object's own validation (`check`, what
+        the API server's registry validates between the two phases), then the validating policies."""
         mutated = self.mutate(obj, req)
         if mutated.denied:
             return mutated
+        problem = check(mutated.object) if check else None
+        if problem:
+            denied = f'{req.kind.kind} "{req.name}" is invalid: {problem}'
+            step = Step("validation", req.kind.kind, denied=denied, message=problem)
+            return AdmissionResult(mutated.object, [*mutated.steps, step], denied)
         return self.validate(mutated.object, req, mutated.steps)
 
     def mutate(self, obj: dict[str, Any], req: Request) -> AdmissionResult:

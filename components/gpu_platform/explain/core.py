@@ -12,7 +12,7 @@ from .cluster import RenderedPlatform
 from .flavors import FlavorResult, assign_flavor, assign_workload, merge_podset_info
 from .kueue import ADMISSION_GATE
 from .scheduler import NOT_MODELLED, schedule
-from .shape import shape_problem
+from .shape import resources_problem, shape_problem
 from .workloads import KINDS, PodTemplate, container_requests, get_path, pod_from_template, pod_requests, \
     pod_templates, with_default_requests
 
@@ -100,7 +100,7 @@ def explain_object(platform: RenderedPlatform, obj: dict[str, Any], namespace: s
     obj["metadata"] = dict(obj.get("metadata") or {}, namespace=ns)
     if obj["kind"] == "Pod":
         obj = with_default_requests(obj)
-    admitted = platform.chain.admit(obj, _request(platform, obj, ns))
+    admitted = platform.chain.admit(obj, _request(platform, obj, ns), _check_templates)
     stage = _admission_stage("admission", obj, admitted)
     templates = pod_templates(admitted.object)
     if not templates:
@@ -109,6 +109,16 @@ def explain_object(platform: RenderedPlatform, obj: dict[str, Any], namespace: s
         return [entry]
     queued = _workload_queue(platform, admitted, templates, ns)
     return [_template(platform, admitted, stage, t, ns, q) for t, q in zip(templates, queued, strict=True)]
+
+
+def _check_templates(obj: dict[str, Any]) -> str | None:
+    """The API server's validation of the (mutated) object's pod templates, or of the Pod itself."""
+    for t in pod_templates(obj):
+        tmpl = get_path(obj, t.path) if t.path else obj
+        problem = resources_problem((tmpl or {}).get("spec") or {}, f"{t.display}.spec" if t.path else "spec")
+        if problem:
+            return problem
+    return None
 
 
 def _workload_queue(platform: RenderedPlatform, admitted: AdmissionResult, templates: list[PodTemplate],
@@ -167,7 +177,7 @@ def _template(platform: RenderedPlatform, admitted: AdmissionResult, stage: dict
         return entry
     pod = obj if t.path == () else with_default_requests(pod_from_template(obj, t, ns))
     if t.path != ():
-        result = platform.chain.admit(pod, _request(platform, pod, ns, parent=obj))
+        result = platform.chain.admit(pod, _request(platform, pod, ns, parent=obj), _check_templates)
         entry.stages.append(_admission_stage("pod admission", pod, result))
         pod = result.object
         if result.denied:

@@ -10,7 +10,7 @@ from typing import Any
 
 from .workloads import get_path, pod_templates
 
-__all__ = ["shape_problem"]
+__all__ = ["resources_problem", "shape_problem"]
 
 _STR_MAP = {str: str}
 _QUANTITIES = {str: (int, float, str)}
@@ -90,4 +90,43 @@ def shape_problem(obj: dict[str, Any]) -> str | None:
                    or _problem(_field(tmpl, "spec"), _POD_SPEC, f"{t.display}.spec"))
         if problem:
             return problem
+    return None
+
+
+def _extended(name: str) -> bool:
+    """An extended resource: a domain-prefixed name outside kubernetes.io (helper.IsExtendedResourceName)."""
+    domain = name.split("/", 1)[0] if "/" in name else ""
+    return bool(domain) and not domain.endswith("kubernetes.io") and not name.startswith("requests.")
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    return int(text) if text.isdigit() else None
+
+
+def resources_problem(spec: dict[str, Any], where: str) -> str | None:
+    """What the API server's validation refuses in the containers' extended resources, or None.
+
+    kubernetes v1.33.0 pkg/apis/core/validation/validation.go ValidateResourceRequirements: an extended resource
+    is a whole number, and a request of one needs a limit of the same value (not overcommitable).
+    """
+    for field in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(field) or []):
+            res = c.get("resources") or {}
+            limits, requests = res.get("limits") or {}, res.get("requests") or {}
+            at = f"{where}.{field}[{i}].resources"
+            for section, values in (("limits", limits), ("requests", requests)):
+                bad = next((n for n, q in values.items() if _extended(n) and _integer(q) is None), None)
+                if bad:
+                    return f"{at}.{section}[{bad}]: Invalid value: {values[bad]!r}: must be an integer"
+            for name, q in requests.items():
+                if not _extended(name):
+                    continue
+                if name not in limits:
+                    return f"{at}.requests[{name}]: Forbidden: Limit must be set for non overcommitable resources"
+                if _integer(q) != _integer(limits[name]):
+                    return (f"{at}.requests[{name}]: Invalid value: {q!r}: must be equal to {name} limit of "
+                            f"{limits[name]}")
     return None
