@@ -503,3 +503,15 @@ def test_the_api_server_validates_extended_resources_after_mutation(tmp_path):
     code, [entry] = explain_json(tmp_path, unequal, namespace="research")
     assert code == 1 and entry["denied"].endswith("requests[nvidia.com/gpu]: Invalid value: 2: must be equal to "
                                                   "nvidia.com/gpu limit of 1")
+
+
+def test_pods_of_a_serving_workload_are_gated_then_admitted_by_kueue(tmp_path):
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                  "spec": {"replicas": 3, "template": job("inference")["spec"]["template"]}}
+    code, [entry] = explain_json(tmp_path, deployment, namespace="prod-inference")
+    assert code == 0 and (entry["pool"], entry["clusterQueue"], entry["flavor"]) == ("gpu-infer", "production", "gpu-infer")
+    pod_steps = next(s for s in entry["stages"] if s["stage"] == "pod admission")["steps"]
+    assert {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": "kueue.x-k8s.io/admission"}]} in pod_steps[0]["patches"]
+    kueue = next(s for s in entry["stages"] if s["stage"] == "kueue")
+    assert kueue["quotaHolds"] and kueue["requests"] == {"nvidia.com/mig-3g.40gb": 3}
+    assert entry["hourly"] == pytest.approx(3 * unit_price(DEV, "gpu-infer", "nvidia.com/mig-3g.40gb"), abs=1e-3)
