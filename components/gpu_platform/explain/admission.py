@@ -76,7 +76,7 @@ class Step:
         out: dict[str, Any] = {"plugin": self.plugin, "name": self.name, "patches": self.patches}
         if self.via:
             out["webhookConfiguration"] = self.via
-        for key in ("denied", "note"):
+        for key in ("denied", "message", "note"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         if self.reinvoked:
