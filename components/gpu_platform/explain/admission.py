@@ -317,9 +317,11 @@ def _validate_one(policy: dict[str, Any], binding: dict[str, Any], obj: dict[str
                 continue
             message = f"expression '{rule['expression'][:80]}' resulted in error: {e.reason}"
         if message is not None:
-            if "Deny" in (binding["spec"].get("validationActions") or []):
+            actions = binding["spec"].get("validationActions") or []
+            if "Deny" in actions:
                 return Step("ValidatingAdmissionPolicy", name, denied=prefix + message, message=message)
-            return Step("ValidatingAdmissionPolicy", name, note=f"warning: {message}", message=message)
+            kind = "warning" if "Warn" in actions else "audit annotation"
+            return Step("ValidatingAdmissionPolicy", name, note=f"{kind}: {message}", message=message)
     return Step("ValidatingAdmissionPolicy", name, note="allowed")
 
 
