@@ -65,6 +65,9 @@ def test_the_core_install_has_a_working_cli_without_cloud_sdks(pack):
     helped = _run(bin_ / "gpu-platform", "--help")
     assert helped.returncode == 0 and "preflight" in helped.stdout, helped.stderr
     assert _run(bin_ / "gpu-platform", "validate", ROOT / "Pulumi.dev.yaml").returncode == 0
+    explained = _run(bin_ / "gpu-platform", "explain", ROOT / "examples/workloads/inference-job.yaml", "--spec",
+                     ROOT / "Pulumi.dev.yaml", "--namespace", "prod-inference")  # cel-python and jsonpatch come along
+    assert explained.returncode == 0 and "runs on gpu-infer" in explained.stdout, explained.stderr
     missing = _run(bin_ / "gpu-platform", "preflight", ROOT / "Pulumi.dev.yaml")
     assert missing.returncode == 2 and "pip install 'gpu-platform[aws]'" in missing.stderr
     assert "Traceback" not in missing.stderr
