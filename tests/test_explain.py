@@ -160,7 +160,9 @@ def test_exit_codes(tmp_path):
     ("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
      "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", "values"),
-], ids=["missing", "invalid-yaml", "not-an-object", "too-deep", "empty", "alias-bomb"])
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: [{name: c, image: b}]\n"
+     "  terminationGracePeriodSeconds: 99999999999999999999\n", "64-bit range"),
+], ids=["missing", "invalid-yaml", "not-an-object", "too-deep", "empty", "alias-bomb", "int-overflow"])
 def test_bad_input_exits_two_cleanly(tmp_path, content, words):
     path = tmp_path / "w.yaml"
     if content is not None:

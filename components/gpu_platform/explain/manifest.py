@@ -15,6 +15,7 @@ __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "ManifestErro
 MAX_BYTES = 2 * 1024 * 1024  # far above any workload manifest; a bigger file is refused before parsing
 MAX_DOCUMENTS = 200
 MAX_DEPTH = 64
+_INT64 = (-(2**63), 2**63 - 1)  # Kubernetes JSON decoding: integers are int64
 MAX_NODES = 200_000  # counts aliased nodes every time they appear (no "billion laughs" expansion)
 
 
@@ -33,6 +34,9 @@ def _check_shape(doc: Any, where: str) -> None:
         if seen > MAX_NODES:
             raise ManifestError(f"{where}: more than {MAX_NODES} values (YAML aliases expanded); "
                                 "allowed: a Kubernetes manifest without alias bombs")
+        if isinstance(node, int) and not isinstance(node, bool) and not _INT64[0] <= node <= _INT64[1]:
+            raise ManifestError(f"{where}: the integer {str(node)[:40]} is outside the 64-bit range the API server "
+                                "decodes; allowed: -2^63 to 2^63-1")
         if isinstance(node, dict):
             stack.extend((v, depth + 1) for v in node.values())
         elif isinstance(node, list):
