@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -12,6 +10,7 @@ from rich.table import Table
 
 from .cli import err, fail, load_or_fail, out
 from .errors import GpuPlatformError
+from .inputs import MAX_DOCUMENT_BYTES, InputLimitError, decode_utf8, load_json, read_bounded
 
 __all__ = ["audit", "load_config", "violations_table"]
 
@@ -22,10 +21,10 @@ class AuditInputError(GpuPlatformError):
 
 def _read_json(path: str, what: str) -> Any:
     try:
-        return json.loads(Path(path).read_text())
-    except OSError as e:
-        raise AuditInputError(f"cannot read {what} {path}: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
+        return load_json(decode_utf8(read_bounded(path, MAX_DOCUMENT_BYTES, what), path, what))
+    except InputLimitError as e:
+        raise AuditInputError(str(e)) from None
+    except ValueError as e:  # json.JSONDecodeError is one
         raise AuditInputError(f"{what} {path} is not JSON: {e}") from None
 
 
@@ -40,6 +39,8 @@ def load_config(spec_path: str | None, config_path: str | None):
     if not config_path:
         return PolicyConfig()
     raw = _read_json(config_path, "policy config")
+    if not isinstance(raw, dict):
+        raise AuditInputError(f"{config_path}: policy config is {type(raw).__name__}; expected a JSON object")
     per_policy = isinstance(raw, dict) and raw and all(isinstance(v, dict) and k.startswith("gpu-") for k, v in raw.items())
     levels = {k: v["enforcementLevel"] for k, v in raw.items() if "enforcementLevel" in v} if per_policy else {}
     flat = next(iter(raw.values())) if per_policy else raw
@@ -47,7 +48,7 @@ def load_config(spec_path: str | None, config_path: str | None):
         cfg = config_of(type("Args", (), {"get_config": lambda self: flat})())
         merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
         return type(cfg).model_validate(merged) if levels else cfg
-    except PolicyConfigError as e:
+    except (PolicyConfigError, ValueError) as e:  # pydantic's ValidationError is a ValueError
         raise AuditInputError(f"{config_path}: {e}") from None
 
 

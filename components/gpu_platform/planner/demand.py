@@ -17,7 +17,8 @@ from pydantic.alias_generators import to_camel
 
 from ..catalog import Catalog
 from ..errors import Finding, SpecError
-from ..load import pydantic_findings
+from ..inputs import MAX_SPEC_BYTES, InputLimitError, decode_utf8, load_yaml, read_bounded
+from ..load import _yaml_problem, pydantic_findings
 from ..spec import Cloud, SharingMode
 
 __all__ = [
@@ -180,9 +181,9 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
     """Read and validate the demand file at `path`."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
+        data = load_yaml(decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "demand"), path, "demand"))
+    except InputLimitError as e:
+        raise SpecError([Finding("", str(e))], str(path)) from None
     except yaml.YAMLError as e:
-        raise SpecError([Finding("", f"not valid YAML: {e}")], str(path)) from None
+        raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
     return parse_demand(data, str(path), cloud)
