@@ -18,6 +18,7 @@ from .errors import GpuPlatformError
 __all__ = [
     "InputLimitError",
     "MAX_DEPTH",
+    "MAX_DOCUMENT_DEPTH",
     "MAX_DOCUMENT_BYTES",
     "MAX_SPEC_BYTES",
     "MAX_VALUES",
