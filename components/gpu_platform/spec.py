@@ -476,9 +476,14 @@ class AdmissionSpec(_Model):
     """In-cluster admission: deny unclassified GPU pods, route tiered ones."""
 
     deny_unclassified: bool = Field(default=True, description="Deny GPU pods without a known tier label.")
-    exempt_namespaces: list[DnsLabel] = Field(
-        default_factory=lambda: ["kube-system", "gpu-operator", "kueue-system", "volcano-system", "monitoring"],
-        description="Namespaces the admission rules skip.",
+    exempt_namespaces: list[DnsLabel] | None = Field(
+        default=None,
+        description="Namespaces the admission rules skip. Unset: kube-system and the namespaces of what the platform "
+        "installs (GPU Operator, Kueue, Volcano, kube-prometheus-stack, Kyverno), each only when it is installed.",
+    )
+    additional_exempt_namespaces: list[DnsLabel] = Field(
+        default_factory=list,
+        description="More namespaces to skip, e.g. of a privileged node agent that tolerates every taint.",
     )
     mutation: MutationEngine = Field(
         default=MutationEngine.AUTO,

@@ -151,6 +151,7 @@ def config_of(args: Any) -> PolicyConfig:
 
 def config_from_spec(spec: PlatformSpec) -> PolicyConfig:
     """The pack config a platform spec implies: label domain, tiers and their resources, budget, prices."""
+    from ..admission.render import exempt_namespaces
     from ..contract import device_plugin_config_key
     from ..queues.priorities import priority_class_name
 
@@ -168,7 +169,7 @@ def config_from_spec(spec: PlatformSpec) -> PolicyConfig:
         label_domain=spec.label_domain,
         tiers=tiers,
         pools={p.name: device_plugin_config_key(p) for p in spec.node_pools},
-        exempt_namespaces=list(spec.admission.exempt_namespaces),
+        exempt_namespaces=exempt_namespaces(spec),
         budget_hourly=spec.policy.budget_hourly,
         prices=prices,
         enforcement=enforcement,
