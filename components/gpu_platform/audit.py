@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 import click
+from pydantic import ValidationError
 from rich.table import Table
 
 from .cli import err, fail, load_or_fail, out
@@ -48,7 +49,11 @@ def load_config(spec_path: str | None, config_path: str | None):
         cfg = config_of(type("Args", (), {"get_config": lambda self: flat})())
         merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
         return type(cfg).model_validate(merged) if levels else cfg
-    except (PolicyConfigError, ValueError) as e:  # pydantic's ValidationError is a ValueError
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise AuditInputError(f"{config_path}: policy config {where}: {first['msg']} (got {first.get('input')!r})") from None
+    except PolicyConfigError as e:
         raise AuditInputError(f"{config_path}: {e}") from None
 
 

@@ -137,7 +137,7 @@ def _finding(root: type[BaseModel], err: dict[str, Any]) -> Finding:
     if err["type"] == "missing":
         return Finding(path, "missing; this field is required")
     if err["type"] == "value_error" and err.get("ctx", {}).get("error") is not None:
-        return Finding(path, str(err["ctx"]["error"]))
+        return Finding(_path(loc[:-1]) if loc[-1:] == ("[key]",) else path, str(err["ctx"]["error"]))
     value = err.get("input")
     if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
         owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]

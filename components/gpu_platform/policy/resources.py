@@ -126,7 +126,12 @@ def _check_state(state: Any, where: str) -> None:
         if key in ("type", "urn") and key not in state:
             raise UnsupportedDocumentError(f"{where} has no {key!r}; expected {want}")
         if key in state and not ok(state[key]):
-            raise UnsupportedDocumentError(f"{where}.{key} is {_kind(state[key])}; expected {want}")
+            value = state[key]
+            shown = _kind(value)
+            if isinstance(value, list | dict) and value:
+                inner = next(iter(value.values() if isinstance(value, dict) else value))
+                shown += f" holding {_kind(inner)}"
+            raise UnsupportedDocumentError(f"{where}.{key} is {shown}; expected {want}")
 
 
 def _kind(value: Any) -> str:
