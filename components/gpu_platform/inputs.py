@@ -111,7 +111,7 @@ def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
             open_.append((event.anchor, total))
             if len(open_) > max_depth:
                 mark = event.start_mark
-                raise InputLimitError(f"line {mark.line + 1}: nested deeper than {max_depth} levels; allowed: at "
+                raise InputLimitError(f"line {mark.line + 1}: nesting depth over {max_depth}; allowed: at "
                                       f"most {max_depth} nested mappings and lists")
         elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
             anchor, start = open_.pop()
