@@ -138,10 +138,17 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is too large for a number")
+    return value
+
+
 def load_json(text: str | bytes, max_depth: int = MAX_DOCUMENT_DEPTH) -> Any:
     """Parse strict JSON (no NaN/Infinity), nested at most `max_depth`. Raises ValueError with the reason."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
     except RecursionError:
         raise ValueError(f"nested deeper than Python can parse; allowed: at most {max_depth} levels") from None
     check_shape(data, max_depth=max_depth)

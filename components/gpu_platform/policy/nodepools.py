@@ -78,9 +78,9 @@ def _report_gaps(pool: GpuPool, cfg: PolicyConfig, report_violation: Report, at:
             report_violation(message, at)
 
 
-def _lookup(r: Any, by_urn: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], Any]:
+def _lookup(r: Any, index: _Index) -> Callable[[Mapping[str, Any]], Any]:
     def lookup(ref: Mapping[str, Any]) -> Any:
-        lt = _launch_template_of(r, by_urn, ref)
+        lt = _launch_template_of(r, index, ref)
         return None if lt is None else lt.props
     return lookup
 
@@ -88,13 +88,13 @@ def _lookup(r: Any, by_urn: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], 
 def check_pools_resolved(args: Any, report_violation: Report) -> None:
     """Pools whose GPUs come from a launch template in the stack (EKS node groups, auto scaling groups) are classified."""
     cfg = config_of(args)
-    by_urn = {r.urn: r for r in args.resources}
+    index = _Index(args.resources)
     checked = 0
     for r in args.resources:
         if r.resource_type not in (EKS_NODE_GROUP, AWS_ASG):
             continue
         alone = gpu_pool(r.resource_type, r.name, r.props)
-        pool = gpu_pool(r.resource_type, r.name, r.props, _lookup(r, by_urn))
+        pool = gpu_pool(r.resource_type, r.name, r.props, _lookup(r, index))
         if pool is None or (alone is not None and r.resource_type != AWS_ASG):
             continue  # not a GPU pool, or gpu-node-pool-classified already checks it
         checked += 1
@@ -106,10 +106,10 @@ def check_pools_resolved(args: Any, report_violation: Report) -> None:
 def check_pools_detectable(args: Any, report_violation: Report) -> None:
     """Node pools whose GPU capacity cannot be determined (custom AMI, launch template outside the stack)."""
     config_of(args)
-    by_urn = {r.urn: r for r in args.resources}
+    index = _Index(args.resources)
     found = 0
     for r in args.resources:
-        for pool in gpu_pools(r.resource_type, r.name, r.props, _lookup(r, by_urn)):
+        for pool in gpu_pools(r.resource_type, r.name, r.props, _lookup(r, index)):
             if pool.uncertain:
                 found += 1
                 report_violation(f"node pool {pool.name!r} may run GPUs, and the pack {pool.why}; set its instance "
@@ -119,20 +119,34 @@ def check_pools_detectable(args: Any, report_violation: Report) -> None:
         args.not_applicable("every node pool's GPU capacity is known")
 
 
-def _launch_template_of(group: Any, by_urn: Mapping[str, Any], ref: Mapping[str, Any] | None = None) -> Any | None:
+class _Index:
+    """Launch templates (by name and id) and Karpenter node classes (by name) of a stack, built once per call."""
+
+    def __init__(self, resources: Any) -> None:
+        self.by_urn = {r.urn: r for r in resources}
+        self.templates: dict[tuple[str, str], Any] = {}
+        self.node_classes: dict[str, Any] = {}
+        for r in self.by_urn.values():
+            if r.resource_type == EKS_LAUNCH_TEMPLATE:
+                for key in ("name", "id"):
+                    if isinstance(value := dig(r.props, key), str):
+                        self.templates.setdefault((key, value), r)
+            elif r.resource_type in KARPENTER_NODE_CLASS and isinstance(name := dig(r.props, "metadata", "name"), str):
+                self.node_classes.setdefault(name, r)
+
+
+def _launch_template_of(group: Any, index: _Index, ref: Mapping[str, Any] | None = None) -> Any | None:
     deps = list(getattr(group, "property_dependencies", {}).get("launchTemplate", []) or [])
     deps += list(getattr(group, "dependencies", []) or [])
     for dep in deps:
-        dep = by_urn.get(getattr(dep, "urn", dep), dep)
+        dep = index.by_urn.get(getattr(dep, "urn", dep), dep)
         if getattr(dep, "resource_type", None) == EKS_LAUNCH_TEMPLATE:
             return dep
     ref = ref if ref is not None else dig(group.props, "launchTemplate", default={})
-    want_id, want_name = dig(ref, "id"), dig(ref, "name")
-    for r in by_urn.values():
-        if r.resource_type != EKS_LAUNCH_TEMPLATE:
-            continue
-        if (want_name and dig(r.props, "name") == want_name) or (want_id and dig(r.props, "id") == want_id):
-            return r
+    for key in ("name", "id"):
+        want = dig(ref, key)
+        if isinstance(want, str) and (key, want) in index.templates:
+            return index.templates[(key, want)]
     return None
 
 
@@ -162,14 +176,14 @@ def _launch_template_gaps(lt: Any) -> list[str]:
     return gaps
 
 
-def _eks_gaps(group: Any, by_urn: Mapping[str, Any]) -> list[str]:
+def _eks_gaps(group: Any, index: _Index) -> list[str]:
     gaps = []
     if dig(group.props, "remoteAccess"):
         gaps.append("remote SSH access is enabled (remove remoteAccess; use SSM Session Manager)")
     if not dig(group.props, "launchTemplate"):
         return gaps + ["no launch template: IMDSv2 and root volume encryption are not enforced (attach a launch "
                        "template with metadataOptions.httpTokens=required and an encrypted root volume)"]
-    lt = _launch_template_of(group, by_urn)
+    lt = _launch_template_of(group, index)
     if lt is None:
         return gaps + ["its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
     return gaps + _launch_template_gaps(lt)
@@ -187,10 +201,9 @@ def _gke_gaps(pool: Any) -> list[str]:
     return gaps
 
 
-def _karpenter_gaps(pool: Any, by_urn: Mapping[str, Any]) -> list[str]:
+def _karpenter_gaps(pool: Any, index: _Index) -> list[str]:
     ref = dig(pool.props, "spec", "template", "spec", "nodeClassRef", "name")
-    cls = next((r for r in by_urn.values() if r.resource_type in KARPENTER_NODE_CLASS
-                and dig(r.props, "metadata", "name") == ref), None)
+    cls = index.node_classes.get(ref) if isinstance(ref, str) else None
     if cls is None:
         return [f"its EC2NodeClass {ref!r} is not in this stack, so IMDSv2 and encryption cannot be verified"]
     gaps = []
@@ -205,7 +218,7 @@ def _karpenter_gaps(pool: Any, by_urn: Mapping[str, Any]) -> list[str]:
 def check_pools_hardened(args: Any, report_violation: Report) -> None:
     """GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH (stack policy)."""
     config_of(args)  # a bad config fails here, like in every policy
-    by_urn = {r.urn: r for r in args.resources}
+    index = _Index(args.resources)
     checked = 0
     for r in args.resources:
         pool = gpu_pool(r.resource_type, r.name, r.props)
@@ -213,15 +226,15 @@ def check_pools_hardened(args: Any, report_violation: Report) -> None:
             continue
         checked += 1
         if pool.kind == "eks":
-            gaps = _eks_gaps(r, by_urn)
+            gaps = _eks_gaps(r, index)
         elif pool.kind == "gke":
             gaps = _gke_gaps(r)
         elif pool.kind == "asg":
-            lt = _launch_template_of(r, by_urn, _asg_template_ref(r.props))
+            lt = _launch_template_of(r, index, _asg_template_ref(r.props))
             gaps = _launch_template_gaps(lt) if lt is not None else [
                 "its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
         else:
-            gaps = _karpenter_gaps(r, by_urn)
+            gaps = _karpenter_gaps(r, index)
         if gaps:
             report_violation(f"GPU node pool {pool.name!r} is not hardened: {'; '.join(gaps)}.", r.urn)
     if not checked:
