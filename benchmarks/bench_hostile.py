@@ -37,12 +37,23 @@ def _spec_with(**extra) -> dict:
     return spec
 
 
-def _many_teams() -> dict:
-    """The most teams a spec may hold (10,000), 5 namespaces each, quotas on two tiers."""
+def _many_teams(teams: int = 2_000, namespaces: int = 2) -> dict:
+    """The most teams a spec may hold (2,000) and 5,000 namespaces in all (2 or 3 each), quotas on two tiers."""
     spec = make_spec(10_000, 1_000)
     tiers = [t["name"] for t in spec["tiers"]]
-    spec["teams"] = [{"name": f"team-{k:05d}", "namespaces": [f"ns-{k:05d}-{j}" for j in range(5)],
-                      "quotas": {tiers[k % len(tiers)]: 1, tiers[(k * 7) % len(tiers)]: 1}} for k in range(10_000)]
+    spec["teams"] = [{"name": f"team-{k:05d}", "namespaces": [f"ns-{k:05d}-{j}" for j in range(namespaces + (k < 1000))],
+                      "quotas": {tiers[k % len(tiers)]: 1, tiers[(k * 7) % len(tiers)]: 1}} for k in range(teams)]
+    return spec
+
+
+def _many_tiers() -> dict:
+    """The most pools (1,000) and tiers (2,000) a spec may hold: exclusive pools with two tiers each."""
+    spec = make_spec(100, 10)
+    spec["nodePools"] = [{"name": f"pool-{i:04d}", "instanceType": "p4de.24xlarge", "sharing": {"mode": "exclusive"},
+                          "maxSize": 2} for i in range(1_000)]
+    spec["tiers"] = [{"name": f"tier-{i:04d}-{j}", "pool": f"pool-{i:04d}", "priority": 1000 + i * 2 + j}
+                     for i in range(1_000) for j in range(2)]
+    spec["teams"] = [{"name": "team-0", "namespaces": ["ns-0"], "quotas": {"tier-0000-0": 1}}]
     return spec
 
 
@@ -87,7 +98,9 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
         "10,000-GPU spec padded to 15.9 MB": w("padded.yaml", _pad_to(big, int(15.9 * MB))),
         "15.9 MB string value": w("string.yaml", 'clusterName: "' + "a" * int(15.9 * MB) + '"\n'),
         "10,000-GPU spec, 1,000 teams": w("fleet.yaml", big),
-        "10,000 teams x 5 namespaces": w("teams.yaml", yaml.safe_dump(_many_teams(), sort_keys=False)),
+        "2,000 teams, 5,000 namespaces": w("teams.yaml", yaml.safe_dump(_many_teams(), sort_keys=False)),
+        "2,001 teams (over the limit)": w("teams-over.yaml", yaml.safe_dump(_many_teams(2_001, 1), sort_keys=False)),
+        "1,000 pools, 2,000 tiers": w("tiers.yaml", yaml.safe_dump(_many_tiers(), sort_keys=False)),
         "240,000 values (node labels)": w("values.yaml", yaml.safe_dump(_most_values(), sort_keys=False)),
     }
     rows = []

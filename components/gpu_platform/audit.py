@@ -13,7 +13,7 @@ from .cli import err, fail, load_or_fail, out
 from .errors import GpuPlatformError
 from .inputs import MAX_DOCUMENT_BYTES, InputLimitError, decode_utf8, load_json, read_bounded
 
-__all__ = ["audit", "load_config", "violations_table"]
+__all__ = ["audit", "load_config", "print_violations", "violations_table"]
 
 
 class AuditInputError(GpuPlatformError):
@@ -73,6 +73,18 @@ def violations_table(violations: list, title: str) -> Table:
     return table
 
 
+TABLE_ROWS = 200  # above this many violations, one plain line each (a table of thousands takes minutes to lay out)
+
+
+def print_violations(violations: list, title: str) -> None:
+    """A table of the violations, or one `policy level resource: message` line each when there are many."""
+    if len(violations) <= TABLE_ROWS:
+        out.print(violations_table(violations, title))
+        return
+    lines = [title] + [f"{v.policy} {v.enforcement.value} {_where(v.urn)}: {v.message}" for v in violations]
+    click.echo("\n".join(lines))
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Take label domain, tiers, prices and "
@@ -95,7 +107,7 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     violations = run_policies(resources, cfg)
     mandatory = [v for v in violations if v.enforcement == "mandatory"]
     if violations:
-        out.print(violations_table(violations, f"{file}: {len(violations)} policy violation(s)"))
+        print_violations(violations, f"{file}: {len(violations)} policy violation(s)")
     costs = pool_costs(resources, cfg)
     if costs and cfg.budget_hourly is None:
         total = sum(c.hourly or 0 for c in costs)

@@ -631,7 +631,7 @@ class PlatformSpec(_Model):
     gcp: GcpSpec | None = Field(default=None, description="GCP settings (cloud: gcp).")
     node_pools: list[NodePool] = Field(min_length=1, max_length=1000, description="GPU node pools.")
     tiers: list[Tier] = Field(min_length=1, max_length=2000, description="Workload classes.")
-    teams: list[Team] = Field(default_factory=list, max_length=10000, description="Tenants and their quotas.")
+    teams: list[Team] = Field(default_factory=list, max_length=2000, description="Tenants and their quotas.")
     scheduling: SchedulingSpec = Field(default_factory=SchedulingSpec, description="Kueue and Volcano.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec, description="Monitoring and cost.")
     autoscaling: AutoscalingSpec = Field(default_factory=AutoscalingSpec, description="KEDA queue-depth autoscaling.")
