@@ -339,8 +339,28 @@ def _karpenter(name: str, props: Mapping[str, Any]) -> GpuPool | None:
     return GpuPool("karpenter", own, why, mapping(dig(tmpl, "metadata", "labels")), _taints(dig(tmpl, "spec", "taints")))
 
 
+# Every policy asks about the same resources: detection without a lookup is cached per props object (the cache
+# holds the object, so its id cannot be reused while the entry lives).
+_SEEN: dict[tuple[str, str, int], tuple[Any, list[GpuPool]]] = {}
+_SEEN_MAX = 100_000
+
+
 def gpu_pools(resource_type: str, name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> list[GpuPool]:
     """The GPU pools a resource declares (a GKE cluster may hold several inline), with "cannot tell" ones."""
+    if lookup is not None:
+        return _detect(resource_type, name, props, lookup)
+    key = (resource_type, name, id(props))
+    hit = _SEEN.get(key)
+    if hit is not None and hit[0] is props:
+        return hit[1]
+    found = _detect(resource_type, name, props, None)
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[key] = (props, found)
+    return found
+
+
+def _detect(resource_type: str, name: str, props: Mapping[str, Any], lookup: Lookup | None) -> list[GpuPool]:
     if resource_type == EKS_NODE_GROUP:
         found = [_eks(name, props, lookup)]
     elif resource_type == GKE_NODE_POOL:
