@@ -125,10 +125,13 @@ def test_an_artifact_named_outside_the_output_directory_is_never_written(tmp_pat
     from gpu_platform.synth import write_artifacts
 
     out = tmp_path / "out"
-    for name in ("../../x", "/etc/passwd", "..", ".hidden", "a/b", "x\x00y"):
+    for name in ("../../x", "/etc/passwd", "..", ".hidden", "a/b/c", "a/../b", "x\x00y", "a//b"):
         with pytest.raises(RenderError, match="not a safe file name"):
             write_artifacts([Artifact("nodepools", name, ({"a": 1},))], out)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+    write_artifacts([Artifact("nodepools", "addons/driver", ({"a": 1},))], out)  # one subdirectory is allowed
+    assert (out / "nodepools" / "addons" / "driver.yaml").exists()
+    write_artifacts([Artifact("nodepools", "addons/driver", ({"a": 2},))], out)  # and is ours on the next run
 
 
 def test_a_crafted_earlier_render_does_not_hang_synth(runner, tmp_path):

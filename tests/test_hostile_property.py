@@ -165,7 +165,7 @@ def test_any_bytes_as_json_parse_or_fail_cleanly(text):
         pass
 
 
-@pytest.mark.parametrize("depth", [300, 5_000, 100_000])
+@pytest.mark.parametrize("depth", [5_000, 100_000])
 def test_deep_json_is_rejected(depth):
     with pytest.raises(ValueError, match="nested deeper"):
         load_json("[" * depth + "]" * depth)
