@@ -47,20 +47,20 @@ def _many_teams(teams: int = 2_000, namespaces: int = 2) -> dict:
 
 
 def _many_tiers() -> dict:
-    """The most pools (1,000) and tiers (2,000) a spec may hold: exclusive pools with two tiers each."""
+    """The most pools (500) and tiers (1,000) a spec may hold: exclusive pools with two tiers each."""
     spec = make_spec(100, 10)
     spec["nodePools"] = [{"name": f"pool-{i:04d}", "instanceType": "p4de.24xlarge", "sharing": {"mode": "exclusive"},
-                          "maxSize": 2} for i in range(1_000)]
+                          "maxSize": 2} for i in range(500)]
     spec["tiers"] = [{"name": f"tier-{i:04d}-{j}", "pool": f"pool-{i:04d}", "priority": 1000 + i * 2 + j}
-                     for i in range(1_000) for j in range(2)]
+                     for i in range(500) for j in range(2)]
     spec["teams"] = [{"name": "team-0", "namespaces": ["ns-0"], "quotas": {"tier-0000-0": 1}}]
     return spec
 
 
 def _most_values() -> dict:
-    """Just under the 250,000-value limit, in node labels (rendered into every pool's outputs)."""
+    """Just under the 100,000-value limit, in node labels (rendered into every pool's outputs)."""
     spec = make_spec(100, 10)
-    spec["nodePools"][0]["labels"] = {f"l{i}.example.com/k": "v" for i in range(120_000)}
+    spec["nodePools"][0]["labels"] = {f"l{i}.example.com/k": "v" for i in range(49_000)}
     return spec
 
 
@@ -100,8 +100,8 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
         "10,000-GPU spec, 1,000 teams": w("fleet.yaml", big),
         "2,000 teams, 5,000 namespaces": w("teams.yaml", yaml.safe_dump(_many_teams(), sort_keys=False)),
         "2,001 teams (over the limit)": w("teams-over.yaml", yaml.safe_dump(_many_teams(2_001, 1), sort_keys=False)),
-        "1,000 pools, 2,000 tiers": w("tiers.yaml", yaml.safe_dump(_many_tiers(), sort_keys=False)),
-        "240,000 values (node labels)": w("values.yaml", yaml.safe_dump(_most_values(), sort_keys=False)),
+        "500 pools, 1,000 tiers": w("tiers.yaml", yaml.safe_dump(_many_tiers(), sort_keys=False)),
+        "99,000 values (node labels)": w("values.yaml", yaml.safe_dump(_most_values(), sort_keys=False)),
     }
     rows = []
     for label, path in cases.items():

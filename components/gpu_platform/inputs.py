@@ -31,7 +31,7 @@ __all__ = [
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024  # a spec or demand file; the 10,000-GPU / 1,000-team spec is ~0.2 MB
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a `pulumi stack export` / `preview --json` document for `audit`
-MAX_VALUES = 250_000  # scalars and collections of a spec, each alias counted as the size of what it repeats
+MAX_VALUES = 100_000  # scalars and collections of a spec, each alias counted as the size of what it repeats
 MAX_DEPTH = 64  # nested mappings / lists of a spec
 MAX_DOCUMENT_DEPTH = 256  # of an audited document (Kubernetes objects nest deeper than a spec)
 
