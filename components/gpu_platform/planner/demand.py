@@ -17,7 +17,16 @@ from pydantic.alias_generators import to_camel
 
 from ..catalog import Catalog
 from ..errors import Finding, SpecError
-from ..inputs import MAX_SPEC_BYTES, InputLimitError, decode_utf8, load_yaml, read_bounded
+from ..inputs import (
+    MAX_DEPTH,
+    MAX_SPEC_BYTES,
+    MAX_VALUES,
+    InputLimitError,
+    check_shape,
+    decode_utf8,
+    load_yaml,
+    read_bounded,
+)
 from ..load import _yaml_problem, pydantic_findings
 from ..spec import MAX_HOURLY_PRICE, Cloud, SharingMode
 
@@ -186,7 +195,8 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
     path = Path(path)
     try:
         data = load_yaml(decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "demand"), path, "demand"))
-    except InputLimitError as e:
+        check_shape(data, MAX_VALUES, MAX_DEPTH)
+    except (InputLimitError, ValueError) as e:
         raise SpecError([Finding("", str(e))], str(path)) from None
     except yaml.YAMLError as e:
         raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
