@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 MAX_COUNT = 1_000_000_000  # quotas and limits: far above any fleet, far below what overflows a float or a solver
-MAX_NODES_PER_POOL = 10_000  # above EKS (node group) and GKE (node pool) limits
+MAX_NODES_PER_POOL = MAX_COUNT  # a bound against overflow; the node pool checks name the real limits (5,000)
 MAX_HOURLY_PRICE = 1_000_000.0  # $/hour of one node
 NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 PositiveFloat = Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]
