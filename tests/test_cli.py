@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -85,12 +87,26 @@ def test_synth_writes_three_directories_and_summary(runner, tmp_path):
     assert infer["capacity"]["units"]["nvidia.com/mig-1g.10gb"] == {"min": 16, "max": 128}
 
 
-def test_synth_replaces_stale_output(runner, tmp_path):
+def test_synth_replaces_its_own_stale_output(runner, tmp_path):
     out = tmp_path / "out"
-    (out / "nodepools").mkdir(parents=True)
-    (out / "nodepools" / "old-pool.yaml").write_text("stale")
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
+    manifest = json.loads((out / ".gpu-platform-synth.json").read_text())
+    (out / "nodepools" / "old-pool.yaml").write_text("stale")  # as if an earlier spec had that pool
+    manifest["files"].append("nodepools/old-pool.yaml")
+    (out / ".gpu-platform-synth.json").write_text(json.dumps(manifest))
     assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
     assert not (out / "nodepools" / "old-pool.yaml").exists()
+
+
+def test_synth_keeps_files_it_did_not_write_unless_forced(runner, tmp_path):
+    out = tmp_path / "out"
+    (out / "kubernetes").mkdir(parents=True)
+    (out / "kubernetes" / "my-app.yaml").write_text("mine")
+    result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)])
+    assert result.exit_code == 1 and "kubernetes/my-app.yaml" in result.stderr and "--force" in result.stderr
+    assert (out / "kubernetes" / "my-app.yaml").read_text() == "mine"
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out), "--force"]).exit_code == 0
+    assert not (out / "kubernetes" / "my-app.yaml").exists() and (out / "nodepools").is_dir()
 
 
 @pytest.mark.parametrize("example", ["aws-1000-a100.yaml", "gke-a2.yaml"])

@@ -355,4 +355,5 @@ def test_config_from_dev_spec(dev_spec):
     assert cfg.prices["p4de.24xlarge"] == pytest.approx(27.44705)
     levels = {k: v["enforcementLevel"] for k, v in pack_config(cfg).items()}
     assert levels == {p.name: "mandatory" for p in POLICIES} | {"gpu-budget": "advisory",
-                                                                  "gpu-launch-template-imdsv2": "advisory"}
+                                                                  "gpu-launch-template-imdsv2": "advisory",
+                                                                  "gpu-node-pool-detectable": "advisory"}

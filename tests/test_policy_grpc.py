@@ -42,7 +42,8 @@ def test_analyzer_info_lists_every_policy_mandatory_by_default(pack):
     assert info.name == "gpu-platform"
     levels = {p.name: p.enforcementLevel for p in info.policies}
     assert levels == {p.name: MANDATORY for p in POLICIES} | {"gpu-budget": ADVISORY,
-                                                              "gpu-launch-template-imdsv2": ADVISORY}
+                                                              "gpu-launch-template-imdsv2": ADVISORY,
+                                                              "gpu-node-pool-detectable": ADVISORY}
     schema = next(p for p in info.policies if p.name == "gpu-workload-classified").configSchema
     assert "labelDomain" in schema.properties and "tiers" in schema.properties
     assert pack.plugin_info().version
@@ -97,7 +98,9 @@ def test_analyze_stack_hardening_and_budget(pack):
     assert by_policy["gpu-budget"].enforcementLevel == MANDATORY
     assert "cost $220.16/hour, over the budget of $100.00/hour" in by_policy["gpu-budget"].message
     reasons = {n.policy_name: n.reason for n in resp.not_applicable}
-    assert reasons == {"gpu-sharing-config-exists": "no GPU Operator Helm release in this stack"}
+    assert reasons == {"gpu-sharing-config-exists": "no GPU Operator Helm release in this stack",
+                       "gpu-node-pool-resolved": "no node pool takes its GPUs from a launch template",
+                       "gpu-node-pool-detectable": "every node pool's GPU capacity is known"}
 
 
 def test_analyze_stack_launch_template_by_dependency(pack):

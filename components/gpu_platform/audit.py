@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 from rich.table import Table
 
 from .cli import err, fail, load_or_fail, out
 from .errors import GpuPlatformError
+from .inputs import MAX_DOCUMENT_BYTES, InputLimitError, decode_utf8, load_json, read_bounded
 
-__all__ = ["audit", "load_config", "violations_table"]
+__all__ = ["audit", "load_config", "print_violations", "violations_table"]
 
 
 class AuditInputError(GpuPlatformError):
@@ -22,10 +22,10 @@ class AuditInputError(GpuPlatformError):
 
 def _read_json(path: str, what: str) -> Any:
     try:
-        return json.loads(Path(path).read_text())
-    except OSError as e:
-        raise AuditInputError(f"cannot read {what} {path}: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
+        return load_json(decode_utf8(read_bounded(path, MAX_DOCUMENT_BYTES, what), path, what))
+    except InputLimitError as e:
+        raise AuditInputError(str(e)) from None
+    except ValueError as e:  # json.JSONDecodeError is one
         raise AuditInputError(f"{what} {path} is not JSON: {e}") from None
 
 
@@ -40,6 +40,8 @@ def load_config(spec_path: str | None, config_path: str | None):
     if not config_path:
         return PolicyConfig()
     raw = _read_json(config_path, "policy config")
+    if not isinstance(raw, dict):
+        raise AuditInputError(f"{config_path}: policy config is {type(raw).__name__}; expected a JSON object")
     per_policy = isinstance(raw, dict) and raw and all(isinstance(v, dict) and k.startswith("gpu-") for k, v in raw.items())
     levels = {k: v["enforcementLevel"] for k, v in raw.items() if "enforcementLevel" in v} if per_policy else {}
     flat = next(iter(raw.values())) if per_policy else raw
@@ -47,6 +49,10 @@ def load_config(spec_path: str | None, config_path: str | None):
         cfg = config_of(type("Args", (), {"get_config": lambda self: flat})())
         merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
         return type(cfg).model_validate(merged) if levels else cfg
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise AuditInputError(f"{config_path}: policy config {where}: {first['msg']} (got {first.get('input')!r})") from None
     except PolicyConfigError as e:
         raise AuditInputError(f"{config_path}: {e}") from None
 
@@ -65,6 +71,18 @@ def violations_table(violations: list, title: str) -> Table:
         style = "red" if v.enforcement == "mandatory" else "yellow"
         table.add_row(v.policy, f"[{style}]{v.enforcement.value}[/]", _where(v.urn), v.message)
     return table
+
+
+TABLE_ROWS = 200  # above this many violations, one plain line each (a table of thousands takes minutes to lay out)
+
+
+def print_violations(violations: list, title: str) -> None:
+    """A table of the violations, or one `policy level resource: message` line each when there are many."""
+    if len(violations) <= TABLE_ROWS:
+        out.print(violations_table(violations, title))
+        return
+    lines = [title] + [f"{v.policy} {v.enforcement.value} {_where(v.urn)}: {v.message}" for v in violations]
+    click.echo("\n".join(lines))
 
 
 @click.command()
@@ -89,7 +107,7 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     violations = run_policies(resources, cfg)
     mandatory = [v for v in violations if v.enforcement == "mandatory"]
     if violations:
-        out.print(violations_table(violations, f"{file}: {len(violations)} policy violation(s)"))
+        print_violations(violations, f"{file}: {len(violations)} policy violation(s)")
     costs = pool_costs(resources, cfg)
     if costs and cfg.budget_hourly is None:
         total = sum(c.hourly or 0 for c in costs)

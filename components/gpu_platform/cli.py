@@ -116,8 +116,9 @@ def validate(file: str) -> None:
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
-def synth(file: str, out_dir: str) -> None:
-    """Render the full desired state of FILE into --out DIR, offline."""
+@click.option("--force", is_flag=True, help="Replace --out DIR even when it holds files an earlier synth did not write.")
+def synth(file: str, out_dir: str, force: bool) -> None:
+    """Render the full desired state of FILE into --out DIR, offline, replacing an earlier render atomically."""
     from .gpu_operator.checks import mig_layout_changes
     from .synth import previous_node_labels, render_all, write_artifacts
 
@@ -128,7 +129,9 @@ def synth(file: str, out_dir: str) -> None:
         fail(e)
     findings = findings + mig_layout_changes(spec, previous_node_labels(Path(out_dir)))
     try:
-        counts = write_artifacts(artifacts, Path(out_dir))
+        counts = write_artifacts(artifacts, Path(out_dir), force=force)
+    except GpuPlatformError as e:
+        fail(e)
     except OSError as e:
         err.print(f"[red]error:[/] --out {out_dir}: cannot write {e.filename or out_dir}: {e.strerror or e}; "
                   "allowed: a directory you can create and write")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
+import reprlib
 from pathlib import Path
 from typing import Any
 
@@ -12,25 +12,33 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import Finding, SpecError
+from .inputs import (
+    MAX_DEPTH,
+    MAX_SPEC_BYTES,
+    MAX_VALUES,
+    YAML_LOADER,
+    InputLimitError,
+    check_shape,
+    decode_utf8,
+    load_json,
+    load_yaml,
+    read_bounded,
+)
 from .spec import PlatformSpec
 from .validation import check_spec, ensure_valid
 
 __all__ = ["CONFIG_KEY", "YAML_LOADER", "load_spec", "parse_spec", "pydantic_findings", "read_spec_data"]
 
 CONFIG_KEY = "gpu-platform:platform"
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML is built with it
 
 
 def read_spec_data(path: str | Path) -> dict[str, Any]:
     """The raw spec object in a file: a Pulumi stack config or a plain spec."""
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
-    except OSError as e:
-        raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
-    except UnicodeDecodeError as e:
-        raise SpecError([Finding("", f"{path} is not UTF-8 text: byte {e.object[e.start:e.start + 1]!r} at offset "
-                                     f"{e.start}; allowed: a UTF-8 YAML file")], str(path)) from None
+        data = load_yaml(decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "spec"), path, "spec"))
+    except InputLimitError as e:
+        raise SpecError([Finding("", str(e))], str(path)) from None
     except yaml.YAMLError as e:
         raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
     if not isinstance(data, dict):
@@ -60,7 +68,7 @@ def _resolved(entry: Any) -> Any:
         if isinstance(entry.get("objectValue"), dict):
             return entry["objectValue"]
         try:
-            return json.loads(entry["value"]) if isinstance(entry["value"], str) else entry["value"]
+            return load_json(entry["value"]) if isinstance(entry["value"], str) else entry["value"]
         except ValueError:
             return entry["value"]
     return entry
@@ -73,13 +81,17 @@ def _yaml_problem(e: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
+
+
 def _kind(value: Any) -> str:
     names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", type(None): "null"}
     return names.get(type(value), f"a {type(value).__name__}")
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
+    text = _REPR.repr(value)
     return text if len(text) < 60 else text[:57] + "..."
 
 
@@ -124,11 +136,13 @@ def _finding(root: type[BaseModel], err: dict[str, Any]) -> Finding:
         return Finding(path, f"unknown key{hint}; allowed: {', '.join(known)}" if known else "unknown key")
     if err["type"] == "missing":
         return Finding(path, "missing; this field is required")
+    if err["type"] == "value_error" and err.get("ctx", {}).get("error") is not None:
+        return Finding(_path(loc[:-1]) if loc[-1:] == ("[key]",) else path, str(err["ctx"]["error"]))
     value = err.get("input")
     if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
         owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
         return Finding(_path(owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
-    shown = repr(value) if not isinstance(value, dict | list) or len(repr(value)) < 80 else type(value).__name__
+    shown = _short(value) if not isinstance(value, dict | list) else type(value).__name__
     hint = "; quote it in YAML" if err["type"] == "string_type" and isinstance(value, int | float) else ""
     return Finding(path, f"{shown}: {err['msg']}{hint}")
 
@@ -140,6 +154,10 @@ def pydantic_findings(root: type[BaseModel], error: ValidationError) -> list[Fin
 
 def parse_spec(data: dict[str, Any], source: str | None = None) -> PlatformSpec:
     """Validate a raw spec object: structure and every cross-field rule, all errors at once. Raises SpecError."""
+    try:
+        check_shape(data, MAX_VALUES, MAX_DEPTH)
+    except ValueError as e:
+        raise SpecError([Finding("", f"spec too large: {e}")], source) from None
     try:
         spec = PlatformSpec.model_validate(data)
     except ValidationError as e:

@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
 from .catalog.xid import HARDWARE_XIDS
+from .names import ClusterName, DnsLabel, DnsSubdomain, LabelKey, LabelValue
 
 __all__ = [
     "AdmissionSpec",
@@ -57,8 +58,11 @@ __all__ = [
     "VolcanoSpec",
 ]
 
-NonNegInt = Annotated[int, Field(ge=0)]
-PositiveFloat = Annotated[float, Field(ge=0)]
+MAX_COUNT = 1_000_000_000  # quotas and limits: far above any fleet, far below what overflows a float or a solver
+MAX_NODES_PER_POOL = MAX_COUNT  # a bound against overflow; the node pool checks name the real limits (5,000)
+MAX_HOURLY_PRICE = 1_000_000.0  # $/hour of one node
+NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+PositiveFloat = Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]
 
 
 # Kubernetes int32 fields (ScaledObject minReplicaCount, maxReplicaCount, pollingInterval, cooldownPeriod).
@@ -71,6 +75,7 @@ class _Model(BaseModel):
         extra="forbid",
         frozen=True,
         use_enum_values=False,
+        allow_inf_nan=False,
     )
 
 
@@ -179,7 +184,7 @@ class Sharing(_Model):
 
     mode: SharingMode = Field(description="exclusive | mig | time-slicing | mps.")
     replicas: int | None = Field(
-        default=None,
+        default=None, ge=-MAX_COUNT, le=1024,
         description="time-slicing/mps: pods per GPU (>= 2; mps <= 48). mig: optional time-slicing of each MIG slice.",
     )
     mig_layout: dict[str, NonNegInt] | None = Field(
@@ -261,7 +266,7 @@ class NodePoolGcp(_Model):
     image_type: str = Field(default="COS_CONTAINERD", description="Node image type.")
     location_policy: str = Field(default="ANY", description="Autoscaler zone choice: ANY (obtainability) | BALANCED.")
     auto_upgrade: bool = Field(default=True, description="GKE node auto-upgrade (required on release channels).")
-    max_unavailable: int = Field(default=1, ge=1, description="Nodes an upgrade may take down at once (no surge).")
+    max_unavailable: int = Field(default=1, ge=1, le=MAX_NODES_PER_POOL, description="Nodes an upgrade may take down at once (no surge).")
     compact_placement: bool | None = Field(
         default=None,
         description="COMPACT placement policy (default: on for exclusive A2/A3 pools in one zone, where GKE supports it).",
@@ -271,13 +276,13 @@ class NodePoolGcp(_Model):
 class NodePool(_Model):
     """One GPU node pool: an EKS managed node group or a GKE node pool."""
 
-    name: str = Field(description="Pool name; a lower-case DNS label, used in labels, taints and object names.")
+    name: DnsLabel = Field(description="Pool name; a lower-case DNS label, used in labels, taints and object names.")
     instance_type: str = Field(description="AWS instance type or GCP machine type.")
     sharing: Sharing = Field(description="How the pool's GPUs are shared.")
-    min_size: NonNegInt = Field(default=0, description="Minimum node count.")
-    max_size: NonNegInt = Field(description="Maximum node count.")
+    min_size: int = Field(default=0, ge=0, le=MAX_NODES_PER_POOL, description="Minimum node count.")
+    max_size: int = Field(ge=0, le=MAX_NODES_PER_POOL, description="Maximum node count.")
     protect: bool = Field(default=False, description="Protect the node pool from deletion by Pulumi.")
-    labels: dict[str, str] = Field(default_factory=dict, description="Extra node labels.")
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Extra node labels.")
     aws: NodePoolAws = Field(default_factory=NodePoolAws, description="EKS options.")
     gcp: NodePoolGcp = Field(default_factory=NodePoolGcp, description="GKE options.")
 
@@ -285,7 +290,7 @@ class NodePool(_Model):
 class Tier(_Model):
     """A workload class: it routes to one pool and one extended resource."""
 
-    name: str = Field(description="Tier name; pods carry it as `<labelDomain>/gpu-tier`.")
+    name: DnsLabel = Field(description="Tier name; pods carry it as `<labelDomain>/gpu-tier`.")
     pool: str = Field(description="The pool this tier runs on.")
     resource: str | None = Field(
         default=None,
@@ -305,9 +310,9 @@ class Tier(_Model):
 class Team(_Model):
     """A tenant: namespaces, a cohort and quotas per tier."""
 
-    name: str = Field(description="Team name; its ClusterQueue and Volcano Queue are named after it.")
-    namespaces: list[str] = Field(min_length=1, description="Namespaces of the team (each in one team only).")
-    cohort: str | None = Field(default=None, description="Kueue cohort the team borrows and lends in.")
+    name: DnsLabel = Field(description="Team name; its ClusterQueue and Volcano Queue are named after it.")
+    namespaces: list[DnsLabel] = Field(min_length=1, max_length=1000, description="Namespaces of the team (each in one team only).")
+    cohort: DnsLabel | None = Field(default=None, description="Kueue cohort the team borrows and lends in.")
     quotas: dict[str, NonNegInt] = Field(
         default_factory=dict, description="Nominal quota per tier, in units of the tier's resource."
     )
@@ -323,7 +328,7 @@ class Team(_Model):
 class CohortSpec(_Model):
     """A Kueue cohort, for nesting cohorts."""
 
-    name: str = Field(description="Cohort name.")
+    name: DnsLabel = Field(description="Cohort name.")
     parent: str | None = Field(default=None, description="Parent cohort (unset = root).")
 
 
@@ -333,7 +338,7 @@ class KueueSpec(_Model):
     enabled: bool = Field(default=True, description="Install Kueue and render its queues.")
     version: str = Field(default="0.19.2", description="Kueue Helm chart version.")
     chart: str = Field(default="oci://registry.k8s.io/kueue/charts/kueue", description="Kueue chart (OCI reference).")
-    namespace: str = Field(default="kueue-system", description="Kueue namespace.")
+    namespace: DnsLabel = Field(default="kueue-system", description="Kueue namespace.")
     fair_sharing: bool = Field(default=False, description="Enable fair sharing in the manager configuration.")
     queueing_strategy: str = Field(default="BestEffortFIFO", description="BestEffortFIFO | StrictFIFO.")
     integrations: list[str] = Field(
@@ -356,7 +361,7 @@ class VolcanoSpec(_Model):
     enabled: bool = Field(default=False, description="Install Volcano and render its queues.")
     version: str = Field(default="1.15.1", description="Volcano Helm chart version.")
     repository: str = Field(default="https://volcano-sh.github.io/helm-charts", description="Volcano chart repository.")
-    namespace: str = Field(default="volcano-system", description="Volcano namespace.")
+    namespace: DnsLabel = Field(default="volcano-system", description="Volcano namespace.")
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
 
@@ -383,9 +388,9 @@ class PrometheusSpec(_Model):
 
     install: bool = Field(default=True, description="Install kube-prometheus-stack.")
     version: str = Field(default="88.5.3", description="kube-prometheus-stack chart version.")
-    namespace: str = Field(default="monitoring", description="Monitoring namespace.")
-    release_name: str = Field(default="kube-prometheus-stack", description="Helm release name.")
-    rule_labels: dict[str, str] = Field(
+    namespace: DnsLabel = Field(default="monitoring", description="Monitoring namespace.")
+    release_name: DnsLabel = Field(default="kube-prometheus-stack", description="Helm release name.")
+    rule_labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="Labels an existing Prometheus selects PrometheusRules/ServiceMonitors by."
     )
     url: str | None = Field(
@@ -402,8 +407,8 @@ class OpenCostSpec(_Model):
 
     enabled: bool = Field(default=True, description="Install OpenCost.")
     version: str = Field(default="2.5.17", description="OpenCost chart version.")
-    namespace: str = Field(default="opencost", description="OpenCost namespace.")
-    release_name: str = Field(default="opencost", description="OpenCost Helm release name.")
+    namespace: DnsLabel = Field(default="opencost", description="OpenCost namespace.")
+    release_name: DnsLabel = Field(default="opencost", description="OpenCost Helm release name.")
     repository: str = Field(
         default="https://opencost.github.io/opencost-helm-chart", description="OpenCost chart repository."
     )
@@ -429,8 +434,8 @@ class Thresholds(_Model):
     stranded_sm_active: float = Field(default=0.1, ge=0, le=1, description="SM-active below this is idle.")
     stranded_for: str = Field(default="2h", description="How long allocated GPUs must idle to alert.")
     fb_memory_percent: float = Field(default=90, ge=0, le=100, description="Framebuffer use alert, percent.")
-    temperature_celsius: float = Field(default=85, description="GPU temperature alert, Celsius.")
-    pending_workloads: int = Field(default=10, ge=0, description="Kueue pending workloads per queue to alert on.")
+    temperature_celsius: float = Field(default=85, ge=0, le=150, description="GPU temperature alert, Celsius.")
+    pending_workloads: int = Field(default=10, ge=0, le=MAX_COUNT, description="Kueue pending workloads per queue to alert on.")
     pending_for: str = Field(default="30m", description="How long the backlog must last to alert.")
     mig_pending_for: str = Field(default="30m", description="How long a MIG reconfiguration may stay pending.")
     starved_queue_depth: float = Field(default=5, ge=0, description="App queue depth that marks a starved pod.")
@@ -471,9 +476,14 @@ class AdmissionSpec(_Model):
     """In-cluster admission: deny unclassified GPU pods, route tiered ones."""
 
     deny_unclassified: bool = Field(default=True, description="Deny GPU pods without a known tier label.")
-    exempt_namespaces: list[str] = Field(
-        default_factory=lambda: ["kube-system", "gpu-operator", "kueue-system", "volcano-system", "monitoring"],
-        description="Namespaces the admission rules skip.",
+    exempt_namespaces: list[DnsLabel] | None = Field(
+        default=None,
+        description="Namespaces the admission rules skip. Unset: kube-system and the namespaces of what the platform "
+        "installs (GPU Operator, Kueue, Volcano, kube-prometheus-stack, Kyverno), each only when it is installed.",
+    )
+    additional_exempt_namespaces: list[DnsLabel] = Field(
+        default_factory=list,
+        description="More namespaces to skip, e.g. of a privileged node agent that tolerates every taint.",
     )
     mutation: MutationEngine = Field(
         default=MutationEngine.AUTO,
@@ -481,7 +491,7 @@ class AdmissionSpec(_Model):
         "Kyverno MutatingPolicy before) | mutating-admission-policy | kyverno | none.",
     )
     kyverno_version: str = Field(default="3.7.0", description="Kyverno Helm chart version (Kyverno 1.17).")
-    kyverno_namespace: str = Field(default="kyverno", description="Kyverno namespace (always exempt).")
+    kyverno_namespace: DnsLabel = Field(default="kyverno", description="Kyverno namespace (always exempt).")
     kyverno_values_overrides: dict[str, Any] = Field(
         default_factory=dict, description="Kyverno Helm values deep-merged last."
     )
@@ -491,7 +501,7 @@ class GpuOperatorSpec(_Model):
     """NVIDIA GPU Operator release."""
 
     version: str = Field(default="v26.7.0", description="gpu-operator chart version.")
-    namespace: str = Field(default="gpu-operator", description="Operator namespace.")
+    namespace: DnsLabel = Field(default="gpu-operator", description="Operator namespace.")
     repository: str = Field(default="https://helm.ngc.nvidia.com/nvidia", description="Chart repository.")
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -530,7 +540,7 @@ class CustomInstanceType(_Model):
 
     name: str = Field(description="Instance / machine type name.")
     gpu_model: str = Field(description="GPU model, one of the catalog's GPU models.")
-    gpu_count: int = Field(ge=1, description="GPUs per node.")
+    gpu_count: int = Field(ge=1, le=64, description="GPUs per node.")
     hourly_price: PositiveFloat = Field(description="On-demand $/hour of one node.")
     vcpus: int | None = Field(default=None, ge=1, description="vCPUs of one node (OpenCost's CPU share).")
     memory_gib: PositiveFloat | None = Field(
@@ -556,7 +566,7 @@ class PolicySpec(_Model):
     """Policy-pack settings that come from the spec."""
 
     budget_hourly: float | None = Field(
-        default=None, ge=0, description="Max $/hour of GPU pools at max size (advisory when unset)."
+        default=None, ge=0, le=MAX_COUNT, description="Max $/hour of GPU pools at max size (advisory when unset)."
     )
     enforcement: dict[str, str] = Field(
         default_factory=dict,
@@ -614,14 +624,14 @@ class PlatformSpec(_Model):
     """The whole GPU fleet: pools, tiers, teams and the platform services around them."""
 
     cloud: Cloud = Field(description="aws | gcp.")
-    cluster_name: str = Field(description="Existing EKS / GKE cluster name.")
+    cluster_name: ClusterName = Field(description="Existing EKS / GKE cluster name.")
     kubernetes_version: str = Field(default="1.33", description="Cluster Kubernetes minor version, e.g. '1.33'.")
-    label_domain: str = Field(description="Prefix of the platform's label and taint keys, e.g. gpu.example.com.")
+    label_domain: DnsSubdomain = Field(description="Prefix of the platform's label and taint keys, e.g. gpu.example.com.")
     aws: AwsSpec | None = Field(default=None, description="AWS settings (cloud: aws).")
     gcp: GcpSpec | None = Field(default=None, description="GCP settings (cloud: gcp).")
-    node_pools: list[NodePool] = Field(min_length=1, description="GPU node pools.")
-    tiers: list[Tier] = Field(min_length=1, description="Workload classes.")
-    teams: list[Team] = Field(default_factory=list, description="Tenants and their quotas.")
+    node_pools: list[NodePool] = Field(min_length=1, max_length=500, description="GPU node pools.")
+    tiers: list[Tier] = Field(min_length=1, max_length=1000, description="Workload classes.")
+    teams: list[Team] = Field(default_factory=list, max_length=2000, description="Tenants and their quotas.")
     scheduling: SchedulingSpec = Field(default_factory=SchedulingSpec, description="Kueue and Volcano.")
     monitoring: MonitoringSpec = Field(default_factory=MonitoringSpec, description="Monitoring and cost.")
     autoscaling: AutoscalingSpec = Field(default_factory=AutoscalingSpec, description="KEDA queue-depth autoscaling.")

@@ -5,7 +5,13 @@ Each domain registers its renderer once in `RENDERERS`; a renderer is a pure fun
 
 from __future__ import annotations
 
+import ctypes
+import json
+import os
+import re
 import shutil
+import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,13 +21,15 @@ from .admission.render import render_admission_artifacts
 from .artifacts import KINDS, Artifact
 from .autoscaling.render import render_autoscaling_artifacts
 from .gpu_operator.render import render_gpu_operator_artifacts
-from .load import YAML_LOADER
+from .errors import GpuPlatformError, RenderError
+from .inputs import MAX_SPEC_BYTES, InputLimitError, decode_utf8, load_json, load_yaml, read_bounded
 from .nodepools.render import render_nodepool_artifacts
 from .observability.render import render_observability_artifacts
 from .queues.render import render_queue_artifacts
 from .spec import PlatformSpec
 
-__all__ = ["RENDERERS", "Renderer", "previous_node_labels", "render_all", "write_artifacts"]
+__all__ = ["MANIFEST", "RENDERERS", "Renderer", "SynthConflictError", "foreign_files", "previous_node_labels",
+           "render_all", "write_artifacts"]
 
 Renderer = Callable[[PlatformSpec], list[Artifact]]
 
@@ -60,20 +68,148 @@ def render_all(spec: PlatformSpec) -> list[Artifact]:
     return [a for render in RENDERERS.values() for a in render(spec)]
 
 
-def write_artifacts(artifacts: list[Artifact], out: Path) -> dict[str, int]:
-    """Write artifacts under `out` (replacing what a previous synth wrote there); return files per kind."""
+MANIFEST = ".gpu-platform-synth.json"  # the files the last `synth` wrote into DIR, relative to DIR
+_STAGING_PREFIX = ".gpu-platform-synth-"
+_SAFE_STEM = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,200}/)?[A-Za-z0-9][A-Za-z0-9._-]{0,200}")  # one subdirectory
+
+
+class SynthConflictError(GpuPlatformError):
+    """`synth --out DIR` would delete or overwrite files that an earlier `synth` did not write."""
+
+
+def _check_names(artifacts: list[Artifact]) -> None:
+    seen: set[str] = set()
+    for a in artifacts:
+        if not _SAFE_STEM.fullmatch(a.name) or ".." in a.name:
+            raise RenderError(f"artifact {a.kind}/{a.name!r} is not a safe file name; allowed: letters, digits, "
+                              "'.', '_' and '-', starting alphanumeric, in at most one subdirectory (validate the "
+                              "spec: names are DNS labels)")
+        rel = f"{a.kind}/{a.name}.yaml"
+        if rel in seen:
+            raise RenderError(f"two artifacts would both be written to {rel}; names must be unique")
+        seen.add(rel)
+
+
+def _previous_manifest(out: Path) -> set[str]:
+    try:
+        data = load_json(read_bounded(out / MANIFEST, MAX_SPEC_BYTES, "synth manifest"))
+    except (InputLimitError, ValueError):
+        return set()
+    files = data.get("files") if isinstance(data, dict) else None
+    return {f for f in files if isinstance(f, str)} if isinstance(files, list) else set()
+
+
+def foreign_files(out: Path) -> list[str]:
+    """Entries under `out` that no earlier `synth` wrote there (by its manifest), relative to `out`, sorted."""
+    if not out.is_dir():
+        return []
+    listed = _previous_manifest(out)
+    folders = {*KINDS, *(Path(f).parent.as_posix() for f in listed)}
+    ours = listed | {MANIFEST}
+    found = []
+    for root, dirs, names in os.walk(out):
+        rel_root = Path(root).relative_to(out)
+        for name in names:
+            rel = (rel_root / name).as_posix()
+            if rel not in ours:
+                found.append(rel)
+        for d in list(dirs):
+            rel = (rel_root / d).as_posix()
+            if rel not in folders or (Path(root) / d).is_symlink():
+                if rel not in found:
+                    found.append(rel + "/")
+                dirs.remove(d)  # never descend into (or follow) what is not ours
+    return sorted(found)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two directories (Linux renameat2 RENAME_EXCHANGE); False when the system cannot."""
+    if sys.platform != "linux":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: the file system cannot exchange
+        return False
+    raise OSError(errno, os.strerror(errno), str(b))
+
+
+def _clean_stale_staging(parent: Path, name: str) -> None:
+    for stale in parent.glob(f"{_STAGING_PREFIX}{name}-*"):
+        if stale.is_dir() and not stale.is_symlink() and (stale / MANIFEST).exists():
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -> dict[str, int]:
+    """Write artifacts as `out`, replacing an earlier render atomically; return files per kind.
+
+    The render is written into a staging directory next to `out` and swapped in with one rename, so an
+    interrupted or failed synth leaves the earlier render whole. `out` is replaced only when everything in it was
+    written by an earlier synth (its manifest lists it), or with `force`. Raises SynthConflictError or OSError.
+    """
+    _check_names(artifacts)
+    out = Path(os.path.abspath(out))
+    if out.is_symlink():
+        out = out.resolve()  # replace the directory the link points to, keep the link
+    if out.exists() and not out.is_dir():
+        raise SynthConflictError(f"--out {out} exists and is not a directory; allowed: a directory or a new path")
+    foreign = [] if force else foreign_files(out)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise SynthConflictError(f"--out {out} holds files an earlier synth did not write ({shown}); synth replaces "
+                                 "the whole directory, so move them away, choose another --out, or pass --force to "
+                                 "delete them")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _clean_stale_staging(out.parent, out.name)
+    staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{out.name}-", dir=out.parent))
+    try:
+        counts = _write_tree(artifacts, staging)
+        _swap_in(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return counts
+
+
+def _write_tree(artifacts: list[Artifact], root: Path) -> dict[str, int]:
     counts = dict.fromkeys(KINDS, 0)
     for kind in KINDS:
-        target = out / kind
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
+        (root / kind).mkdir()
+    written = []
     for a in artifacts:
-        path = out / a.kind / f"{a.name}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)  # names may hold one subdirectory (nodepools/addons/)
-        path.write_text(dump_documents(a.documents))
+        rel = f"{a.kind}/{a.name}.yaml"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)  # names may hold one subdirectory (nodepools/addons/)
+        (root / rel).write_text(dump_documents(a.documents), encoding="utf-8")
+        written.append(rel)
         counts[a.kind] += 1
+    manifest = {"generator": "gpu-platform synth", "files": sorted(written)}
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return counts
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Make `staging` be `out`; what was at `out` ends up in `staging` (deleted by the caller)."""
+    if not out.exists():
+        os.rename(staging, out)
+        staging.mkdir()  # the caller removes it
+        return
+    if _exchange(staging, out):
+        return
+    old = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{out.name}-", dir=out.parent))
+    os.rename(out, old / "previous")
+    try:
+        os.rename(staging, out)
+    except OSError:
+        os.rename(old / "previous", out)  # put the earlier render back
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+    staging.mkdir()
 
 
 def previous_node_labels(out: Path) -> dict[str, dict[str, str]]:
@@ -81,11 +217,12 @@ def previous_node_labels(out: Path) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for path in sorted((out / "nodepools").glob("*.yaml")):
         try:
-            doc = next(iter(yaml.load_all(path.read_text(), Loader=YAML_LOADER)))
+            text = decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "earlier render"), path, "earlier render")
+            doc = load_yaml(text, stream=True)[0]
             inputs = doc["inputs"]
             karpenter = inputs.get("spec", {}).get("template", {}).get("metadata", {}).get("labels")
             labels = inputs.get("labels") or inputs.get("nodeConfig", {}).get("labels") or karpenter or {}
-            found[doc["name"]] = dict(labels)
-        except (OSError, yaml.YAMLError, StopIteration, KeyError, TypeError, AttributeError):
-            continue  # not ours, or hand-edited: nothing to compare against
+            found[str(doc["name"])] = {str(k): str(v) for k, v in dict(labels).items()}
+        except (InputLimitError, yaml.YAMLError, IndexError, KeyError, TypeError, AttributeError, ValueError):
+            continue  # not ours, hand-edited or hostile: nothing to compare against
     return found

@@ -167,8 +167,16 @@ def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
                        f"with pool: {pool.name}")
 
 
+MAX_TEAM_NAMESPACES = 5_000  # across all teams: each becomes a Namespace, a LocalQueue and admission labels
+
+
 def rule_teams(spec: PlatformSpec) -> Iterator[Finding]:
     """Quotas name known tiers, limits need a cohort, a namespace belongs to one team."""
+    total = sum(len(t.namespaces) for t in spec.teams)
+    if total > MAX_TEAM_NAMESPACES:
+        yield _err("teams", f"{total:,} namespaces across teams; allowed: at most {MAX_TEAM_NAMESPACES:,} (split the "
+                   "fleet into several platforms)")
+        return
     tiers = spec.tiers_by_name
     owner: dict[str, str] = {}
     for i, team in enumerate(spec.teams):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts import Artifact, deep_merge, helm_release
-from ..contract import GPU_TAINT, pool_label_key, tier_grant_prefix, tier_label_key
+from ..contract import GPU_TAINT, operator_enabled, pool_label_key, tier_grant_prefix, tier_label_key
 from ..errors import RenderError
 from ..queues.priorities import priority_class_name
 from ..spec import MutationEngine, PlatformSpec, SharingMode, Tier
@@ -57,11 +57,19 @@ def mutation_engine(spec: PlatformSpec) -> tuple[MutationEngine, str | None]:
 
 
 def exempt_namespaces(spec: PlatformSpec) -> list[str]:
-    """Namespaces admission skips: the spec's list, plus Kyverno's own when Kyverno is installed."""
-    names = list(spec.admission.exempt_namespaces)
-    if mutation_engine(spec)[0] == MutationEngine.KYVERNO and spec.admission.kyverno_namespace not in names:
-        names.append(spec.admission.kyverno_namespace)
-    return names
+    """Namespaces admission skips: the spec's list, or kube-system and the namespaces of what is installed
+    (each only when installed, so an absent component's namespace is no loophole), plus the additional ones."""
+    a, sched, prom = spec.admission, spec.scheduling, spec.monitoring.prometheus
+    if a.exempt_namespaces is not None:
+        names = list(a.exempt_namespaces)
+    else:
+        installed = [(True, "kube-system"), (operator_enabled(spec), spec.gpu_operator.namespace),
+                     (sched.kueue.enabled, sched.kueue.namespace), (sched.volcano.enabled, sched.volcano.namespace),
+                     (prom.install, prom.namespace)]
+        names = [ns for on, ns in installed if on]
+    if mutation_engine(spec)[0] == MutationEngine.KYVERNO:
+        names.append(a.kyverno_namespace)
+    return list(dict.fromkeys([*names, *a.additional_exempt_namespaces]))
 
 
 def _not_exempt(spec: PlatformSpec) -> dict[str, Any]:
@@ -90,12 +98,82 @@ _CONTAINERS = "object.spec.containers + (has(object.spec.initContainers) ? objec
 _CREATE_OR_RETIER = "request.operation == 'CREATE' || {new} != {old}"
 
 
+def _map(pairs: list[tuple[str, str]]) -> str:
+    return "{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in pairs) + "}"
+
+
+def _tolerates_gpu_nodes(pool_key: str) -> str:
+    """CEL: the pod tolerates the GPU taint, a pool taint, or every taint (so it can land on GPU nodes)."""
+    return ("has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
+            "((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || "
+            f"(has(t.key) && (t.key == {cel_str(GPU_TAINT['key'])} || t.key == {cel_str(pool_key)})))")
+
+
+_DEV_PATHS = "v.hostPath.path in ['/', '/dev', '/dev/'] || v.hostPath.path.startsWith('/dev/nvidia') || " \
+             "v.hostPath.path.startsWith('/dev/dri')"
+_NO_DEVICES = "['', 'void', 'none', 'VOID', 'NONE']"
+
+
+def device_access(pool_key: str) -> str:
+    """CEL list: how the pod reaches GPU devices without an `nvidia.com/*` request ('' entries removed).
+
+    DRA claims allocate devices outside the platform's tiers and quotas. On a GPU node (the pod tolerates its
+    taints) a privileged container, a host `/dev` (or `/`) mount, NVIDIA_VISIBLE_DEVICES (a literal value other
+    than void/none, or one taken from elsewhere) or an NVIDIA runtime class expose the node's GPUs.
+    """
+    on_gpu = _tolerates_gpu_nodes(pool_key)
+    claims = ("(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || variables.containers"
+              ".exists(c, has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0)")
+    privileged = ("variables.containers.exists(c, has(c.securityContext) && has(c.securityContext.privileged) && "
+                  "c.securityContext.privileged)")
+    env = ("variables.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
+           f"(!has(e.value) || !(e.value in {_NO_DEVICES}))))")
+    dev = f"has(object.spec.volumes) && object.spec.volumes.exists(v, has(v.hostPath) && ({_DEV_PATHS}))"
+    runtime = "has(object.spec.runtimeClassName) && object.spec.runtimeClassName.contains('nvidia')"
+    parts = [(claims, "it claims devices through DRA resourceClaims"),
+             (f"({on_gpu}) && ({privileged})", "a privileged container tolerates the GPU nodes' taints"),
+             (f"({on_gpu}) && ({dev})", "it mounts the host's /dev and tolerates the GPU nodes' taints"),
+             (f"({on_gpu}) && ({env})", "it sets NVIDIA_VISIBLE_DEVICES and tolerates the GPU nodes' taints"),
+             (f"({on_gpu}) && ({runtime})", "it uses an NVIDIA runtime class and tolerates the GPU nodes' taints")]
+    return "[" + ", ".join(f"({cond}) ? {cel_str(msg)} : ''" for cond, msg in parts) + "].filter(x, x != '')"
+
+
+def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
+    """CEL list: placement the pod sets that is not its tier's (node selector, affinity, tolerations, priority
+    class), checked whether or not the routing mutation ran."""
+    k, pool = cel_str(pool_key), "variables.pools[variables.tier]"
+    selector = (f"has(object.spec.nodeSelector) && {k} in object.spec.nodeSelector && "
+                f"object.spec.nodeSelector[{k}] != {pool}")
+    terms = ("has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && "
+             "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "
+             "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms)")
+    affinity = (f"{terms} && object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                f".nodeSelectorTerms.exists(term, has(term.matchExpressions) && term.matchExpressions.exists(e, "
+                f"e.key == {k} && !(e.operator == 'In' && has(e.values) && e.values.all(v, v == {pool}))))")
+    tolerations = (f"has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
+                   f"((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && "
+                   f"t.key == {k} && ((has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value != {pool})))")
+    priority = "has(object.spec.priorityClassName) && object.spec.priorityClassName != variables.priorityClasses[variables.tier]"
+    parts = [(selector, f"'nodeSelector {pool_key}=' + object.spec.nodeSelector[{k}]"),
+             (affinity, f"'a required node affinity on {pool_key} other than In [' + {pool} + ']'"),
+             (tolerations, f"'a toleration of another pool\\'s taint (or of every taint)'"),
+             (priority, "'priorityClassName ' + object.spec.priorityClassName")]
+    found = "[" + ", ".join(f"({cond}) ? {msg} : ''" for cond, msg in parts) + "].filter(x, x != '')"
+    return f"variables.tier in variables.pools ? {found} : []"
+
+
 def _deny_variables(spec: PlatformSpec, key: str) -> list[dict[str, str]]:
     wrong = f"{_not_allowed('limits')} + {_not_allowed('requests')}"
+    pool_key = pool_label_key(spec.label_domain)
     return [
         {"name": "tier", "expression": tier_label(key)},
         {"name": "allowed", "expression": _allowed_map(spec)},
+        {"name": "pools", "expression": _map([(t.name, t.pool) for t in spec.tiers])},
+        {"name": "priorityClasses", "expression": _map([(t.name, priority_class_name(t)) for t in spec.tiers])},
         {"name": "containers", "expression": _CONTAINERS},
+        {"name": "requested", "expression": gpu_requested()},
+        {"name": "access", "expression": device_access(pool_key)},
+        {"name": "misplaced", "expression": _misplaced(spec, pool_key)},
         # "container '<name>' requests <resource>", the first outside the tier's per container (unknown tier: none).
         {"name": "wrong", "expression": f"variables.tier in variables.allowed ? variables.containers.map(c, ({wrong})"
                                         ".map(k, \"container '\" + c.name + \"' requests \" + k))"
@@ -122,6 +200,13 @@ def _grant_validation(spec: PlatformSpec, tier: str, what: str) -> dict[str, str
                                  f"(team namespaces carry the label {grant}<tier>=true for each tier of the team)'"}
 
 
+def _may_reach(spec: PlatformSpec) -> str:
+    """CEL: a cheap pre-filter for device access without a request (claims, or GPU-node tolerations)."""
+    return (f"(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || "
+            f"({_CONTAINERS}).exists(c, has(c.resources) && has(c.resources.claims)) || "
+            f"({_tolerates_gpu_nodes(pool_label_key(spec.label_domain))})")
+
+
 def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
     """ValidatingAdmissionPolicy + binding: GPU pods need a known tier and may request only its resource."""
     key, tiers = tier_label_key(spec.label_domain), ", ".join(t.name for t in spec.tiers)
@@ -132,20 +217,30 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": [{**_POD_RULE, "operations": ["CREATE", "UPDATE"]}]},
             "matchConditions": [
-                {"name": "requests-nvidia-gpu", "expression": gpu_requested()},
+                {"name": "reaches-gpus", "expression": f"{gpu_requested()} || {_may_reach(spec)}"},
                 {"name": "create-or-tier-change",
                  "expression": _CREATE_OR_RETIER.format(new=tier_label(key), old=tier_label(key, "oldObject"))},
             ],
             "variables": _deny_variables(spec, key),
             "validations": [
-                {"expression": "variables.tier in variables.allowed", "reason": "Forbidden",
+                {"expression": "variables.requested || size(variables.access) == 0", "reason": "Forbidden",
+                 "messageExpression": "'pods reach GPUs only by requesting their tier\\'s nvidia.com/* resource; this "
+                                      "one does not, but ' + variables.access[0] + ' (exempt the namespace in "
+                                      "admission.additionalExemptNamespaces if it is a trusted node agent)'"},
+                {"expression": "!variables.requested || variables.tier in variables.allowed", "reason": "Forbidden",
                  "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
                                       f"({tiers}); got \"' + variables.tier + '\"'"},
-                _grant_validation(spec, "variables.tier", "pods"),
+                {**(g := _grant_validation(spec, "variables.tier", "pods")),
+                 "expression": f"!variables.requested || ({g['expression']})"},
                 {"expression": "size(variables.wrong) == 0", "reason": "Forbidden",
                  "messageExpression": "variables.wrong[0] + ', which tier ' + variables.tier + ' does not allow: "
                                       "request ' + variables.allowed[variables.tier][0] + ' instead (tiers and their "
                                       f"resources: {allowed})'"},
+                {"expression": "!variables.requested || size(variables.misplaced) == 0", "reason": "Forbidden",
+                 "messageExpression": "'pods of tier ' + variables.tier + ' run on pool ' + variables.pools["
+                                      "variables.tier] + ' with priority class ' + variables.priorityClasses["
+                                      "variables.tier] + '; this one sets ' + variables.misplaced[0] + ' (remove it: "
+                                      "admission sets the tier\\'s placement)'"},
             ],
         },
     }

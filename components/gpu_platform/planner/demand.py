@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
@@ -17,8 +17,18 @@ from pydantic.alias_generators import to_camel
 
 from ..catalog import Catalog
 from ..errors import Finding, SpecError
-from ..load import pydantic_findings
-from ..spec import Cloud, SharingMode
+from ..inputs import (
+    MAX_DEPTH,
+    MAX_SPEC_BYTES,
+    MAX_VALUES,
+    InputLimitError,
+    check_shape,
+    decode_utf8,
+    load_yaml,
+    read_bounded,
+)
+from ..load import _yaml_problem, pydantic_findings
+from ..spec import MAX_HOURLY_PRICE, Cloud, SharingMode
 
 __all__ = [
     "Demand",
@@ -36,7 +46,11 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True,
+                              allow_inf_nan=False)
+
+
+MAX_GPUS = 100_000  # per tier: above the largest fleets, small enough for the planner to stay quick
 
 
 class Isolation(StrEnum):
@@ -52,13 +66,13 @@ class MigDemand(_Model):
     """MIG instances of one profile (the tier's resource is `nvidia.com/mig-<profile>`)."""
 
     profile: str = Field(description="MIG profile name, e.g. 3g.40gb (names are per GPU model).")
-    instances: int = Field(ge=1, description="Instances needed at once.")
+    instances: int = Field(ge=1, le=7 * MAX_GPUS, description="Instances needed at once.")
 
 
 class SeatDemand(_Model):
     """Pods sharing a GPU by time-slicing or MPS."""
 
-    count: int = Field(ge=1, description="Seats (pods) needed at once.")
+    count: int = Field(ge=1, le=48 * MAX_GPUS, description="Seats (pods) needed at once.")
     per_gpu: int = Field(ge=2, le=48, description="Most seats per GPU (MPS: <= 48): the tier may also share a "
                          "pool whose replicas are fewer, where each seat gets more of a GPU.")
     exact_density: StrictBool = Field(default=False, description="true: only a pool whose replicas equal perGpu.")
@@ -68,7 +82,7 @@ class DemandTier(_Model):
     """One workload class and exactly one of `gpus`, `mig`, `seats`."""
 
     name: str = Field(description="Tier name (a DNS label); becomes the spec's tier.")
-    gpus: int | None = Field(default=None, ge=1, description="Whole GPUs needed (exclusive).")
+    gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS, description="Whole GPUs needed (exclusive).")
     mig: MigDemand | None = Field(default=None, description="MIG instances needed.")
     seats: SeatDemand | None = Field(default=None, description="Time-sliced or MPS seats needed.")
     isolation: Isolation | None = Field(
@@ -76,7 +90,7 @@ class DemandTier(_Model):
     )
     instance_types: list[str] | None = Field(default=None, description="Allowed types (default: the file's).")
     priority: int | None = Field(
-        default=None, description="PriorityClass value (default: the spec's ladder by the pool's sharing mode)."
+        default=None, ge=-2147483648, le=1000000000, description="PriorityClass value (default: the spec's ladder by the pool's sharing mode)."
     )
     description: str | None = Field(default=None, description="Human description, copied to the spec.")
 
@@ -109,10 +123,10 @@ class Demand(_Model):
 
     cloud: Cloud | None = Field(default=None, description="aws | gcp (or `plan --cloud`).")
     instance_types: list[str] = Field(default_factory=list, description="Types every tier may use by default.")
-    price_overrides: dict[str, float] = Field(default_factory=dict, description="Instance type -> $/hour.")
+    price_overrides: dict[str, Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]] = Field(default_factory=dict, description="Instance type -> $/hour.")
     discount_percent: float = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
     headroom_percent: float = Field(default=0, ge=0, le=1000, description="maxSize above the planned nodes.")
-    tiers: list[DemandTier] = Field(min_length=1, description="Workload classes and what each needs.")
+    tiers: list[DemandTier] = Field(min_length=1, max_length=1000, description="Workload classes and what each needs.")
 
 
 def accepted_modes(tier: DemandTier) -> list[SharingMode]:
@@ -180,9 +194,10 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
     """Read and validate the demand file at `path`."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise SpecError([Finding("", f"cannot read {path}: {e.strerror or e}")], str(path)) from None
+        data = load_yaml(decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "demand"), path, "demand"))
+        check_shape(data, MAX_VALUES, MAX_DEPTH)
+    except (InputLimitError, ValueError) as e:
+        raise SpecError([Finding("", str(e))], str(path)) from None
     except yaml.YAMLError as e:
-        raise SpecError([Finding("", f"not valid YAML: {e}")], str(path)) from None
+        raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
     return parse_demand(data, str(path), cloud)

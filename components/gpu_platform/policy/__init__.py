@@ -20,7 +20,7 @@ from .config import (
     config_from_spec,
     config_schema,
 )
-from .nodepools import check_pool_classified, check_pools_hardened
+from .nodepools import check_pool_classified, check_pools_detectable, check_pools_hardened, check_pools_resolved
 from .remediate import check_imdsv2, remediate_imdsv2
 from .sharing import check_sharing_configs_exist
 from .workloads import check_workload_classified
@@ -71,6 +71,19 @@ POLICIES: list[PolicyDef] = [
               remediation_steps="Create the pool with gpu-platform (a spec nodePools entry routed to by a tier), or "
                                 "add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and the "
                                 "taints <labelDomain>/gpu-pool=<pool>:NoSchedule and nvidia.com/gpu:NoSchedule."),
+    PolicyDef("gpu-node-pool-resolved",
+              "Node pools whose GPUs come from a launch template in the stack (EKS node groups, self-managed auto "
+              "scaling groups) are classified like every GPU pool.",
+              "stack", check_pools_resolved, severity="high",
+              remediation_steps="Add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and both "
+                                "NoSchedule taints to the node group (or to the kubelet flags in the launch template "
+                                "of a self-managed group), or create the pool with gpu-platform."),
+    PolicyDef("gpu-node-pool-detectable",
+              "Node pools whose GPU capacity the pack cannot determine (custom AMI, launch template outside the "
+              "stack) are reported for review instead of passing.",
+              "stack", check_pools_detectable, Enforcement.ADVISORY, severity="medium",
+              remediation_steps="Set the pool's instance types on the node group, or keep its launch template in "
+                                "the same stack, so the GPU policies can check it."),
     PolicyDef("gpu-node-pool-hardened",
               "GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH.",
               "stack", check_pools_hardened, severity="critical",

@@ -32,19 +32,28 @@ def _price(cfg: PolicyConfig, instance_type: str) -> float | None:
     return it.hourly_usd if it else None
 
 
+def _count(value: Any) -> int:
+    """A node count from a resource property: numbers and numeric strings, 0 for anything else (unknowns too)."""
+    try:
+        number = float(value or 0)
+    except (TypeError, ValueError):
+        return 0
+    return int(number) if 0 <= number <= 1e9 else 0
+
+
 def _shape(r: Any) -> tuple[str, int] | None:
     """(instance type, max node count) of a node pool resource, or None when it cannot be costed."""
     if r.resource_type == "aws:eks/nodeGroup:NodeGroup":
         types = [str(t) for t in items(dig(r.props, "instanceTypes"))]
-        return (types[0] if types else "?"), int(dig(r.props, "scalingConfig", "maxSize", default=0) or 0)
+        return (types[0] if types else "?"), _count(dig(r.props, "scalingConfig", "maxSize", default=0))
     if r.resource_type == "gcp:container/nodePool:NodePool":
         machine = str(dig(r.props, "nodeConfig", "machineType", default="?"))
         total = dig(r.props, "autoscaling", "totalMaxNodeCount")
         if total:
-            return machine, int(total)
+            return machine, _count(total)
         zones = max(1, len(items(dig(r.props, "nodeLocations"))))
         per_zone = dig(r.props, "autoscaling", "maxNodeCount", default=dig(r.props, "nodeCount", default=0))
-        return machine, int(per_zone or 0) * zones
+        return machine, _count(per_zone) * zones
     if r.resource_type in KARPENTER_NODE_POOL:
         return _karpenter_shape(r.props)
     return None
@@ -58,7 +67,7 @@ def _karpenter_shape(props: Any) -> tuple[str, int] | None:
     nodes = dig(props, "spec", "limits", "nodes")
     if len(types) != 1 or nodes is None or not str(nodes).isdigit():
         return None  # several types or no node limit: no maximum to cost
-    return str(types[0]), int(nodes)
+    return str(types[0]), _count(nodes)
 
 
 def pool_costs(resources: list[Any], cfg: PolicyConfig) -> list[PoolCost]:

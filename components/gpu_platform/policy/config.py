@@ -63,6 +63,10 @@ class PolicyConfig(_Model):
     tiers: dict[str, TierRule] = Field(
         default_factory=dict, description="Tier name -> allowed resources. Empty: only the tier label is required."
     )
+    pools: dict[str, str] = Field(
+        default_factory=dict, description="Pool name -> its device-plugin config key, from the spec. Empty: any "
+        "pool name is accepted; set: a GPU pool's label must name one of these pools and its config.",
+    )
     exempt_namespaces: list[str] = Field(
         default_factory=lambda: list(DEFAULT_EXEMPT_NAMESPACES),
         description="Namespaces whose workloads the workload policy skips.",
@@ -147,6 +151,8 @@ def config_of(args: Any) -> PolicyConfig:
 
 def config_from_spec(spec: PlatformSpec) -> PolicyConfig:
     """The pack config a platform spec implies: label domain, tiers and their resources, budget, prices."""
+    from ..admission.render import exempt_namespaces
+    from ..contract import device_plugin_config_key
     from ..queues.priorities import priority_class_name
 
     tiers = {
@@ -162,7 +168,8 @@ def config_from_spec(spec: PlatformSpec) -> PolicyConfig:
     return PolicyConfig(
         label_domain=spec.label_domain,
         tiers=tiers,
-        exempt_namespaces=list(spec.admission.exempt_namespaces),
+        pools={p.name: device_plugin_config_key(p) for p in spec.node_pools},
+        exempt_namespaces=exempt_namespaces(spec),
         budget_hourly=spec.policy.budget_hourly,
         prices=prices,
         enforcement=enforcement,

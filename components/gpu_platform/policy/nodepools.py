@@ -8,20 +8,24 @@ from typing import Any
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, GPU_TAINT
 from .config import PolicyConfig, config_of
 from .props import (
+    GpuPool,
+    AWS_ASG,
     EKS_LAUNCH_TEMPLATE,
     EKS_NODE_GROUP,
+    GKE_CLUSTER,
     GKE_NODE_POOL,
     KARPENTER_NODE_CLASS,
     KARPENTER_NODE_POOL,
-    GpuPool,
     dig,
     gpu_pool,
+    gpu_pools,
     items,
 )
 
-__all__ = ["NODE_POOL_TYPES", "check_pool_classified", "check_pools_hardened", "classification_gaps"]
+__all__ = ["NODE_POOL_TYPES", "check_pool_classified", "check_pools_detectable", "check_pools_hardened",
+           "check_pools_resolved", "classification_gaps"]
 
-NODE_POOL_TYPES = (EKS_NODE_GROUP, GKE_NODE_POOL, *KARPENTER_NODE_POOL)
+NODE_POOL_TYPES = (EKS_NODE_GROUP, GKE_NODE_POOL, *KARPENTER_NODE_POOL, GKE_CLUSTER, AWS_ASG)
 Report = Callable[..., None]
 
 
@@ -40,6 +44,13 @@ def classification_gaps(pool: GpuPool, cfg: PolicyConfig) -> list[str]:
         gaps.append(f"taint {cfg.pool_key}={name or '<pool name>'}:NoSchedule")
     elif name and name not in pool_taints:
         gaps.append(f"taint {cfg.pool_key}={name}:NoSchedule (the taint says {pool_taints[0]!r}, the label {name!r})")
+    if cfg.pools and name and name not in cfg.pools:
+        gaps.append(f"a pool of the spec: label {cfg.pool_key}={name} names no spec pool (spec pools: "
+                    f"{', '.join(sorted(cfg.pools)[:12])})")
+    config = str(pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL) or "")
+    if cfg.pools and name in cfg.pools and config and config != cfg.pools[name]:
+        gaps.append(f"its own device-plugin config: label {DEVICE_PLUGIN_CONFIG_LABEL}={config} is not pool "
+                    f"{name!r}'s config {cfg.pools[name]!r}")
     return gaps
 
 
@@ -47,33 +58,102 @@ def check_pool_classified(args: Any, report_violation: Report) -> None:
     """GPU node pools carry the pool label, the device-plugin config label and both NoSchedule taints."""
     if args.resource_type not in NODE_POOL_TYPES:
         args.not_applicable(f"{args.resource_type} is not a node pool")
-    pool = gpu_pool(args.resource_type, args.name, args.props)
-    if pool is None:
-        args.not_applicable("not a GPU node pool")
-    gaps = classification_gaps(pool, config_of(args))
+    pools = [p for p in gpu_pools(args.resource_type, args.name, args.props) if not p.uncertain]
+    if not pools:
+        args.not_applicable("not a GPU node pool (as far as this resource alone shows)")
+    cfg = config_of(args)
+    for pool in pools:
+        _report_gaps(pool, cfg, report_violation)
+
+
+def _report_gaps(pool: GpuPool, cfg: PolicyConfig, report_violation: Report, at: str | None = None) -> None:
+    gaps = classification_gaps(pool, cfg)
     if gaps:
-        report_violation(
-            f"GPU node pool {pool.name!r} ({pool.why}) is unclassified: missing {', '.join(gaps)}. "
-            "Declare the pool in the platform spec (gpu_platform renders these), or add the missing labels and "
-            "taints so only classified pods land on it."
-        )
+        message = (f"GPU node pool {pool.name!r} ({pool.why}) is unclassified: missing {', '.join(gaps)}. "
+                   "Declare the pool in the platform spec (gpu_platform renders these), or add the missing labels "
+                   "and taints so only classified pods land on it.")
+        if at is None:
+            report_violation(message)
+        else:
+            report_violation(message, at)
 
 
-def _launch_template_of(group: Any, by_urn: Mapping[str, Any]) -> Any | None:
+def _lookup(r: Any, index: _Index) -> Callable[[Mapping[str, Any]], Any]:
+    def lookup(ref: Mapping[str, Any]) -> Any:
+        lt = _launch_template_of(r, index, ref)
+        return None if lt is None else lt.props
+    return lookup
+
+
+def check_pools_resolved(args: Any, report_violation: Report) -> None:
+    """Pools whose GPUs come from a launch template in the stack (EKS node groups, auto scaling groups) are classified."""
+    cfg = config_of(args)
+    index = _Index(args.resources)
+    checked = 0
+    for r in args.resources:
+        if r.resource_type not in (EKS_NODE_GROUP, AWS_ASG):
+            continue
+        alone = gpu_pool(r.resource_type, r.name, r.props)
+        pool = gpu_pool(r.resource_type, r.name, r.props, _lookup(r, index))
+        if pool is None or (alone is not None and r.resource_type != AWS_ASG):
+            continue  # not a GPU pool, or gpu-node-pool-classified already checks it
+        checked += 1
+        _report_gaps(pool, cfg, report_violation, r.urn)
+    if not checked:
+        args.not_applicable("no node pool takes its GPUs from a launch template")
+
+
+def check_pools_detectable(args: Any, report_violation: Report) -> None:
+    """Node pools whose GPU capacity cannot be determined (custom AMI, launch template outside the stack)."""
+    config_of(args)
+    index = _Index(args.resources)
+    found = 0
+    for r in args.resources:
+        for pool in gpu_pools(r.resource_type, r.name, r.props, _lookup(r, index)):
+            if pool.uncertain:
+                found += 1
+                report_violation(f"node pool {pool.name!r} may run GPUs, and the pack {pool.why}; set its instance "
+                                 "types on the pool (or keep its launch template in this stack) so the GPU policies "
+                                 "can check it.", r.urn)
+    if not found:
+        args.not_applicable("every node pool's GPU capacity is known")
+
+
+class _Index:
+    """Launch templates (by name and id) and Karpenter node classes (by name) of a stack, built once per call."""
+
+    def __init__(self, resources: Any) -> None:
+        self.by_urn = {r.urn: r for r in resources}
+        self.templates: dict[tuple[str, str], Any] = {}
+        self.node_classes: dict[str, Any] = {}
+        for r in self.by_urn.values():
+            if r.resource_type == EKS_LAUNCH_TEMPLATE:
+                for key in ("name", "id"):
+                    if isinstance(value := dig(r.props, key), str):
+                        self.templates.setdefault((key, value), r)
+            elif r.resource_type in KARPENTER_NODE_CLASS and isinstance(name := dig(r.props, "metadata", "name"), str):
+                self.node_classes.setdefault(name, r)
+
+
+def _launch_template_of(group: Any, index: _Index, ref: Mapping[str, Any] | None = None) -> Any | None:
     deps = list(getattr(group, "property_dependencies", {}).get("launchTemplate", []) or [])
     deps += list(getattr(group, "dependencies", []) or [])
     for dep in deps:
-        dep = by_urn.get(getattr(dep, "urn", dep), dep)
+        dep = index.by_urn.get(getattr(dep, "urn", dep), dep)
         if getattr(dep, "resource_type", None) == EKS_LAUNCH_TEMPLATE:
             return dep
-    ref = dig(group.props, "launchTemplate", default={})
-    want_id, want_name = dig(ref, "id"), dig(ref, "name")
-    for r in by_urn.values():
-        if r.resource_type != EKS_LAUNCH_TEMPLATE:
-            continue
-        if (want_name and dig(r.props, "name") == want_name) or (want_id and dig(r.props, "id") == want_id):
-            return r
+    ref = ref if ref is not None else dig(group.props, "launchTemplate", default={})
+    for key in ("name", "id"):
+        want = dig(ref, key)
+        if isinstance(want, str) and (key, want) in index.templates:
+            return index.templates[(key, want)]
     return None
+
+
+def _asg_template_ref(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = dig(props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification", default={})
+    return dig(props, "launchTemplate", default=None) or {"id": dig(spec, "launchTemplateId"),
+                                                          "name": dig(spec, "launchTemplateName")}
 
 
 def _truthy(value: Any) -> bool:
@@ -96,14 +176,14 @@ def _launch_template_gaps(lt: Any) -> list[str]:
     return gaps
 
 
-def _eks_gaps(group: Any, by_urn: Mapping[str, Any]) -> list[str]:
+def _eks_gaps(group: Any, index: _Index) -> list[str]:
     gaps = []
     if dig(group.props, "remoteAccess"):
         gaps.append("remote SSH access is enabled (remove remoteAccess; use SSM Session Manager)")
     if not dig(group.props, "launchTemplate"):
         return gaps + ["no launch template: IMDSv2 and root volume encryption are not enforced (attach a launch "
                        "template with metadataOptions.httpTokens=required and an encrypted root volume)"]
-    lt = _launch_template_of(group, by_urn)
+    lt = _launch_template_of(group, index)
     if lt is None:
         return gaps + ["its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
     return gaps + _launch_template_gaps(lt)
@@ -121,10 +201,9 @@ def _gke_gaps(pool: Any) -> list[str]:
     return gaps
 
 
-def _karpenter_gaps(pool: Any, by_urn: Mapping[str, Any]) -> list[str]:
+def _karpenter_gaps(pool: Any, index: _Index) -> list[str]:
     ref = dig(pool.props, "spec", "template", "spec", "nodeClassRef", "name")
-    cls = next((r for r in by_urn.values() if r.resource_type in KARPENTER_NODE_CLASS
-                and dig(r.props, "metadata", "name") == ref), None)
+    cls = index.node_classes.get(ref) if isinstance(ref, str) else None
     if cls is None:
         return [f"its EC2NodeClass {ref!r} is not in this stack, so IMDSv2 and encryption cannot be verified"]
     gaps = []
@@ -139,7 +218,7 @@ def _karpenter_gaps(pool: Any, by_urn: Mapping[str, Any]) -> list[str]:
 def check_pools_hardened(args: Any, report_violation: Report) -> None:
     """GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH (stack policy)."""
     config_of(args)  # a bad config fails here, like in every policy
-    by_urn = {r.urn: r for r in args.resources}
+    index = _Index(args.resources)
     checked = 0
     for r in args.resources:
         pool = gpu_pool(r.resource_type, r.name, r.props)
@@ -147,11 +226,15 @@ def check_pools_hardened(args: Any, report_violation: Report) -> None:
             continue
         checked += 1
         if pool.kind == "eks":
-            gaps = _eks_gaps(r, by_urn)
+            gaps = _eks_gaps(r, index)
         elif pool.kind == "gke":
             gaps = _gke_gaps(r)
+        elif pool.kind == "asg":
+            lt = _launch_template_of(r, index, _asg_template_ref(r.props))
+            gaps = _launch_template_gaps(lt) if lt is not None else [
+                "its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
         else:
-            gaps = _karpenter_gaps(r, by_urn)
+            gaps = _karpenter_gaps(r, index)
         if gaps:
             report_violation(f"GPU node pool {pool.name!r} is not hardened: {'; '.join(gaps)}.", r.urn)
     if not checked:

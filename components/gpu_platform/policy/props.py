@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import base64
+import binascii
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import INSTANCE_TYPES
 
 __all__ = [
+    "AWS_ASG",
     "EKS_NODE_GROUP",
+    "GKE_CLUSTER",
     "EKS_LAUNCH_TEMPLATE",
     "GKE_NODE_POOL",
     "GpuPool",
@@ -18,6 +23,7 @@ __all__ = [
     "NVIDIA_AWS_FAMILIES",
     "dig",
     "gpu_pool",
+    "gpu_pools",
     "items",
     "mapping",
 ]
@@ -25,6 +31,8 @@ __all__ = [
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 EKS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
+AWS_ASG = "aws:autoscaling/group:Group"
 KARPENTER_NODE_POOL = ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.sh/v1beta1:NodePool")
 KARPENTER_NODE_CLASS = ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass")
 
@@ -87,6 +95,11 @@ class GpuPool:
     labels: Mapping[str, Any]
     taints: list[tuple[str, str, str]]  # (key, value, effect normalised to NoSchedule style)
 
+    @property
+    def uncertain(self) -> bool:
+        """The pack cannot tell whether this pool has GPUs (reported as advisory, never passed silently)."""
+        return self.why.startswith(_CANNOT_TELL)
+
 
 _EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
@@ -99,23 +112,84 @@ def _taints(raw: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def _eks(name: str, props: Mapping[str, Any]) -> GpuPool | None:
+Lookup = Callable[[Mapping[str, Any]], "Mapping[str, Any] | None"]  # launch template reference -> its props
+_CANNOT_TELL = "cannot tell"
+
+
+def _eks(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> GpuPool | None:
     types = [str(t) for t in items(props.get("instanceTypes"))]
-    gpu_types = [t for t in types if aws_gpu_type(t)]
     ami = str(props.get("amiType") or "")
+    lt_ref = mapping(props.get("launchTemplate"))
+    lt = lookup(lt_ref) if lookup and lt_ref else None
+    if not types and lt is not None and dig(lt, "instanceType"):
+        types = [str(dig(lt, "instanceType"))]
+    gpu_types = [t for t in types if aws_gpu_type(t)]
+    own = str(props.get("nodeGroupName") or str(props.get("nodeGroupNamePrefix") or "").rstrip("-") or name)
     if gpu_types:
-        why = f"instance type {', '.join(gpu_types)}"
+        why = f"instance type {', '.join(gpu_types)}" + (" (from its launch template)" if lt is not None
+                                                          and not props.get("instanceTypes") else "")
     elif any(m in ami for m in _NVIDIA_AMI_MARKERS):
         why = f"AMI type {ami}"
+    elif not types and lt_ref and (lookup is None or lt is None or not dig(lt, "instanceType")):
+        # The instance type lives in a launch template this view cannot see, or nowhere (set at launch).
+        where = "its launch template is not in this stack" if lookup and lt is None else \
+            "no instance type is set on it or its launch template"
+        why = f"{_CANNOT_TELL}: {where} and amiType is {ami or 'unset'}"
     else:
         return None
-    own = str(props.get("nodeGroupName") or str(props.get("nodeGroupNamePrefix") or "").rstrip("-") or name)
     return GpuPool("eks", own, why, mapping(props.get("labels")), _taints(props.get("taints")))
 
 
-def _gke(name: str, props: Mapping[str, Any]) -> GpuPool | None:
-    node = mapping(props.get("nodeConfig"))
-    accels = [a for a in items(node.get("guestAccelerators")) if int(dig(a, "count", default=0) or 0) > 0]
+_USERDATA_LABELS = re.compile(r"--node-labels[= ]+['\"]?([^\s'\"]+)")
+_USERDATA_TAINTS = re.compile(r"--register-with-taints[= ]+['\"]?([^\s'\"]+)")
+
+
+def _user_data(lt: Mapping[str, Any]) -> str:
+    raw = str(dig(lt, "userData", default=""))
+    try:
+        return base64.b64decode(raw, validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return raw
+
+
+def _kubelet_labels_and_taints(text: str) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    labels: dict[str, str] = {}
+    taints: list[tuple[str, str, str]] = []
+    for found in _USERDATA_LABELS.findall(text):
+        for kv in found.split(","):
+            k, _, v = kv.partition("=")
+            labels[k] = v
+    for found in _USERDATA_TAINTS.findall(text):
+        for t in found.split(","):
+            kv, _, effect = t.partition(":")
+            k, _, v = kv.partition("=")
+            taints.append((k, v, effect))
+    return labels, taints
+
+
+def _asg(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> GpuPool | None:
+    """A self-managed auto scaling group: instance types of its launch template or mixed-instances overrides."""
+    mixed = mapping(dig(props, "mixedInstancesPolicy", "launchTemplate"))
+    spec = mapping(dig(mixed, "launchTemplateSpecification"))
+    lt_ref = mapping(props.get("launchTemplate")) or {"id": spec.get("launchTemplateId"),
+                                                       "name": spec.get("launchTemplateName")}
+    lt = lookup(lt_ref) if lookup and any(lt_ref.values()) else None
+    types = [str(dig(o, "instanceType")) for o in items(dig(mixed, "overrides")) if dig(o, "instanceType")]
+    if lt is not None and dig(lt, "instanceType"):
+        types.append(str(dig(lt, "instanceType")))
+    labels, taints = _kubelet_labels_and_taints(_user_data(lt or {}))
+    gpu_types = [t for t in types if aws_gpu_type(t)]
+    if gpu_types:
+        why = f"instance type {', '.join(gpu_types)}"
+    elif not types and (props.get("launchConfiguration") or any(lt_ref.values())):
+        why = f"{_CANNOT_TELL}: its launch template or configuration is not in this stack"
+    else:
+        return None
+    return GpuPool("asg", str(props.get("name") or name), why, labels, taints)
+
+
+def _gke_node_config(own: str, node: Mapping[str, Any]) -> GpuPool | None:
+    accels = [a for a in items(node.get("guestAccelerators")) if _count(dig(a, "count", default=0)) > 0]
     machine = str(node.get("machineType") or "")
     if accels:
         why = ", ".join(f"{dig(a, 'count')} x {dig(a, 'type', default='?')}" for a in accels) + " guest accelerators"
@@ -123,8 +197,112 @@ def _gke(name: str, props: Mapping[str, Any]) -> GpuPool | None:
         why = f"machine type {machine}"
     else:
         return None
-    own = str(props.get("name") or name)
     return GpuPool("gke", own, why, mapping(node.get("labels")), _taints(node.get("taints")))
+
+
+def _count(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return 1.0  # unknown or computed: assume it may attach accelerators
+    return number if number == number else 1.0
+
+
+def _gke(name: str, props: Mapping[str, Any]) -> GpuPool | None:
+    return _gke_node_config(str(props.get("name") or name), mapping(props.get("nodeConfig")))
+
+
+def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
+    """Node pools declared inline on a GKE cluster, and its default pool's node config."""
+    cluster = str(props.get("name") or name)
+    found = []
+    for i, pool in enumerate(items(props.get("nodePools"))):
+        own = f"{cluster}/{dig(pool, 'name', default=f'nodePools[{i}]')}"
+        if (p := _gke_node_config(own, mapping(dig(pool, "nodeConfig")))) is not None:
+            found.append(p)
+    if not props.get("removeDefaultNodePool") and (p := _gke_node_config(
+            f"{cluster}/default-pool", mapping(props.get("nodeConfig")))) is not None:
+        found.append(p)
+    return found
+
+
+# What one GPU instance looks like to Karpenter's requirements (well-known labels of karpenter.k8s.aws/v1).
+# Every NVIDIA family and catalog type is a candidate; a requirement on a key a candidate does not describe
+# (zone, capacity type, CPU ...) is taken as satisfiable, so detection errs towards "may launch GPUs".
+def _gpu_candidates() -> list[dict[str, str]]:
+    out = []
+    for name, t in INSTANCE_TYPES.items():
+        if t.cloud == "aws":
+            out.append(_candidate(name, t.gpu_count))
+    for family in NVIDIA_AWS_FAMILIES:
+        out.append(_candidate(f"{family}.xlarge", None))
+    return out
+
+
+def _candidate(instance_type: str, gpus: int | None) -> dict[str, str]:
+    family, _, size = instance_type.partition(".")
+    m = re.match(r"([a-z]+)(\d*)", family)
+    labels = {"node.kubernetes.io/instance-type": instance_type, "karpenter.k8s.aws/instance-family": family,
+              "karpenter.k8s.aws/instance-size": size, "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+              "kubernetes.io/os": "linux"}
+    if m:
+        labels["karpenter.k8s.aws/instance-category"] = m.group(1)
+        if m.group(2):
+            labels["karpenter.k8s.aws/instance-generation"] = m.group(2)
+    if gpus is not None:
+        labels["karpenter.k8s.aws/instance-gpu-count"] = str(gpus)
+    return labels
+
+
+_DESCRIBED = {"node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-size",
+              "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-generation",
+              "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-manufacturer",
+              "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-memory"}
+
+
+def _admits(labels: Mapping[str, str], req: Any) -> bool:
+    """Whether one Karpenter requirement admits an instance with `labels` (unknown attributes admit)."""
+    key, op = str(dig(req, "key", default="")), str(dig(req, "operator", default=""))
+    values = [str(v) for v in items(dig(req, "values"))]
+    if key not in _DESCRIBED:
+        return True
+    value = labels.get(key)
+    if op == "DoesNotExist":
+        return value is None and key not in ("node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family",
+                                             "karpenter.k8s.aws/instance-gpu-count",
+                                             "karpenter.k8s.aws/instance-gpu-manufacturer")
+    if value is None:
+        return op != "In" or key in ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name",
+                                     "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-generation")
+    if op == "In":
+        return value in values
+    if op == "NotIn":
+        return value not in values
+    if op == "Exists":
+        return True
+    if op in ("Gt", "Lt", "Gte", "Lte") and values:
+        try:
+            have, bound = float(value), float(values[0])
+        except ValueError:
+            return True
+        return {"Gt": have > bound, "Lt": have < bound, "Gte": have >= bound, "Lte": have <= bound}[op]
+    return True
+
+
+def _karpenter_gpus(requirements: Sequence[Any]) -> str | None:
+    """Why the requirements (read as sets) admit a GPU instance, or None when they exclude every one."""
+    reqs = [r for r in requirements if isinstance(r, Mapping)]
+    for cand in _GPU_CANDIDATES:
+        if all(_admits(cand, r) for r in reqs):
+            named = [r for r in (_karpenter_gpu_requirement(q) for q in reqs) if r]
+            if named:
+                return "requirements allow GPU instances (" + "; ".join(named) + ")"
+            shown = "; ".join(f"{dig(r, 'key')} {dig(r, 'operator')} {list(items(dig(r, 'values')))}"
+                              for r in reqs if str(dig(r, "key", default="")) in _DESCRIBED)
+            return (f"requirements admit GPU instances such as {cand['node.kubernetes.io/instance-type']} ("
+                    + (shown or "no instance constraint") + "; exclude them with "
+                    "karpenter.k8s.aws/instance-gpu-count DoesNotExist)")
+    return None
 
 
 _KARPENTER_GPU_KEYS = {
@@ -154,20 +332,54 @@ def _karpenter_gpu_requirement(req: Any) -> str | None:
 
 def _karpenter(name: str, props: Mapping[str, Any]) -> GpuPool | None:
     tmpl = dig(props, "spec", "template", default={})
-    found = [r for r in (_karpenter_gpu_requirement(q) for q in items(dig(tmpl, "spec", "requirements"))) if r]
-    if not found:
+    why = _karpenter_gpus(items(dig(tmpl, "spec", "requirements")))
+    if why is None:
         return None
     own = str(dig(props, "metadata", "name", default=name))
-    why = "requirements allow GPU instances (" + "; ".join(found) + ")"
     return GpuPool("karpenter", own, why, mapping(dig(tmpl, "metadata", "labels")), _taints(dig(tmpl, "spec", "taints")))
 
 
-def gpu_pool(resource_type: str, name: str, props: Mapping[str, Any]) -> GpuPool | None:
-    """The GPU pool view of a resource, or None when it is not a GPU node pool."""
+# Every policy asks about the same resources: detection without a lookup is cached per props object (the cache
+# holds the object, so its id cannot be reused while the entry lives).
+_SEEN: dict[tuple[str, str, int], tuple[Any, list[GpuPool]]] = {}
+_SEEN_MAX = 100_000
+
+
+def gpu_pools(resource_type: str, name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> list[GpuPool]:
+    """The GPU pools a resource declares (a GKE cluster may hold several inline), with "cannot tell" ones."""
+    if lookup is not None:
+        return _detect(resource_type, name, props, lookup)
+    key = (resource_type, name, id(props))
+    hit = _SEEN.get(key)
+    if hit is not None and hit[0] is props:
+        return hit[1]
+    found = _detect(resource_type, name, props, None)
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[key] = (props, found)
+    return found
+
+
+def _detect(resource_type: str, name: str, props: Mapping[str, Any], lookup: Lookup | None) -> list[GpuPool]:
     if resource_type == EKS_NODE_GROUP:
-        return _eks(name, props)
-    if resource_type == GKE_NODE_POOL:
-        return _gke(name, props)
-    if resource_type in KARPENTER_NODE_POOL:
-        return _karpenter(name, props)
-    return None
+        found = [_eks(name, props, lookup)]
+    elif resource_type == GKE_NODE_POOL:
+        found = [_gke(name, props)]
+    elif resource_type in KARPENTER_NODE_POOL:
+        found = [_karpenter(name, props)]
+    elif resource_type == GKE_CLUSTER:
+        return _gke_cluster(name, props)
+    elif resource_type == AWS_ASG:
+        found = [_asg(name, props, lookup)]
+    else:
+        return []
+    return [p for p in found if p is not None]
+
+
+def gpu_pool(resource_type: str, name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> GpuPool | None:
+    """The GPU pool view of a resource, or None when it is not (or cannot be told to be) a GPU node pool."""
+    pools = [p for p in gpu_pools(resource_type, name, props, lookup) if not p.uncertain]
+    return pools[0] if pools else None
+
+
+_GPU_CANDIDATES = _gpu_candidates()

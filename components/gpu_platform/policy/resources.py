@@ -107,6 +107,39 @@ def _node_pool_resources(doc: dict[str, Any], stack: str) -> list[StackResource]
     return out
 
 
+def _check_state(state: Any, where: str) -> None:
+    """Raise UnsupportedDocumentError when a resource state has the wrong shape for the fields the pack reads."""
+    if not isinstance(state, dict):
+        raise UnsupportedDocumentError(f"{where} is {_kind(state)}; expected a resource object")
+    for key, want, ok in (
+        ("type", "a string", lambda v: isinstance(v, str)),
+        ("urn", "a string", lambda v: isinstance(v, str)),
+        ("id", "a string", lambda v: v is None or isinstance(v, str)),
+        ("parent", "a string", lambda v: v is None or isinstance(v, str)),
+        ("inputs", "an object", lambda v: v is None or isinstance(v, dict)),
+        ("outputs", "an object", lambda v: v is None or isinstance(v, dict)),
+        ("dependencies", "a list of URNs", lambda v: v is None or (isinstance(v, list)
+                                                                   and all(isinstance(x, str) for x in v))),
+        ("propertyDependencies", "an object of URN lists", lambda v: v is None or (isinstance(v, dict) and all(
+            isinstance(x, list) and all(isinstance(u, str) for u in x) for x in v.values()))),
+    ):
+        if key in ("type", "urn") and key not in state:
+            raise UnsupportedDocumentError(f"{where} has no {key!r}; expected {want}")
+        if key in state and not ok(state[key]):
+            value = state[key]
+            shown = _kind(value)
+            if isinstance(value, list | dict) and value:
+                inner = next(iter(value.values() if isinstance(value, dict) else value))
+                shown += f" holding {_kind(inner)}"
+            raise UnsupportedDocumentError(f"{where}.{key} is {shown}; expected {want}")
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+             dict: "an object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
 def _from_state(state: dict[str, Any], prefer_outputs: bool) -> StackResource | None:
     rtype, urn = state.get("type", ""), state.get("urn", "")
     if not rtype or rtype.startswith("pulumi:"):
@@ -124,25 +157,44 @@ def _from_state(state: dict[str, Any], prefer_outputs: bool) -> StackResource | 
 _GONE_OPS = frozenset({"delete", "delete-replaced", "discard", "read-discard", "remove-pending-replace"})
 
 
-def _unique(states: list[Any]) -> list[StackResource]:
+def _unique(states: list[dict[str, Any]]) -> list[StackResource]:
     """One resource per URN (the last state wins: a replacement's new copy), in first-seen order."""
     by_urn: dict[str, StackResource] = {}
     for s in states:
-        if isinstance(s, dict) and (r := _from_state(s, prefer_outputs=False)):
+        if r := _from_state(s, prefer_outputs=False):
             by_urn.pop(r.urn, None)
             by_urn[r.urn] = r
     return list(by_urn.values())
 
 
+_EXPECTED = ("expected a `pulumi stack export` document (with deployment.resources) or a `pulumi preview --json` "
+             "document (with steps[].newState)")
+
+
 def from_document(doc: Any) -> list[StackResource]:
-    """Resources of a `pulumi stack export` (deployment.resources) or `pulumi preview --json` (steps[].newState)."""
+    """Resources of a `pulumi stack export` (deployment.resources) or `pulumi preview --json` (steps[].newState).
+
+    Raises UnsupportedDocumentError, naming the first field with the wrong shape, for anything else: an empty
+    `deployment`, a resource without a URN, inputs that are not an object ...
+    """
     if isinstance(doc, dict) and isinstance(doc.get("deployment"), dict):
-        states = doc["deployment"].get("resources") or []
-        return _unique([s for s in states if isinstance(s, dict) and not s.get("delete")])  # pending deletes
+        deployment = doc["deployment"]
+        states = deployment.get("resources")
+        if states is None and not isinstance(deployment.get("manifest"), dict):
+            raise UnsupportedDocumentError(f"deployment has neither resources nor a manifest (truncated?); {_EXPECTED}")
+        if states is not None and not isinstance(states, list):
+            raise UnsupportedDocumentError(f"deployment.resources is {_kind(states)}; expected a list")
+        for i, s in enumerate(states or []):
+            _check_state(s, f"deployment.resources[{i}]")
+        return _unique([s for s in states or [] if not s.get("delete")])  # pending deletes
     if isinstance(doc, dict) and isinstance(doc.get("steps"), list):
-        steps = [s for s in doc["steps"] if isinstance(s, dict) and s.get("op") not in _GONE_OPS]
-        return _unique([s.get("newState") for s in steps if s.get("newState")])
-    raise UnsupportedDocumentError(
-        "expected a `pulumi stack export` document (with deployment.resources) or a `pulumi preview --json` "
-        "document (with steps[].newState)"
-    )
+        kept = []
+        for i, step in enumerate(doc["steps"]):
+            if not isinstance(step, dict):
+                raise UnsupportedDocumentError(f"steps[{i}] is {_kind(step)}; expected a step object")
+            if step.get("op") in _GONE_OPS or not step.get("newState"):
+                continue
+            _check_state(step["newState"], f"steps[{i}].newState")
+            kept.append(step["newState"])
+        return _unique(kept)
+    raise UnsupportedDocumentError(_EXPECTED)

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL
+from ..inputs import MAX_DOCUMENT_DEPTH, InputLimitError, load_yaml
 from .config import config_of
 from .props import dig, gpu_pool, mapping
 
@@ -50,8 +51,8 @@ def _mig_names(data: dict[str, Any] | None) -> set[str] | None:
         return None
     text = data.get("config.yaml")
     try:
-        parsed = yaml.safe_load(text) if isinstance(text, str) else None
-    except yaml.YAMLError:
+        parsed = load_yaml(text, max_depth=MAX_DOCUMENT_DEPTH) if isinstance(text, str) else None
+    except (yaml.YAMLError, InputLimitError):
         parsed = None
     return set(mapping(mapping(parsed).get("mig-configs")))
 

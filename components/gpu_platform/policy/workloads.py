@@ -8,27 +8,85 @@ from typing import Any
 from .config import PolicyConfig, config_of
 from .props import dig, items, mapping
 
-__all__ = ["GPU_RESOURCE_PREFIX", "WORKLOAD_TYPES", "check_workload_classified", "pod_template", "workload_gaps"]
+__all__ = ["GPU_RESOURCE_PREFIX", "WORKLOAD_TYPES", "check_workload_classified", "device_access", "is_workload_type",
+           "pod_template", "pod_templates", "workload_gaps"]
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
 Report = Callable[..., None]
 
-# Pulumi type token -> path to the pod template ({metadata, spec}); () means the object is the pod.
-WORKLOAD_TYPES: dict[str, tuple[str, ...]] = {
-    "kubernetes:core/v1:Pod": (),
-    "kubernetes:apps/v1:Deployment": ("spec", "template"),
-    "kubernetes:apps/v1:StatefulSet": ("spec", "template"),
-    "kubernetes:apps/v1:DaemonSet": ("spec", "template"),
-    "kubernetes:apps/v1:ReplicaSet": ("spec", "template"),
-    "kubernetes:batch/v1:Job": ("spec", "template"),
-    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template"),
+# Pulumi type token -> paths to the pod templates ({metadata, spec}); () means the object is the pod. A "*" step
+# is every item of a list or every value of a map (JobSet replicated jobs, training replica types, Ray groups).
+WORKLOAD_TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "kubernetes:core/v1:Pod": ((),),
+    "kubernetes:core/v1:ReplicationController": (("spec", "template"),),
+    "kubernetes:core/v1:PodTemplate": (("template",),),
+    "kubernetes:apps/v1:Deployment": (("spec", "template"),),
+    "kubernetes:apps/v1:StatefulSet": (("spec", "template"),),
+    "kubernetes:apps/v1:DaemonSet": (("spec", "template"),),
+    "kubernetes:apps/v1:ReplicaSet": (("spec", "template"),),
+    "kubernetes:batch/v1:Job": (("spec", "template"),),
+    "kubernetes:batch/v1:CronJob": (("spec", "jobTemplate", "spec", "template"),),
+    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet": (("spec", "replicatedJobs", "*", "template", "spec", "template"),),
+    "kubernetes:kubeflow.org/v1:PyTorchJob": (("spec", "pytorchReplicaSpecs", "*", "template"),),
+    "kubernetes:kubeflow.org/v1:TFJob": (("spec", "tfReplicaSpecs", "*", "template"),),
+    "kubernetes:kubeflow.org/v2beta1:MPIJob": (("spec", "mpiReplicaSpecs", "*", "template"),),
+    "kubernetes:ray.io/v1:RayJob": (("spec", "rayClusterSpec", "headGroupSpec", "template"),
+                                    ("spec", "rayClusterSpec", "workerGroupSpecs", "*", "template")),
+    "kubernetes:ray.io/v1:RayCluster": (("spec", "headGroupSpec", "template"),
+                                        ("spec", "workerGroupSpecs", "*", "template")),
+    "kubernetes:ray.io/v1:RayService": (("spec", "rayClusterConfig", "headGroupSpec", "template"),
+                                        ("spec", "rayClusterConfig", "workerGroupSpecs", "*", "template")),
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": (("spec", "leaderWorkerTemplate", "leaderTemplate"),
+                                                               ("spec", "leaderWorkerTemplate", "workerTemplate")),
+    "kubernetes:batch.volcano.sh/v1alpha1:Job": (("spec", "tasks", "*", "template"),),
 }
+# Kinds never scanned for embedded pod specs: charts carry values, CRDs carry schemas, not workloads.
+_NOT_WORKLOADS = ("kubernetes:helm.sh/", "kubernetes:apiextensions.k8s.io/", "kubernetes:core/v1:ConfigMap",
+                  "kubernetes:core/v1:Secret", "kubernetes:yaml", "kubernetes:kustomize")
+_SCAN_DEPTH = 12
+
+
+def _walk(value: Any, path: tuple[str, ...]) -> list[Any]:
+    if not path:
+        return [value]
+    step, rest = path[0], path[1:]
+    if step == "*":
+        children = list(mapping(value).values()) if isinstance(value, Mapping) else list(items(value))
+        return [x for c in children for x in _walk(c, rest)]
+    nxt = dig(value, step)
+    return _walk(nxt, rest) if nxt is not None else []
+
+
+def _scan(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
+    """Pod templates embedded anywhere in an unknown kind: mappings whose spec has a containers list."""
+    if depth > _SCAN_DEPTH:
+        return []
+    if isinstance(value, Mapping):
+        if isinstance(dig(value, "spec", "containers"), list):
+            return [value]
+        if isinstance(value.get("containers"), list):
+            return [{"spec": value}]
+        return [t for v in value.values() for t in _scan(v, depth + 1)]
+    return [t for v in items(value) for t in _scan(v, depth + 1)]
+
+
+def is_workload_type(resource_type: str) -> bool:
+    """Whether the pack looks for pod templates in this type: a known workload or any other Kubernetes kind."""
+    return resource_type in WORKLOAD_TYPES or (resource_type.startswith("kubernetes:")
+                                               and not resource_type.startswith(_NOT_WORKLOADS))
+
+
+def pod_templates(resource_type: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every pod (template) of a workload: mappings with `metadata` and `spec`."""
+    if resource_type not in WORKLOAD_TYPES:
+        return _scan(dig(props, "spec", default={})) if is_workload_type(resource_type) else []
+    return [mapping(t) for path in WORKLOAD_TYPES[resource_type] for t in (_walk(props, path) if path else [props])]
 
 
 def pod_template(resource_type: str, props: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The pod (template) of a workload: a mapping with `metadata` and `spec`."""
-    path = WORKLOAD_TYPES[resource_type]
-    return mapping(dig(props, *path, default={})) if path else props
+    """The first pod (template) of a workload, or an empty mapping."""
+    found = pod_templates(resource_type, props)
+    return found[0] if found else {}
 
 
 def _containers(spec: Any) -> list[Any]:
@@ -68,12 +126,54 @@ def _container_gaps(c: Any, allowed: list[str] | None, tier: str) -> list[str]:
     return gaps
 
 
+_NO_DEVICES = ("", "void", "none")
+
+
+def device_access(spec: Any, cfg: PolicyConfig) -> list[str]:
+    """Ways a pod reaches GPUs without an `nvidia.com/*` request, one phrase each (empty when there are none).
+
+    DRA resource claims allocate devices the platform's quotas and tiers do not count; a privileged container, a
+    host `/dev` mount, the NVIDIA runtime class or `NVIDIA_VISIBLE_DEVICES` reach the devices of whatever GPU node
+    the pod lands on, so they count when the pod tolerates the GPU or pool taint (or every taint).
+    """
+    found = []
+    if items(dig(spec, "resourceClaims")) or any(items(dig(c, "resources", "claims")) for c in _containers(spec)):
+        found.append("claims devices through DRA resourceClaims (the platform's tiers and quotas count only "
+                     "nvidia.com/* resources)")
+    if not _tolerates_gpu_nodes(spec, cfg):
+        return found
+    for c in _containers(spec):
+        name = dig(c, "name", default="?")
+        if dig(c, "securityContext", "privileged") is True:
+            found.append(f"container {name!r} is privileged on a GPU node (it sees every GPU)")
+        for e in items(dig(c, "env")):
+            if dig(e, "name") == "NVIDIA_VISIBLE_DEVICES" and str(dig(e, "value", default="")).lower() not in _NO_DEVICES:
+                found.append(f"container {name!r} sets NVIDIA_VISIBLE_DEVICES={dig(e, 'value', default='')!s} on a "
+                             "GPU node")
+    for v in items(dig(spec, "volumes")):
+        path = str(dig(v, "hostPath", "path", default=""))
+        if path.rstrip("/") == "/dev" or path.startswith(("/dev/nvidia", "/dev/dri")):
+            found.append(f"volume {dig(v, 'name', default='?')!r} mounts host {path} on a GPU node")
+    if "nvidia" in str(dig(spec, "runtimeClassName", default="")).lower():
+        found.append(f"runtimeClassName {dig(spec, 'runtimeClassName')!r} exposes the node's GPUs")
+    return found
+
+
+def _tolerates_gpu_nodes(spec: Any, cfg: PolicyConfig) -> bool:
+    for t in items(dig(spec, "tolerations")):
+        key, op = str(dig(t, "key", default="")), str(dig(t, "operator", default="Equal"))
+        if (not key and op == "Exists") or key in ("nvidia.com/gpu", cfg.pool_key):
+            return True
+    return False
+
+
 def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None:
-    """What a pod (template) lacks to be a classified GPU workload; None when it requests no GPU."""
+    """What a pod (template) lacks to be a classified GPU workload; None when it reaches no GPU."""
     spec = dig(pod, "spec", default={})
     containers = _containers(spec)
     if not any(any(_gpu_resources(c)) for c in containers):
-        return None
+        reached = device_access(spec, cfg)
+        return [f"it reaches GPUs without requesting a tier's resource: {', '.join(reached)}"] if reached else None
     tier = str(dig(pod, "metadata", "labels", cfg.tier_key, default=""))
     gaps, allowed = [], None
     if not tier:
@@ -90,20 +190,22 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
         gaps.append(f"priorityClassName is missing{f' (use {want!r})' if want else ''}")
     elif want and pc != want:
         gaps.append(f"priorityClassName is {pc!r}, tier {tier!r} uses {want!r}")
+    gaps.extend(f"it also {d}" for d in device_access(spec, cfg) if "DRA" in d)
     return gaps
 
 
 def check_workload_classified(args: Any, report_violation: Report) -> None:
     """GPU pods carry a known tier label, request their tier's resource with requests == limits, name a priority."""
-    if args.resource_type not in WORKLOAD_TYPES:
+    if not is_workload_type(args.resource_type):
         args.not_applicable(f"{args.resource_type} has no pod template")
     cfg = config_of(args)
     namespace = dig(args.props, "metadata", "namespace")
     if namespace in cfg.exempt_namespaces:
         args.not_applicable(f"namespace {namespace!r} is exempt")
-    gaps = workload_gaps(pod_template(args.resource_type, args.props), cfg)
-    if gaps is None:
-        args.not_applicable("requests no nvidia.com/* resource")
+    found = [g for g in (workload_gaps(t, cfg) for t in pod_templates(args.resource_type, args.props)) if g is not None]
+    if not found:
+        args.not_applicable("requests no nvidia.com/* resource and reaches no GPU")
+    gaps = list(dict.fromkeys(g for template_gaps in found for g in template_gaps))
     if gaps:
         kind = args.resource_type.rsplit(":", 1)[-1]
         name = dig(args.props, "metadata", "name", default=args.name)

@@ -1,0 +1,169 @@
+"""Hostile and extreme inputs through every command, each in a fresh process: wall time, peak RSS, exit code.
+
+Goal: any spec command on any input under 16 MB finishes in under 10 s and 1 GB, or exits 1 with a limit
+message. Inputs are generated into a temporary directory: alias bombs, deep nesting, files just under 16 MB,
+the largest specs the limits admit (most teams, most values), a 16 MB export for `audit`, the largest demand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from specgen import make_spec  # noqa: E402
+
+MB = 1024 * 1024
+BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
+
+
+def _spec_with(**extra) -> dict:
+    spec = make_spec(10_000, 1_000)
+    spec.update(extra)
+    return spec
+
+
+def _many_teams(teams: int = 2_000, namespaces: int = 2) -> dict:
+    """The most teams a spec may hold (2,000) and 5,000 namespaces in all (2 or 3 each), quotas on two tiers."""
+    spec = make_spec(10_000, 1_000)
+    tiers = [t["name"] for t in spec["tiers"]]
+    spec["teams"] = [{"name": f"team-{k:05d}", "namespaces": [f"ns-{k:05d}-{j}" for j in range(namespaces + (k < 1000))],
+                      "quotas": {tiers[k % len(tiers)]: 1, tiers[(k * 7) % len(tiers)]: 1}} for k in range(teams)]
+    return spec
+
+
+def _many_tiers() -> dict:
+    """The most pools (500) and tiers (1,000) a spec may hold: exclusive pools with two tiers each."""
+    spec = make_spec(100, 10)
+    spec["nodePools"] = [{"name": f"pool-{i:04d}", "instanceType": "p4de.24xlarge", "sharing": {"mode": "exclusive"},
+                          "maxSize": 2} for i in range(500)]
+    spec["tiers"] = [{"name": f"tier-{i:04d}-{j}", "pool": f"pool-{i:04d}", "priority": 1000 + i * 2 + j}
+                     for i in range(500) for j in range(2)]
+    spec["teams"] = [{"name": "team-0", "namespaces": ["ns-0"], "quotas": {"tier-0000-0": 1}}]
+    return spec
+
+
+def _most_values() -> dict:
+    """Just under the 100,000-value limit, in node labels (rendered into every pool's outputs)."""
+    spec = make_spec(100, 10)
+    spec["nodePools"][0]["labels"] = {f"l{i}.example.com/k": "v" for i in range(49_000)}
+    return spec
+
+
+def _export(n_groups: int) -> dict:
+    res = []
+    for i in range(n_groups):
+        res.append({"type": "aws:ec2/launchTemplate:LaunchTemplate", "urn": f"urn:pulumi:s::p::lt::lt{i}",
+                    "inputs": {"name": f"lt{i}", "instanceType": "p4d.24xlarge", "userData": "x" * 100,
+                               "metadataOptions": {"httpTokens": "required"}}})
+        res.append({"type": "aws:eks/nodeGroup:NodeGroup", "urn": f"urn:pulumi:s::p::ng::ng{i}",
+                    "inputs": {"nodeGroupName": f"ng{i}", "launchTemplate": {"name": f"lt{i}"},
+                               "labels": {"gpu.example.com/gpu-pool": f"p{i}"},
+                               "scalingConfig": {"maxSize": 4}}})
+        res.append({"type": "kubernetes:core/v1:Pod", "urn": f"urn:pulumi:s::p::pod::pod{i}",
+                    "inputs": {"metadata": {"name": f"p{i}"}, "spec": {"containers": [
+                        {"name": "m", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}})
+    return {"version": 3, "deployment": {"manifest": {}, "resources": res}}
+
+
+def _pad_to(text: str, size: int) -> str:
+    return text + "#" * (size - len(text.encode()) - 1) + "\n"
+
+
+def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
+    """(label, file, command args) for every measured case."""
+    def w(name: str, text: str) -> str:
+        (tmp / name).write_text(text)
+        return str(tmp / name)
+
+    big = yaml.safe_dump(make_spec(10_000, 1_000), sort_keys=False)
+    out = str(tmp / "out")
+    cases = {
+        "alias bomb (1 KB)": w("bomb.yaml", BOMB),
+        "flow nesting 100,000 deep (0.2 MB)": w("deep.yaml", "[" * 100_000 + "]" * 100_000),
+        "10,000-GPU spec padded to 15.9 MB": w("padded.yaml", _pad_to(big, int(15.9 * MB))),
+        "15.9 MB string value": w("string.yaml", 'clusterName: "' + "a" * int(15.9 * MB) + '"\n'),
+        "10,000-GPU spec, 1,000 teams": w("fleet.yaml", big),
+        "2,000 teams, 5,000 namespaces": w("teams.yaml", yaml.safe_dump(_many_teams(), sort_keys=False)),
+        "2,001 teams (over the limit)": w("teams-over.yaml", yaml.safe_dump(_many_teams(2_001, 1), sort_keys=False)),
+        "500 pools, 1,000 tiers": w("tiers.yaml", yaml.safe_dump(_many_tiers(), sort_keys=False)),
+        "99,000 values (node labels)": w("values.yaml", yaml.safe_dump(_most_values(), sort_keys=False)),
+    }
+    rows = []
+    for label, path in cases.items():
+        for cmd in (["validate", path], ["synth", path, "--out", out, "--force"], ["cost", path]):
+            rows.append((label, cmd[0], cmd))
+    demand = w("demand.yaml", yaml.safe_dump({"cloud": "aws", "instanceTypes": ["p4d.24xlarge", "p4de.24xlarge",
+                                                                                "p5.48xlarge"],
+                                              "tiers": [{"name": "train", "gpus": 100_000},
+                                                        {"name": "inf", "mig": {"profile": "3g.40gb", "instances": 700_000}},
+                                                        {"name": "nb", "seats": {"count": 4_800_000, "perGpu": 4}}]}))
+    rows.append(("largest demand (100,000 GPUs + 700,000 MIG + 4.8 M seats)", "plan", ["plan", demand]))
+    rows.append(("demand alias bomb", "plan", ["plan", w("dbomb.yaml", BOMB)]))
+    export = tmp / "export.json"
+    n = 1
+    while True:
+        text = json.dumps(_export(n))
+        if len(text) > int(15.5 * MB):
+            break
+        n = int(n * 1.5) + 1
+    export.write_text(json.dumps(_export(int(n / 1.5))))
+    rows.append((f"export of {export.stat().st_size / MB:.1f} MB (node groups, templates, pods)", "audit",
+                 ["audit", str(export)]))
+    rows.append(("export, JSON 100,000 deep", "audit", ["audit", w("deep.json", "[" * 100_000 + "]" * 100_000)]))
+    return rows
+
+
+def run(cmd: list[str]) -> tuple[float, float, int, str]:
+    """Wall seconds, peak RSS MB, exit code and last stderr line of one command in a fresh process."""
+    cli = Path(sys.executable).with_name("gpu-platform")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run([str(cli), *cmd], capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    last = (proc.stderr.strip().splitlines() or [""])[-1][:90]
+    return wall, max(rss, before) / 1024, proc.returncode, last
+
+
+def main() -> None:
+    table = Table(title=f"hostile inputs: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                        f"Python {platform.python_version()}, {date.today()}", title_justify="left")
+    for col in ("input", "command", "s", "peak RSS MB", "exit", "message"):
+        table.add_column(col, justify="right" if col in ("s", "peak RSS MB", "exit") else "left")
+    with tempfile.TemporaryDirectory() as d:
+        for label, command, cmd in inputs(Path(d)):
+            # RUSAGE_CHILDREN's max RSS is a high-water mark over all children: run each in its own wrapper.
+            wrapper = subprocess.run([sys.executable, "-c", _WRAP, json.dumps(cmd)], capture_output=True, text=True,
+                                     timeout=900)
+            if wrapper.returncode:
+                raise SystemExit(wrapper.stderr)
+            wall, rss, code, last = json.loads(wrapper.stdout)
+            table.add_row(label, command, f"{wall:.2f}", f"{rss:.0f}", str(code), last)
+            print(f"{label} | {command} | {wall:.2f} s | {rss:.0f} MB | exit {code} | {last}", flush=True)
+    Console(width=200).print(table)
+
+
+_WRAP = f"""
+import json, sys
+sys.path.insert(0, {str(HERE)!r})
+from bench_hostile import run
+print(json.dumps(run(json.loads(sys.argv[1]))))
+"""
+
+if __name__ == "__main__":
+    main()

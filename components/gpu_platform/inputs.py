@@ -1,0 +1,191 @@
+"""Reading untrusted input files with bounds: size, nesting depth, expanded size (YAML aliases), duplicate keys.
+
+Every limit is checked before the expensive step it protects: the file size before reading it, the depth and the
+alias-expanded node count on libyaml's event stream before any Python object is built, so a hostile file fails in
+milliseconds with a message naming the limit instead of hanging, crashing the parser or exhausting memory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import GpuPlatformError
+
+__all__ = [
+    "InputLimitError",
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_SPEC_BYTES",
+    "MAX_VALUES",
+    "YAML_LOADER",
+    "check_shape",
+    "load_json",
+    "load_yaml",
+    "read_bounded",
+]
+
+MAX_SPEC_BYTES = 4 * 1024 * 1024  # a spec or demand file; the 10,000-GPU / 1,000-team spec is ~0.2 MB
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a `pulumi stack export` / `preview --json` document for `audit`
+MAX_VALUES = 100_000  # scalars and collections of a spec, each alias counted as the size of what it repeats
+MAX_DEPTH = 64  # nested mappings / lists of a spec
+MAX_DOCUMENT_DEPTH = 256  # of an audited document (Kubernetes objects nest deeper than a spec)
+
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML is built with it
+
+
+def _libyaml_version() -> tuple[int, ...]:
+    try:
+        from yaml import _yaml  # type: ignore[attr-defined]
+    except ImportError:
+        return ()
+    return tuple(_yaml.get_version())
+
+
+# libyaml 0.2.5 and later stop at 1,000 nested levels; without an anchor a file cannot expand beyond its own size,
+# so the event pre-pass (about a third of the parse time) is needed only with anchors or an older parser.
+_LIBYAML_LIMITS_NESTING = _BASE_LOADER is not yaml.SafeLoader and _libyaml_version() >= (0, 2, 5)
+
+
+class InputLimitError(GpuPlatformError):
+    """An input file exceeds a size, depth or expansion limit, or cannot be decoded."""
+
+
+class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+    """Safe loader that rejects a key repeated in one mapping (YAML 1.2 requires unique keys)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:
+                continue  # an unhashable key: the base constructor reports it
+            if first is not key_node:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"found duplicate key {_short(key)} (first at line {first.start_mark.line + 1}); "
+                    "a key may appear once per mapping", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+YAML_LOADER = _UniqueKeyLoader
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value) if not isinstance(value, dict | list) else type(value).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
+    """The bytes of `path`, or InputLimitError when it is larger than `limit` (checked before reading it all)."""
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise InputLimitError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise InputLimitError(f"{what} {path} is larger than {limit // (1024 * 1024)} MiB; allowed: at most "
+                              f"{limit:,} bytes")
+    return data
+
+
+def decode_utf8(data: bytes, path: str | Path, what: str) -> str:
+    """`data` as text, or InputLimitError naming the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputLimitError(f"{what} {path} is not UTF-8 text: byte {e.object[e.start:e.start + 1]!r} at offset "
+                              f"{e.start}; allowed: UTF-8") from None
+
+
+def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
+    """Walk libyaml's events (no objects built): nesting depth and the size once every alias is expanded."""
+    total = 0
+    sizes: dict[str, int] = {}
+    open_: list[tuple[str | None, int]] = []
+    for event in yaml.parse(text, Loader=_BASE_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            total += sizes.get(event.anchor, 1)
+        elif isinstance(event, yaml.ScalarEvent):
+            total += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+            total += 1
+            open_.append((event.anchor, total))
+            if len(open_) > max_depth:
+                mark = event.start_mark
+                raise InputLimitError(f"line {mark.line + 1}: nesting depth over {max_depth}; allowed: at "
+                                      f"most {max_depth} nested mappings and lists")
+        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+            anchor, start = open_.pop()
+            if anchor:
+                sizes[anchor] = total - start + 1
+        if total > max_values:
+            mark = event.start_mark
+            raise InputLimitError(f"line {mark.line + 1}: more than {max_values:,} values once aliases (*name) are "
+                                  f"expanded; allowed: at most {max_values:,}")
+
+
+def load_yaml(text: str, max_values: int = MAX_VALUES, max_depth: int = MAX_DEPTH, *, stream: bool = False) -> Any:
+    """Parse YAML text within the limits; duplicate keys rejected. Raises InputLimitError or yaml.YAMLError.
+
+    With `stream`, every document of a multi-document file, as a list (the limits apply to the whole file).
+    """
+    if "&" in text or not _LIBYAML_LIMITS_NESTING:
+        _yaml_shape(text, max_values, max_depth)  # anchors (alias bombs), or a parser without a nesting limit
+    try:
+        if stream:
+            return list(yaml.load_all(text, Loader=YAML_LOADER))
+        return yaml.load(text, Loader=YAML_LOADER)
+    except RecursionError:
+        raise InputLimitError(f"nesting depth over what Python can build; allowed: at most {max_depth} nested "
+                              "mappings and lists") from None
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is too large for a number")
+    return value
+
+
+def load_json(text: str | bytes) -> Any:
+    """Parse strict JSON (no NaN/Infinity, no number that overflows a float). Raises ValueError with the reason.
+
+    Nesting is bounded by the parser itself (its recursion limit, about 1,000 levels): nothing that reads the
+    result recurses without a bound of its own.
+    """
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("nested deeper than Python can parse; allowed: about 1,000 levels of JSON nesting") from None
+
+
+def check_shape(data: Any, max_values: int | None = None, max_depth: int = MAX_DEPTH) -> None:
+    """Iteratively check nesting depth (and, when given, the number of values) of plain data. Raises ValueError."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    count = 0
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if max_values is not None and count > max_values:
+            raise ValueError(f"more than {max_values:,} values; allowed: at most {max_values:,}")
+        if isinstance(node, dict | list):
+            if depth > max_depth:
+                raise ValueError(f"nesting depth over {max_depth}; allowed: at most {max_depth} nested mappings and "
+                                 "lists")
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))

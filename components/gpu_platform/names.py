@@ -1,0 +1,77 @@
+"""Name and label types checked when a model is built, from YAML or in Python, since names become files and objects.
+
+Each is an `Annotated[str, ...]` whose validator raises ValueError with the bad value and what is allowed, so a
+pool named `../../x` or a cluster name holding a NUL byte never reaches a renderer or the file system.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+__all__ = ["ClusterName", "DnsLabel", "DnsSubdomain", "LabelKey", "LabelValue", "dns_label_problem"]
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
+_CLUSTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+DNS_LABEL_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
+
+
+def _show(value: str) -> str:
+    text = repr(value)
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def dns_label_problem(value: str) -> str | None:
+    """Why `value` is not a DNS label (RFC 1123), or None."""
+    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
+        return f"{_show(value)} is not a valid name; allowed: {DNS_LABEL_ALLOWED}"
+    return None
+
+
+def _dns_label(value: str) -> str:
+    if problem := dns_label_problem(value):
+        raise ValueError(problem)
+    return value
+
+
+def _dns_subdomain(value: str) -> str:
+    if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
+        raise ValueError(f"{_show(value)} is not a DNS subdomain; allowed: lower-case DNS labels joined by '.', "
+                         "at most 253 characters, e.g. gpu.example.com")
+    return value
+
+
+def _cluster_name(value: str) -> str:
+    if len(value) > 100 or not _CLUSTER.fullmatch(value):
+        raise ValueError(f"{_show(value)} is not a cluster name; allowed: letters, digits, '-' and '_', starting "
+                         "with a letter or digit, at most 100 characters (EKS; GKE allows a subset)")
+    return value
+
+
+def _label_key(value: str) -> str:
+    prefix, _, name = value.rpartition("/")
+    ok = 0 < len(name) <= 63 and _LABEL_NAME.fullmatch(name) and (
+        not prefix or (len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)))
+    if not ok:
+        raise ValueError(f"label key {_show(value)} is not valid; allowed: [prefix/]name, name at most 63 "
+                         "characters of a-z, A-Z, 0-9, '-', '_', '.' starting and ending alphanumeric, prefix a "
+                         "DNS subdomain")
+    return value
+
+
+def _label_value(value: str) -> str:
+    if len(value) > 63 or not _LABEL_NAME.fullmatch(value):
+        raise ValueError(f"label value {_show(value)} is not valid; allowed: empty or at most 63 characters of "
+                         "a-z, A-Z, 0-9, '-', '_', '.' starting and ending alphanumeric")
+    return value
+
+
+DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
+ClusterName = Annotated[str, AfterValidator(_cluster_name)]
+LabelKey = Annotated[str, AfterValidator(_label_key)]
+LabelValue = Annotated[str, AfterValidator(_label_value)]

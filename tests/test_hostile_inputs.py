@@ -1,0 +1,145 @@
+"""Hostile inputs: every case of tests/fixtures/hostile/{spec,demand,audit} fails cleanly (exit 1, the reason on
+stderr, no traceback), quickly and within memory, through every command that reads it."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from conftest import DEV_STACK, ROOT
+from gpu_platform.cli import main
+
+HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
+SPEC_CASES = yaml.safe_load((HOSTILE / "spec" / "expected.yaml").read_text())
+DEMAND_CASES = yaml.safe_load((HOSTILE / "demand" / "expected.yaml").read_text())["cases"]
+AUDIT_CASES = yaml.safe_load((HOSTILE / "audit" / "expected.yaml").read_text())
+SPEC_COMMANDS = {
+    "validate": lambda f, tmp: ["validate", f],
+    "synth": lambda f, tmp: ["synth", f, "--out", str(tmp / "out")],
+    "cost": lambda f, tmp: ["cost", f],
+    "preflight": lambda f, tmp: ["preflight", f],
+    "audit --spec": lambda f, tmp: ["audit", str(HOSTILE / "audit" / "valid-empty-export.json"), "--spec", f],
+}
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def _clean_failure(result, fragment: str) -> None:
+    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert fragment in " ".join(result.stderr.split()), result.stderr
+
+
+def _generated(name: str, tmp: Path) -> Path:
+    path = tmp / name
+    if name == "deep-flow.yaml":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif name == "huge-17mb.yaml":
+        path.write_text('x: "' + "a" * (17 * 1024 * 1024) + '"\n')
+    return path
+
+
+SPEC_FILES = [(n, e) for n, e in sorted(SPEC_CASES["cases"].items())] + [
+    (n, g["expect"]) for n, g in sorted(SPEC_CASES["generated"].items())]
+
+
+@pytest.mark.parametrize("command", sorted(SPEC_COMMANDS))
+@pytest.mark.parametrize(("name", "fragment"), SPEC_FILES, ids=[n for n, _ in SPEC_FILES])
+def test_hostile_spec_fails_cleanly_in_every_command(runner, tmp_path, command, name, fragment):
+    path = HOSTILE / "spec" / name if name in SPEC_CASES["cases"] else _generated(name, tmp_path)
+    start = time.perf_counter()
+    result = runner.invoke(main, SPEC_COMMANDS[command](str(path), tmp_path))
+    assert time.perf_counter() - start < 10
+    _clean_failure(result, fragment)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("name", "fragment"), sorted(DEMAND_CASES.items()))
+def test_hostile_demand_fails_cleanly(runner, name, fragment):
+    start = time.perf_counter()
+    result = runner.invoke(main, ["plan", str(HOSTILE / "demand" / name)])
+    assert time.perf_counter() - start < 10
+    _clean_failure(result, fragment)
+
+
+@pytest.mark.parametrize(("name", "fragment"), sorted(AUDIT_CASES["documents"].items()))
+def test_audit_rejects_what_it_cannot_parse(runner, name, fragment):
+    _clean_failure(runner.invoke(main, ["audit", str(HOSTILE / "audit" / name)]), fragment)
+
+
+@pytest.mark.parametrize(("name", "fragment"), sorted(AUDIT_CASES["configs"].items()))
+def test_audit_rejects_a_bad_pack_config(runner, name, fragment):
+    args = ["audit", str(HOSTILE / "audit" / "valid-empty-export.json"), "--config", str(HOSTILE / "audit" / name)]
+    _clean_failure(runner.invoke(main, args), fragment)
+
+
+def test_an_empty_export_with_a_manifest_still_passes(runner):
+    result = runner.invoke(main, ["audit", str(HOSTILE / "audit" / "valid-empty-export.json")])
+    assert result.exit_code == 0 and "0 resources" in result.output
+
+
+def _limited(max_bytes: int):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+    return apply
+
+
+@pytest.mark.parametrize("name", ["alias-bomb.yaml", "alias-bomb-in-spec.yaml", "deep-flow.yaml"])
+@pytest.mark.parametrize("command", ["validate", "synth"])
+def test_hostile_spec_in_a_real_process_stays_within_1_gb_and_10_s(tmp_path, name, command):
+    path = HOSTILE / "spec" / name if name in SPEC_CASES["cases"] else _generated(name, tmp_path)
+    args = SPEC_COMMANDS[command](str(path), tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", *args], capture_output=True, text=True,
+                          timeout=10, preexec_fn=_limited(1 << 30), cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "components")})
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "error" in proc.stderr
+
+
+def test_library_models_reject_a_path_traversing_pool_name(dev_data):
+    from gpu_platform.spec import NodePool, PlatformSpec
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="is not a valid name"):
+        NodePool.model_validate({"name": "../../x", "instanceType": "p4d.24xlarge", "sharing": {"mode": "exclusive"},
+                                 "maxSize": 1})
+    dev_data["nodePools"][0]["name"] = "../../x"
+    with pytest.raises(ValidationError):
+        PlatformSpec.model_validate(dev_data)
+
+
+def test_an_artifact_named_outside_the_output_directory_is_never_written(tmp_path):
+    from gpu_platform.artifacts import Artifact
+    from gpu_platform.errors import RenderError
+    from gpu_platform.synth import write_artifacts
+
+    out = tmp_path / "out"
+    for name in ("../../x", "/etc/passwd", "..", ".hidden", "a/b/c", "a/../b", "x\x00y", "a//b"):
+        with pytest.raises(RenderError, match="not a safe file name"):
+            write_artifacts([Artifact("nodepools", name, ({"a": 1},))], out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    write_artifacts([Artifact("nodepools", "addons/driver", ({"a": 1},))], out)  # one subdirectory is allowed
+    assert (out / "nodepools" / "addons" / "driver.yaml").exists()
+    write_artifacts([Artifact("nodepools", "addons/driver", ({"a": 2},))], out)  # and is ours on the next run
+
+
+def test_a_crafted_earlier_render_does_not_hang_synth(runner, tmp_path):
+    out = tmp_path / "out"
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
+    bomb = (HOSTILE / "spec" / "alias-bomb.yaml").read_text()
+    (out / "nodepools" / "gpu-train.yaml").write_text(bomb)  # the name synth wrote, hand-edited
+    start = time.perf_counter()
+    result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)])
+    assert result.exit_code == 0 and time.perf_counter() - start < 10
+    assert "name: gpu-train" in (out / "nodepools" / "gpu-train.yaml").read_text()

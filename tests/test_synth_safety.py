@@ -1,0 +1,113 @@
+"""`synth --out DIR` is atomic, never deletes what it did not write (unless --force), never writes outside DIR."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import DEV_STACK, ROOT
+from gpu_platform.cli import main
+from gpu_platform.synth import MANIFEST, write_artifacts
+
+BIG = ROOT / "examples" / "aws-1000-a100.yaml"
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def test_symlinked_out_keeps_files_it_did_not_write(runner, tmp_path):
+    real = tmp_path / "real"
+    (real / "kubernetes").mkdir(parents=True)
+    (real / "kubernetes" / "my-app.yaml").write_text("mine")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(link)])
+    assert result.exit_code == 1 and "my-app.yaml" in result.stderr
+    assert (real / "kubernetes" / "my-app.yaml").read_text() == "mine"
+
+
+def test_symlinked_out_is_rendered_through_the_link(runner, tmp_path):
+    real, link = tmp_path / "real", tmp_path / "link"
+    real.mkdir()
+    link.symlink_to(real)
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(link)]).exit_code == 0
+    assert link.is_symlink() and (real / MANIFEST).exists() and (real / "nodepools").is_dir()
+
+
+def test_a_failed_write_leaves_the_earlier_render_whole(runner, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
+    before = _tree(out)
+    calls = {"n": 0}
+    real_write = Path.write_text
+
+    def failing(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", failing)
+    result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)])
+    monkeypatch.undo()
+    assert result.exit_code == 1 and "Permission denied" in result.stderr
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging left behind
+
+
+@pytest.mark.parametrize("delay", [0.15, 0.35, 0.6])
+def test_kill_9_mid_synth_leaves_the_earlier_render_whole(tmp_path, delay):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "gpu_platform.cli", "synth", str(BIG), "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "components")}
+    subprocess.run(cmd, check=True, capture_output=True, env=env)
+    before = _tree(out)
+    proc = subprocess.Popen([sys.executable, "-m", "gpu_platform.cli", "synth", str(DEV_STACK), "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    after = _tree(out)
+    assert after == before or set(after) == set(_expected_dev(tmp_path)), "a half-written render"
+    assert runner_ok(out)
+
+
+def _expected_dev(tmp_path: Path) -> dict[str, bytes]:
+    ref = tmp_path / "ref"
+    CliRunner().invoke(main, ["synth", str(DEV_STACK), "--out", str(ref)])
+    return _tree(ref)
+
+
+def runner_ok(out: Path) -> bool:
+    """The next synth into the same directory works (a stale staging directory is cleaned up)."""
+    result = CliRunner().invoke(main, ["synth", str(DEV_STACK), "--out", str(out)])
+    return result.exit_code == 0 and not list(out.parent.glob(".gpu-platform-synth-*"))
+
+
+def test_out_that_is_a_file_is_refused(runner, tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x")
+    result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(target)])
+    assert result.exit_code != 0 and target.read_text() == "x"
+
+
+def test_force_replaces_a_directory_of_foreign_files(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("x")
+    from gpu_platform.artifacts import Artifact
+
+    counts = write_artifacts([Artifact("helm", "a", ({"name": "a"},))], out, force=True)
+    assert counts["helm"] == 1 and not (out / "notes.txt").exists()
