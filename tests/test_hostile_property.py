@@ -20,6 +20,7 @@ from gpu_platform.policy import PolicyConfig
 from gpu_platform.policy.resources import UnsupportedDocumentError, from_document
 from gpu_platform.policy.runner import run_policies
 from gpu_platform.synth import render_all, write_artifacts
+from helpers.paths import value_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,17 +37,7 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
                       max_leaves=12)
 
 
-def _paths(node, prefix=()):
-    yield prefix
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _paths(v, (*prefix, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _paths(v, (*prefix, i))
-
-
-DEV_PATHS = [p for p in _paths(DEV) if p]
+DEV_PATHS = [p for p in value_paths(DEV) if p]
 
 
 def _set(data, path, value):
