@@ -15,38 +15,12 @@ from typing import Any
 from ..spec import PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 
-__all__ = ["CostReport", "PoolCost", "TierCost", "Unattributed", "cost_report", "unattributed_notes"]
+__all__ = ["CostReport", "PoolCost", "TierCost", "Unattributed", "Units", "cost_report", "unattributed_notes"]
 
 
 @dataclass(frozen=True)
-class TierCost:
-    """One tier's resource on its pool."""
-
-    tier: str
-    resource: str
-    units_per_node: int
-    units_min: int
-    units_max: int
-    unit_hourly: float
-
-    @property
-    def hourly_min(self) -> float:
-        """$/hour of all the tier's units at min size."""
-        return self.units_min * self.unit_hourly
-
-    @property
-    def hourly_max(self) -> float:
-        """$/hour of all the tier's units at max size."""
-        return self.units_max * self.unit_hourly
-
-
-@dataclass(frozen=True)
-class Unattributed:
-    """A resource the pool's nodes advertise that no tier requests (e.g. MIG slices of a layout no tier uses).
-
-    Its share of the node price is in the pool's $/h but in no tier's: the recording rules attribute it to no
-    namespace, so on a fully allocated fleet `sum(namespace_tier:gpu_cost_hourly:sum)` is below the node price by
-    this much."""
+class Units:
+    """Units of one resource on a pool's nodes, and what they cost."""
 
     resource: str
     units_per_node: int
@@ -63,6 +37,22 @@ class Unattributed:
     def hourly_max(self) -> float:
         """$/hour of these units at max size."""
         return self.units_max * self.unit_hourly
+
+
+@dataclass(frozen=True)
+class TierCost(Units):
+    """One tier's resource on its pool."""
+
+    tier: str = ""
+
+
+@dataclass(frozen=True)
+class Unattributed(Units):
+    """A resource the pool's nodes advertise that no tier requests (e.g. MIG slices of a layout no tier uses).
+
+    Its share of the node price is in the pool's $/h but in no tier's: the recording rules attribute it to no
+    namespace, so on a fully allocated fleet `sum(namespace_tier:gpu_cost_hourly:sum)` is below the node price by
+    this much."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +80,7 @@ def _pool_cost(spec: PlatformSpec, price: PoolPrice) -> PoolCost:
     for tier in spec.tiers_of(pool.name):
         r = spec.resource_of(tier)
         n = cap.units_per_node.get(r, 0)
-        tiers.append(TierCost(tier.name, r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0)))
+        tiers.append(TierCost(r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0), tier=tier.name))
     demand = {t.resource: t.units_max for t in tiers}
     spare = tuple(Unattributed(r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0))
                   for r, n in sorted(cap.units_per_node.items()) if n and r not in demand)
