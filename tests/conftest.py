@@ -62,6 +62,7 @@ class Registered:
     aliases: list[Any] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)  # URNs this registration depends on
     retain_on_delete: bool = False
+    provider: str = ""  # the provider reference (`<urn>::<id>`) the engine was told to use, '' for the default
 
     @property
     def parent_name(self) -> str:
@@ -128,7 +129,7 @@ def pulumi_mocks(monkeypatch) -> Recorder:
                     request.type, request.name, inputs, request.parent, resp.urn, request.custom,
                     request.protect, list(request.ignoreChanges), request.deleteBeforeReplace,
                     [a for a in getattr(request, "aliases", [])], list(request.dependencies),
-                    bool(getattr(request, "retainOnDelete", False))))
+                    bool(getattr(request, "retainOnDelete", False)), request.provider))
             return resp
 
     mocks = _Mocks()

@@ -10,6 +10,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .deferred import stable_name
+from .wiring import input_of, kwargs_of
+
 __all__ = ["KubernetesObject", "helm_release_resource", "k8s_object", "k8s_objects", "namespace_patches",
            "object_resource_name"]
 
@@ -25,14 +28,14 @@ class KubernetesObject(pulumi.CustomResource):
         from pulumi_kubernetes import _utilities
 
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
-        super().__init__(f"kubernetes:{doc['apiVersion']}:{doc['kind']}", resource_name, dict(doc), opts)
+        super().__init__(f"kubernetes:{doc['apiVersion']}:{doc['kind']}", resource_name, kwargs_of(doc), opts)
 
 
 def object_resource_name(prefix: str, doc: dict[str, Any]) -> str:
     """Pulumi name of a document's resource: `<prefix>-<kind>-[<namespace>-]<name>` (public API: pinned in tests)."""
     meta = doc.get("metadata", {})
     ns = meta.get("namespace")
-    return "-".join(x for x in (prefix, doc["kind"].lower(), ns, meta["name"]) if x)
+    return stable_name("-".join(x for x in (prefix, doc["kind"].lower(), ns, meta["name"]) if x))
 
 
 def k8s_object(prefix: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
@@ -40,9 +43,10 @@ def k8s_object(prefix: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -
     name = object_resource_name(prefix, doc)
     kind, api = doc["kind"], doc["apiVersion"]
     if api == "v1" and kind == "ConfigMap":
-        return k8s.core.v1.ConfigMap(name, metadata=doc["metadata"], data=doc.get("data"), opts=opts)
+        return k8s.core.v1.ConfigMap(name, metadata=input_of(doc["metadata"]), data=input_of(doc.get("data")),
+                                     opts=opts)
     if api == "v1" and kind == "Namespace":
-        return k8s.core.v1.Namespace(name, metadata=doc["metadata"], opts=opts)
+        return k8s.core.v1.Namespace(name, metadata=input_of(doc["metadata"]), opts=opts)
     return KubernetesObject(name, doc, opts)
 
 
@@ -54,7 +58,8 @@ def k8s_objects(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOp
 def namespace_patches(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> list[k8s.core.v1.NamespacePatch]:
     """Server-side-apply patches setting only the rendered labels and annotations on namespaces that exist:
     nothing else of the namespace is owned, and deleting the patch removes only what it set."""
-    return [k8s.core.v1.NamespacePatch(object_resource_name(f"{prefix}-patch", d), metadata=d["metadata"], opts=opts)
+    return [k8s.core.v1.NamespacePatch(object_resource_name(f"{prefix}-patch", d), metadata=input_of(d["metadata"]),
+                                        opts=opts)
             for d in docs]
 
 
@@ -70,7 +75,7 @@ def helm_release_resource(name: str, doc: dict[str, Any], opts: pulumi.ResourceO
             namespace=doc["namespace"],
             create_namespace=True,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
-            values=doc["values"],
+            values=input_of(doc["values"]),
         ),
         opts=opts,
     )

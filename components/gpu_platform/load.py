@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import difflib
 import reprlib
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .deferred import INPUT_FIELDS_NOTE, is_input
 from .errors import Finding, SpecError
 from .inputs import (
     MAX_DEPTH,
@@ -139,6 +139,8 @@ def _finding(root: type[BaseModel], err: dict[str, Any]) -> Finding:
     if err["type"] == "value_error" and err.get("ctx", {}).get("error") is not None:
         return Finding(_path(loc[:-1]) if loc[-1:] == ("[key]",) else path, str(err["ctx"]["error"]))
     value = err.get("input")
+    if is_input(value):
+        return Finding(path, f"a Pulumi Input; allowed: a plain value. {INPUT_FIELDS_NOTE}")
     if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
         owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
         return Finding(_path(owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
@@ -172,7 +174,7 @@ def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list
     Each offending key is dropped; when what remains is a valid structure, the rules run on it and report what
     they find outside the objects that held a structural error (those are fixed first). Otherwise nothing.
     """
-    repaired = copy.deepcopy(data)
+    repaired = _copy(data)
     touched: set[str] = set()
     for err in error.errors():
         loc = tuple(err["loc"])
@@ -187,6 +189,15 @@ def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list
         return []
     return [f for f in check_spec(spec) if f.severity == "error" and not any(
         f.path == t or f.path.startswith((t + ".", t + "[")) for t in touched)]
+
+
+def _copy(node: Any) -> Any:
+    """A copy of the mappings and lists of `node`; other values shared (a Pulumi Output cannot be deep-copied)."""
+    if isinstance(node, dict):
+        return {k: _copy(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_copy(v) for v in node]
+    return node
 
 
 def _at(node: Any, loc: tuple[Any, ...]) -> Any:

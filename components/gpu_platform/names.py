@@ -11,12 +11,14 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-__all__ = ["ClusterName", "DnsLabel", "DnsSubdomain", "LabelKey", "LabelValue", "dns_label_problem"]
+__all__ = ["ClusterName", "DnsLabel", "DnsSubdomain", "LabelKey", "LabelValue", "cluster_name_problem",
+           "dns_label_problem", "role_arn_problem"]
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL_NAME = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 _CLUSTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_ROLE_ARN = re.compile(r"arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}")
 DNS_LABEL_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
 
 
@@ -45,10 +47,24 @@ def _dns_subdomain(value: str) -> str:
     return value
 
 
-def _cluster_name(value: str) -> str:
+def cluster_name_problem(value: str) -> str | None:
+    """Why `value` is not an EKS / GKE cluster name, or None."""
     if len(value) > 100 or not _CLUSTER.fullmatch(value):
-        raise ValueError(f"{_show(value)} is not a cluster name; allowed: letters, digits, '-' and '_', starting "
-                         "with a letter or digit, at most 100 characters (EKS; GKE allows a subset)")
+        return (f"{_show(value)} is not a cluster name; allowed: letters, digits, '-' and '_', starting with a letter "
+                "or digit, at most 100 characters (EKS; GKE allows a subset)")
+    return None
+
+
+def role_arn_problem(value: str) -> str | None:
+    """Why `value` is not an IAM role ARN, or None."""
+    if not _ROLE_ARN.fullmatch(value):
+        return f"{value!r} is not an IAM role ARN; allowed: arn:aws:iam::<12-digit account>:role/<name>"
+    return None
+
+
+def _cluster_name(value: str) -> str:
+    if problem := cluster_name_problem(value):
+        raise ValueError(problem)
     return value
 
 

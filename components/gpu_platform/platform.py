@@ -9,6 +9,7 @@ import pulumi
 
 from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
+from .attach import spec_with_cluster
 from .contract import operator_enabled
 from .errors import Finding
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
@@ -16,6 +17,7 @@ from .nodepools.addons import render_node_addons
 from .nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
 from .nodepools.health import render_node_monitoring_addon
 from .observability.component import GpuObservability, GpuObservabilityArgs
+from .options import waits_for
 from .outputs import platform_outputs
 from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec, Provisioner
@@ -26,9 +28,22 @@ __all__ = ["GpuPlatform", "GpuPlatformArgs"]
 
 @dataclass(frozen=True)
 class GpuPlatformArgs:
-    """Inputs of GpuPlatform: the spec (plain values). The Kubernetes provider comes in `opts.providers`."""
+    """Inputs of GpuPlatform.
+
+    Attributes:
+        spec: the platform. What shapes it (pools, sharing, tiers, teams, quotas) is plain and validated before
+            anything is registered; fields that name existing objects (cluster name, node role, subnets, KMS keys,
+            GCP project and service account, the autoscaler's role) may be Pulumi Inputs, checked when they resolve.
+        cluster: optional cluster the platform runs on (`pulumi_aws.eks.Cluster`, `pulumi_eks.Cluster`,
+            `pulumi_gcp.container.Cluster`, or any object with a `name` Output; see `attach`): its name is used,
+            every child waits for it, and a pulumi_eks cluster's `instance_roles` give an unset node role.
+        k8s_provider: the Kubernetes provider of the Kubernetes children (default: `opts.providers`, then a
+            `provider` attribute of `cluster` when it is a provider resource, then the ambient kubeconfig).
+    """
 
     spec: PlatformSpec
+    cluster: Any | None = None
+    k8s_provider: pulumi.ProviderResource | None = None
 
 
 class GpuPlatform(pulumi.ComponentResource):
@@ -56,12 +71,13 @@ class GpuPlatform(pulumi.ComponentResource):
     opencost_url: pulumi.Output[str | None]
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        spec = spec_with_cluster(args.spec, args.cluster) if args.cluster is not None else args.spec
         # Validate before anything is registered: a bad spec creates nothing.
-        self.findings = ensure_valid(args.spec)
+        self.findings = ensure_valid(spec)
+        opts = _with_cluster(opts, args)
         super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
         _log(self.findings, self)
-        spec = args.spec
-        after = list((opts and opts.depends_on) or [])
+        after = waits_for(opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=after)
         self.node_pools = _node_pools(name, spec, child)
         self.node_health = _node_health(name, spec, child)
@@ -89,6 +105,28 @@ class GpuPlatform(pulumi.ComponentResource):
         self.register_outputs({"nodePoolNames": self.node_pool_names, "tierNames": self.tier_names,
                                "teams": self.teams, "tiers": self.tiers, "nodeGroups": self.node_groups,
                                "prometheusUrl": self.prometheus_url, "opencostUrl": self.opencost_url})
+
+
+def _with_cluster(opts: pulumi.ResourceOptions | None, args: GpuPlatformArgs) -> pulumi.ResourceOptions | None:
+    """`opts` plus waiting for the cluster and its Kubernetes provider (children inherit both through the parent)."""
+    extra = pulumi.ResourceOptions()
+    if isinstance(args.cluster, pulumi.Resource):
+        extra.depends_on = [args.cluster]  # merge appends it to what opts waits for
+    given = opts.providers if opts else None
+    has_k8s = "kubernetes" in given if isinstance(given, dict) else any(
+        getattr(p, "package", None) == "kubernetes" for p in given or [])
+    provider = args.k8s_provider or (None if has_k8s else _cluster_provider(args.cluster))
+    if provider is not None:
+        extra.providers = {"kubernetes": provider}
+    return pulumi.ResourceOptions.merge(opts, extra)
+
+
+def _cluster_provider(cluster: Any) -> pulumi.ProviderResource | None:
+    """A cluster component's own Kubernetes provider (a `provider` attribute that is a kubernetes provider)."""
+    provider = getattr(cluster, "provider", None)
+    if isinstance(provider, pulumi.ProviderResource) and getattr(provider, "package", None) == "kubernetes":
+        return provider
+    return None
 
 
 def _group_name(pool: pulumi.ComponentResource) -> pulumi.Output[str]:

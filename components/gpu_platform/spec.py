@@ -11,12 +11,13 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, WrapValidator
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
 from .catalog.xid import HARDWARE_XIDS
-from .names import ClusterName, DnsLabel, DnsSubdomain, LabelKey, LabelValue
+from .deferred import deferrable
+from .names import ClusterName, DnsLabel, DnsSubdomain, LabelKey, LabelValue, cluster_name_problem, role_arn_problem
 
 __all__ = [
     "AdmissionSpec",
@@ -62,6 +63,28 @@ MAX_COUNT = 1_000_000_000  # quotas and limits: far above any fleet, far below w
 MAX_NODES_PER_POOL = MAX_COUNT  # a bound against overflow; the node pool checks name the real limits (5,000)
 MAX_HOURLY_PRICE = 1_000_000.0  # $/hour of one node
 NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+
+
+def _non_empty(value: str) -> None:
+    if not value:
+        raise ValueError("'' is empty; allowed: the id or name of an existing object")
+
+
+def _cluster(value: str) -> None:
+    if problem := cluster_name_problem(value):
+        raise ValueError(problem)
+
+
+def _role_arn(value: str) -> None:
+    if problem := role_arn_problem(value):
+        raise ValueError(problem)
+
+
+# Fields that name existing cloud or cluster objects: plain strings from YAML; in Python also a Pulumi Input (an
+# Output, a secret), kept as a `deferred.Deferred` and checked when it resolves (see `gpu_platform.deferred`).
+ObjectRef = Annotated[str, WrapValidator(deferrable(_non_empty))]
+ClusterRef = Annotated[ClusterName, WrapValidator(deferrable(_cluster))]
+RoleArnRef = Annotated[str, WrapValidator(deferrable(_role_arn))]
 PositiveFloat = Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]
 
 
@@ -151,8 +174,8 @@ class AwsSpec(_Model):
     """AWS account settings shared by every pool."""
 
     region: str = Field(description="AWS region of the EKS cluster.")
-    subnet_ids: list[str] = Field(default_factory=list, description="Default subnets of every node group.")
-    node_role_arn: str | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
+    subnet_ids: list[ObjectRef] = Field(default_factory=list, description="Default subnets of every node group.")
+    node_role_arn: ObjectRef | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
     node_monitoring_agent: bool = Field(
         default=True, description="Install the EKS node monitoring agent add-on, which turns hardware XIDs into "
         "the AcceleratedHardwareReady=False node condition that node auto repair acts on.",
@@ -165,14 +188,14 @@ class AwsSpec(_Model):
 class GcpSpec(_Model):
     """GCP project settings shared by every pool."""
 
-    project: str = Field(description="GCP project ID.")
+    project: ObjectRef = Field(description="GCP project ID.")
     location: str = Field(description="GKE cluster location (region or zone).")
     zones: list[str] = Field(default_factory=list, description="Default node locations of every pool.")
     gpu_stack: GkeGpuStack = Field(
         default=GkeGpuStack.GKE_NATIVE,
         description="gke-native: GKE's driver and device plugin; gpu-operator: NVIDIA GPU Operator manages them.",
     )
-    service_account: str | None = Field(default=None, description="Service account e-mail of the GPU nodes.")
+    service_account: ObjectRef | None = Field(default=None, description="Service account e-mail of the GPU nodes.")
     driver_installer: bool = Field(
         default=True,
         description="gpu-operator stack: render Google's COS driver installer DaemonSet (GKE's own install is disabled).",
@@ -235,14 +258,14 @@ class NodePoolAws(_Model):
 
     ami_type: AmiType = Field(default=AmiType.AL2023_NVIDIA, description="EKS AMI type.")
     capacity_type: CapacityType = Field(default=CapacityType.ON_DEMAND, description="ON_DEMAND | SPOT | CAPACITY_BLOCK.")
-    capacity_reservation_id: str | None = Field(
+    capacity_reservation_id: ObjectRef | None = Field(
         default=None, description="EC2 capacity reservation (required for CAPACITY_BLOCK)."
     )
-    subnet_ids: list[str] | None = Field(default=None, description="Subnets of this pool (default: aws.subnetIds).")
+    subnet_ids: list[ObjectRef] | None = Field(default=None, description="Subnets of this pool (default: aws.subnetIds).")
     root_volume_gib: int = Field(default=500, ge=20, le=16384, description="Encrypted gp3 root volume size in GiB.")
     root_volume_iops: int = Field(default=6000, ge=3000, le=16000, description="gp3 root volume IOPS.")
     root_volume_throughput: int = Field(default=500, ge=125, le=1000, description="gp3 root volume MiB/s.")
-    kms_key_id: str | None = Field(default=None, description="KMS key for the root volume (default: AWS managed).")
+    kms_key_id: ObjectRef | None = Field(default=None, description="KMS key for the root volume (default: AWS managed).")
     max_unavailable_percentage: int = Field(
         default=10, ge=1, le=100, description="Share of nodes an update may take down at once."
     )
@@ -520,7 +543,7 @@ class ClusterAutoscalerSpec(_Model):
         default=Expander.LEAST_WASTE,
         description="least-waste | priority (cheapest pool first by catalog price, then least-waste).",
     )
-    role_arn: str | None = Field(
+    role_arn: RoleArnRef | None = Field(
         default=None, description="IAM role for the service account (IRSA annotation); omit with EKS Pod Identity."
     )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
@@ -624,7 +647,7 @@ class PlatformSpec(_Model):
     """The whole GPU fleet: pools, tiers, teams and the platform services around them."""
 
     cloud: Cloud = Field(description="aws | gcp.")
-    cluster_name: ClusterName = Field(description="Existing EKS / GKE cluster name.")
+    cluster_name: ClusterRef = Field(description="Existing EKS / GKE cluster name.")
     kubernetes_version: str = Field(default="1.33", description="Cluster Kubernetes minor version, e.g. '1.33'.")
     label_domain: DnsSubdomain = Field(description="Prefix of the platform's label and taint keys, e.g. gpu.example.com.")
     aws: AwsSpec | None = Field(default=None, description="AWS settings (cloud: aws).")

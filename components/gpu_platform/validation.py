@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from .catalog import layout_fits, profiles_for
+from .deferred import deferred_findings
 from .errors import Finding, SpecError
 from .spec import Cloud, PlatformSpec, SharingMode
 
@@ -279,7 +280,7 @@ def check_spec(spec: PlatformSpec) -> list[Finding]:
     findings = [f for rule in CORE_RULES for f in rule(spec)]
     if not any(f.severity == "error" for f in findings):
         findings += [f for check in DOMAIN_CHECKS() for f in check(spec)]
-    return findings
+    return findings + list(deferred_findings(spec))
 
 
 def ensure_valid(spec: PlatformSpec, source: str | None = None) -> list[Finding]:

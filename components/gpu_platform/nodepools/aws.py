@@ -12,6 +12,7 @@ import pulumi_aws as aws
 
 from ..k8s import k8s_object
 from ..options import child_options
+from ..wiring import input_of, kwargs_of
 from ..spec import NodePool, PlatformSpec
 from .efa import render_efa_security_group, render_placement_group, uses_efa, uses_placement_group
 from .eks import (
@@ -42,7 +43,7 @@ def _protect(pool: NodePool) -> bool | None:
 
 def _cluster_network(spec: PlatformSpec, parent: pulumi.Resource) -> tuple[pulumi.Output, pulumi.Output]:
     """The cluster's VPC id and cluster security group id (the EFA group lives in that VPC)."""
-    cluster = aws.eks.get_cluster_output(name=spec.cluster_name, opts=pulumi.InvokeOptions(parent=parent))
+    cluster = aws.eks.get_cluster_output(name=input_of(spec.cluster_name), opts=pulumi.InvokeOptions(parent=parent))
     vpc = cluster.vpc_config  # None only under mocks that answer no invokes
     return (vpc.apply(lambda v: v.vpc_id if v else None),
             vpc.apply(lambda v: v.cluster_security_group_id if v else None))
@@ -54,11 +55,11 @@ def _efa_and_placement(name: str, spec: PlatformSpec, pool: NodePool, parent: pu
     out: dict[str, Any] = {}
     if uses_placement_group(spec, pool):
         out["placement_group"] = aws.ec2.PlacementGroup(
-            f"{name}-pg", opts=opts, **snake_kwargs(render_placement_group(spec, pool)))
+            f"{name}-pg", opts=opts, **kwargs_of(snake_kwargs(render_placement_group(spec, pool))))
     if uses_efa(spec, pool):
         vpc_id, cluster_sg = _cluster_network(spec, parent)
         inputs = {**render_efa_security_group(spec, pool), "vpcId": vpc_id}  # the looked-up VPC, not VPC_REF
-        out["efa_security_group"] = aws.ec2.SecurityGroup(f"{name}-efa-sg", opts=opts, **snake_kwargs(inputs))
+        out["efa_security_group"] = aws.ec2.SecurityGroup(f"{name}-efa-sg", opts=opts, **kwargs_of(snake_kwargs(inputs)))
         out["cluster_security_group_id"] = cluster_sg
     return out
 
@@ -90,7 +91,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
             groups = [network["cluster_security_group_id"], network["efa_security_group"].id]
         made = [network.get("placement_group"), network.get("efa_security_group")]
         lt = aws.ec2.LaunchTemplate(f"{name}-lt", opts=child_options(self, opts, *made, protect=_protect(pool)),
-                                    **snake_kwargs(render_eks_launch_template(spec, pool, groups)))
+                                    **kwargs_of(snake_kwargs(render_eks_launch_template(spec, pool, groups))))
         ng_inputs = render_eks_node_group(spec, pool)
         ng_inputs["launchTemplate"] = {"id": lt.id, "version": lt.latest_version.apply(str)}
         ng = aws.eks.NodeGroup(
@@ -98,7 +99,7 @@ class EksGpuNodePool(pulumi.ComponentResource):
             # The cluster autoscaler owns desiredSize; scaling limits stay under Pulumi's control.
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                 ignore_changes=["scalingConfig.desiredSize"])),
-            **snake_kwargs(ng_inputs),
+            **kwargs_of(snake_kwargs(ng_inputs)),
         )
         asg = ng.resources.apply(_asg_name)
         self.autoscaler_tags = [
@@ -138,7 +139,7 @@ class EksNodeHealth(pulumi.ComponentResource):
         super().__init__("gpu-platform:nodepools:EksNodeHealth", name, None, opts)
         inputs = render_node_monitoring_addon(args.spec) or {}
         self.addon = aws.eks.Addon(f"{name}-node-monitoring-agent", opts=child_options(self, opts),
-                                   **snake_kwargs(inputs)) if inputs else None
+                                   **kwargs_of(snake_kwargs(inputs))) if inputs else None
         self.addon_name = pulumi.Output.from_input(inputs.get("addonName", ""))
         self.register_outputs({"addonName": self.addon_name})
 

@@ -13,7 +13,9 @@ import re
 
 from ..catalog import EFA_INTERFACES
 from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints
+from ..deferred import Deferred
 from ..errors import Finding, RenderError
+from ..names import role_arn_problem
 from ..spec import AmiType, CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
 from .autoscaler import image_tag
 from .efa import efa_count, uses_efa, uses_placement_group
@@ -58,7 +60,6 @@ _ZONE = re.compile(r"^(-[a-z]+-[0-9])?[a-z]$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _CHART_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 _IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # OCI distribution spec tag grammar
-_ROLE_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$")
 # Node count bounds. Kubernetes supports clusters of up to 5,000 nodes (kubernetes.io "Considerations for large
 # clusters"), so no pool may be larger; EKS's default quota is 450 nodes per managed node group (EKS service
 # quotas, adjustable), and GKE allows at most 1,000 nodes per node pool per zone.
@@ -252,9 +253,8 @@ def _release_fields(spec: PlatformSpec) -> Iterator[Finding]:
     if ca.image_tag is not None and not _IMAGE_TAG.match(ca.image_tag):
         yield Finding("clusterAutoscaler.imageTag", f"{ca.image_tag!r} is not an image tag; allowed: letters, digits, "
                       "'_', '.', '-' (not first), at most 128 characters, e.g. v1.33.6")
-    if ca.role_arn is not None and not _ROLE_ARN.match(ca.role_arn):
-        yield Finding("clusterAutoscaler.roleArn", f"{ca.role_arn!r} is not an IAM role ARN; allowed: "
-                      "arn:aws:iam::<12-digit account>:role/<name>")
+    if ca.role_arn is not None and not isinstance(ca.role_arn, Deferred) and (problem := role_arn_problem(ca.role_arn)):
+        yield Finding("clusterAutoscaler.roleArn", problem)  # an Input is checked when it resolves
 
 
 def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..options import child_options
+from ..wiring import kwargs_of
 from ..spec import PlatformSpec
 from .gke import render_gke_node_pool
 from .render import snake_kwargs
@@ -37,6 +38,6 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         child = child_options(self, opts, protect=True if pool.protect else None,  # else inherit
                                       delete_before_replace=True)
         self.node_pool = gcp.container.NodePool(f"{name}-np", opts=child,
-                                                **snake_kwargs(render_gke_node_pool(spec, pool)))
+                                                **kwargs_of(snake_kwargs(render_gke_node_pool(spec, pool))))
         self.node_pool_name = self.node_pool.name
         self.register_outputs({"nodePoolName": self.node_pool_name})

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..capacity import pool_capacity
 from ..contract import pool_taints
+from ..deferred import derived
 from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
 from .efa import EFA_SG_TAG, efa_count, placement_group_name, uses_efa, uses_placement_group
 from .eks import eks_node_labels, pool_subnets
@@ -51,9 +52,14 @@ _IMAGE_DEVICE = {AmiType.AL2023_NVIDIA: "/dev/xvda", AmiType.BOTTLEROCKET_NVIDIA
 _LABELS = {"app.kubernetes.io/managed-by": "gpu-platform"}
 
 
+def _role_name(arn: str) -> str:
+    return arn.rsplit("/", 1)[-1]
+
+
 def node_role_name(arn: str | None) -> str:
-    """The role name in an IAM role ARN (EC2NodeClass `role` takes the name, not the ARN)."""
-    return (arn or "").rsplit("/", 1)[-1]
+    """The role name in an IAM role ARN (EC2NodeClass `role` takes the name, not the ARN); of an ARN given as a
+    Pulumi Input, a token for the name once it resolves."""
+    return derived(arn, "roleName", _role_name)
 
 
 def _metadata(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
