@@ -58,3 +58,76 @@ def test_example_ci_workflow_runs_tests_validate_and_a_guarded_preview():
     assert order.index("make policy-pack") < order.index(pulumi_step["uses"])
     for stack in flow["jobs"]["preview"]["strategy"]["matrix"]["stack"]:
         assert (ROOT / f"Pulumi.{stack}.yaml").exists()
+
+
+def _config_json(data, secret=False, with_object=True):
+    """What `pulumi config --json --show-secrets` prints for a stack whose spec is `data`."""
+    entry = {"value": json.dumps(data), "secret": secret} | ({"objectValue": data} if with_object else {})
+    return json.dumps({"aws:region": {"value": "us-east-1", "secret": False}, "gpu-platform:platform": entry})
+
+
+@pytest.mark.parametrize("command", [["validate"], ["cost", "--format", "json"], ["synth", "--out", "OUT"]])
+def test_commands_read_a_resolved_config_from_stdin_or_a_file(command, tmp_path):
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    command = [str(tmp_path / "out") if c == "OUT" else c for c in command]
+    text = _config_json(_dev_spec_data())
+    (tmp_path / "config.json").write_text(text)
+    runner = CliRunner()
+    from_file = runner.invoke(main, [*command, "--config-json", str(tmp_path / "config.json")])
+    from_stdin = runner.invoke(main, [*command, "--config-json", "-"], input=text)
+    from_stack = runner.invoke(main, [*command, str(ROOT / "Pulumi.dev.yaml")])
+    assert from_file.exit_code == from_stdin.exit_code == from_stack.exit_code == 0, from_file.output
+    if command[0] == "cost":  # the same spec, so the same figures
+        assert json.loads(from_file.stdout) == json.loads(from_stdin.stdout) == json.loads(from_stack.stdout)
+
+
+@pytest.mark.parametrize(("text", "path", "says"), [
+    ("{not json", "", "not valid JSON: Expecting property name"),
+    ("[1, 2]", "", "holds a list; allowed: an object of config keys"),
+    ('{"aws:region": {"value": "us-east-1", "secret": false}}', "gpu-platform:platform", "missing; this config has aws:region"),
+    ('{"gpu-platform:platform": {"secret": true}}', "gpu-platform:platform", "run `pulumi config --json --show-secrets`"),
+    ('{"gpu-platform:platform": {"value": "{oops", "secret": false}}', "gpu-platform:platform.value", "not valid JSON"),
+    ('{"gpu-platform:platform": {"value": "[]", "secret": false}}', "gpu-platform:platform", "is a list; allowed: a mapping"),
+    ('{"gpu-platform:platform": "cloud: aws"}', "gpu-platform:platform", "is not a `pulumi config --json` entry"),
+])
+def test_a_bad_config_json_names_what_is_wrong(text, path, says):
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    res = CliRunner().invoke(main, ["validate", "--config-json", "-"], input=text)
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    line = next(x for x in res.stderr.splitlines() if x.startswith("error: "))
+    assert line.startswith(f"error: {path}: " if path else "error: ") and says in line, res.stderr
+
+
+def test_config_json_errors_of_the_spec_itself_name_their_field():
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    data = _dev_spec_data()
+    data["tiers"][0]["pool"] = "nope"
+    res = CliRunner().invoke(main, ["validate", "--config-json", "-"], input=_config_json(data))
+    assert res.exit_code == 1 and "tiers[0].pool: 'nope' is not a pool" in res.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["Pulumi.dev.yaml", "--config-json", "-"]])
+def test_a_spec_comes_from_one_place(args):
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    res = CliRunner().invoke(main, ["validate", *args], input="{}")
+    assert res.exit_code == 2 and "--config-json" in res.stderr
+
+
+def test_an_esc_environment_is_a_note_that_its_values_are_not_seen(tmp_path):
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("environment:\n  - gpu/dev\n" + (ROOT / "Pulumi.dev.yaml").read_text())
+    res = CliRunner().invoke(main, ["validate", str(path)])
+    assert res.exit_code == 0
+    assert "info: environment: the Pulumi ESC environments ['gpu/dev'] are not resolved offline" in res.stderr
+    assert "--config-json -" in res.stderr

@@ -61,16 +61,32 @@ def fail(e: GpuPlatformError) -> None:
     sys.exit(1)
 
 
-def load_or_fail(path: str):
-    """Load and validate a spec, or print every error and exit 1. Returns (spec, findings)."""
-    from .load import load_spec
+def load_or_fail(path: str | None, config_json: str | None = None):
+    """Load and validate a spec from FILE or `--config-json`, or print every error and exit 1 (exit 2 when both
+    or neither are given). Returns (spec, findings)."""
+    from .load import load_config_json, load_spec
     from .validation import check_spec
 
+    if (path is None) == (config_json is None):
+        err.print("[red]usage:[/] give FILE (Pulumi.<stack>.yaml or a spec) or --config-json PATH|- (the output of "
+                  "`pulumi config --json`), not both" if path else
+                  "[red]usage:[/] missing FILE; allowed: Pulumi.<stack>.yaml, a spec file, or --config-json PATH|-")
+        sys.exit(2)
+    notes: list[Finding] = []
     try:
-        spec = load_spec(path)
+        spec = load_spec(path, notes) if path is not None else load_config_json(config_json)
     except GpuPlatformError as e:
         fail(e)
-    return spec, check_spec(spec)
+    return spec, notes + check_spec(spec)
+
+
+def spec_source(command):  # noqa: ANN001, ANN201 (a click decorator)
+    """FILE (optional) and `--config-json PATH|-`: where a command reads its spec (see `load_or_fail`)."""
+    command = click.option(
+        "--config-json", "config_json", metavar="PATH|-",
+        help="Read the spec from `pulumi config --json` output (a file, or - for stdin) instead of FILE: the "
+        "config as the stack sees it, with ESC environments and secrets resolved.")(command)
+    return click.argument("file", required=False, type=click.Path(dir_okay=False))(command)
 
 
 def capacity_table(spec) -> Table:
@@ -96,6 +112,10 @@ def capacity_table(spec) -> Table:
     return table
 
 
+def _config_label(config_json: str | None) -> str:
+    return "standard input" if config_json == "-" else str(config_json)
+
+
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gpu-platform")
 def main() -> None:
@@ -103,26 +123,26 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-def validate(file: str) -> None:
+@spec_source
+def validate(file: str | None, config_json: str | None) -> None:
     """Validate FILE (Pulumi.<stack>.yaml or a plain spec): exit 0 when valid, else every error on stderr."""
-    spec, findings = load_or_fail(file)
+    spec, findings = load_or_fail(file, config_json)
     print_findings([f for f in findings if f.severity != "error"])
     gpus = sum(p.max_size * (spec.hardware.instance(p.instance_type).gpu_count) for p in spec.node_pools)
-    out.print(f"[green]valid[/]: {file}: {len(spec.node_pools)} pools, {len(spec.tiers)} tiers, "
+    out.print(f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, {len(spec.tiers)} tiers, "
               f"{len(spec.teams)} teams, up to {gpus} GPUs")
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@spec_source
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
 @click.option("--force", is_flag=True, help="Replace --out DIR even when it holds files an earlier synth did not write.")
-def synth(file: str, out_dir: str, force: bool) -> None:
+def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) -> None:
     """Render the full desired state of FILE into --out DIR, offline, replacing an earlier render atomically."""
     from .gpu_operator.checks import mig_layout_changes
     from .synth import previous_node_labels, render_all, write_artifacts
 
-    spec, findings = load_or_fail(file)
+    spec, findings = load_or_fail(file, config_json)
     try:
         artifacts = render_all(spec)
     except GpuPlatformError as e:

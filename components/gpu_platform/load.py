@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import reprlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,15 @@ from .inputs import (
 from .spec import PlatformSpec
 from .validation import check_spec, ensure_valid
 
-__all__ = ["CONFIG_KEY", "YAML_LOADER", "load_spec", "parse_spec", "pydantic_findings", "read_spec_data"]
+__all__ = ["CONFIG_KEY", "YAML_LOADER", "load_config_json", "load_spec", "parse_spec", "pydantic_findings",
+           "read_config_json", "read_spec_data"]
 
 CONFIG_KEY = "gpu-platform:platform"
 
 
-def read_spec_data(path: str | Path) -> dict[str, Any]:
-    """The raw spec object in a file: a Pulumi stack config or a plain spec."""
+def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict[str, Any]:
+    """The raw spec object in a file: a Pulumi stack config or a plain spec. Notes about the file (an ESC
+    environment whose values are not seen offline) are appended to `notes`."""
     path = Path(path)
     try:
         data = load_yaml(decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "spec"), path, "spec"))
@@ -47,6 +50,11 @@ def read_spec_data(path: str | Path) -> dict[str, Any]:
                                      f"Pulumi stack config with config: {CONFIG_KEY}: {{...}}")], str(path))
     config = data.get("config", data) if isinstance(data.get("config"), dict) else data
     if CONFIG_KEY in config:
+        if "environment" in data and notes is not None:
+            notes.append(Finding("environment", f"the Pulumi ESC environments {_short(data['environment'])} are not "
+                                 "resolved offline: values they set are not seen here; check the resolved config with "
+                                 "`pulumi config --json --stack <stack> | gpu-platform validate --config-json -`",
+                                 "info"))
         data = _resolved(config[CONFIG_KEY])
     elif "environment" in data:
         raise SpecError([Finding("environment", f"no {CONFIG_KEY!r} key in this stack config, and its Pulumi ESC "
@@ -72,6 +80,64 @@ def _resolved(entry: Any) -> Any:
         except ValueError:
             return entry["value"]
     return entry
+
+
+def read_config_json(text: str | bytes, source: str) -> dict[str, Any]:
+    """The raw spec object in `pulumi config --json` output: `{"<key>": {"value": "<string>", "objectValue": ...,
+    "secret": bool}}` (pulumi/pulumi pkg/cmd/pulumi/config/config.go, `configValueJSON`: a secret's value is left out
+    unless `--show-secrets` is given; ESC environments are already resolved)."""
+    try:
+        data = load_json(text)
+    except ValueError as e:
+        raise SpecError([Finding("", f"not valid JSON: {e}; allowed: the output of `pulumi config --json`")],
+                        source) from None
+    if not isinstance(data, dict):
+        raise SpecError([Finding("", f"holds {_kind(data)}; allowed: an object of config keys, as `pulumi config "
+                                     "--json` prints it")], source)
+    if CONFIG_KEY not in data:
+        keys = ", ".join(sorted(map(str, data))[:10]) or "none"
+        raise SpecError([Finding(CONFIG_KEY, f"missing; this config has {keys}; allowed: a config with the spec "
+                                             f"under {CONFIG_KEY!r}")], source)
+    return _config_entry(data[CONFIG_KEY], source)
+
+
+def _config_entry(entry: Any, source: str) -> dict[str, Any]:
+    shape = "allowed: {\"value\": \"<spec as JSON>\", \"objectValue\": {...}, \"secret\": false}"
+    if not isinstance(entry, dict) or not set(entry) <= {"value", "objectValue", "secret"}:
+        raise SpecError([Finding(CONFIG_KEY, f"{_short(entry)} is not a `pulumi config --json` entry; {shape}")],
+                        source)
+    if "value" not in entry and "objectValue" not in entry:
+        hint = ("it is secret and its value is not shown: run `pulumi config --json --show-secrets`"
+                if entry.get("secret") else "it has no value")
+        raise SpecError([Finding(CONFIG_KEY, f"{hint}; {shape}")], source)
+    value = entry.get("objectValue")
+    if value is None:
+        try:
+            value = load_json(entry["value"]) if isinstance(entry["value"], str) else entry["value"]
+        except ValueError as e:
+            raise SpecError([Finding(f"{CONFIG_KEY}.value", f"not valid JSON: {e}; allowed: the spec object as "
+                                                            "JSON")], source) from None
+    if not isinstance(value, dict):
+        raise SpecError([Finding(CONFIG_KEY, f"{_short(value)} is {_kind(value)}; allowed: a mapping (the spec "
+                                             "object)")], source)
+    return value
+
+
+def load_config_json(source: str) -> PlatformSpec:
+    """Read and validate the spec in `pulumi config --json` output: a file path, or `-` for standard input."""
+    if source == "-":
+        data = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1)
+        if len(data) > MAX_SPEC_BYTES:
+            raise SpecError([Finding("", f"standard input is larger than {MAX_SPEC_BYTES:,} bytes; allowed: at most "
+                                         f"{MAX_SPEC_BYTES:,} bytes")], "standard input")
+        label = "standard input"
+    else:
+        try:
+            data = read_bounded(source, MAX_SPEC_BYTES, "config")
+        except InputLimitError as e:
+            raise SpecError([Finding("", str(e))], source) from None
+        label = source
+    return parse_spec(read_config_json(data, label), label)
 
 
 def _yaml_problem(e: yaml.YAMLError) -> str:
@@ -209,6 +275,7 @@ def _at(node: Any, loc: tuple[Any, ...]) -> Any:
     return node
 
 
-def load_spec(path: str | Path) -> PlatformSpec:
-    """Read and validate the spec in `path`. Raises SpecError with every error found."""
-    return parse_spec(read_spec_data(path), str(path))
+def load_spec(path: str | Path, notes: list[Finding] | None = None) -> PlatformSpec:
+    """Read and validate the spec in `path`. Raises SpecError with every error found; notes about the file itself
+    are appended to `notes`."""
+    return parse_spec(read_spec_data(path, notes), str(path))

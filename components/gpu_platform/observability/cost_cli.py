@@ -7,7 +7,7 @@ import json
 import click
 from rich.table import Table
 
-from ..cli import load_or_fail, out, print_findings
+from ..cli import load_or_fail, out, print_findings, spec_source
 from .cost import CostReport, cost_report, unattributed_notes
 from .pricing import HOURS_PER_MONTH
 
@@ -65,12 +65,12 @@ def markdown_report(report: CostReport) -> str:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@spec_source
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
               show_default=True, help="Output format.")
-def cost(file: str, fmt: str) -> None:
+def cost(file: str | None, config_json: str | None, fmt: str) -> None:
     """Per pool and tier $/hour and $/month at min and max size, against a whole-GPU baseline."""
-    spec, findings = load_or_fail(file)
+    spec, findings = load_or_fail(file, config_json)
     report = cost_report(spec)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
