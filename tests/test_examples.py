@@ -58,6 +58,33 @@ def test_consumer_stack_builds_platform_from_python_objects(pulumi_mocks):
     assert all(r.parent_name for r in rec.resources if r is not platform)
 
 
+def test_consumer_stack_workloads_built_from_outputs_land_on_their_tiers(pulumi_mocks):
+    """The Jobs the consumer stack builds from `teams` and `tiers` go through the rendered platform's admission,
+    Kueue and the scheduler (`explain`) and come out admitted, on their tier's pool and flavor, schedulable."""
+    from gpu_platform.explain import RenderedPlatform, explain_object
+    from gpu_platform.queues.kueue import flavor_name
+
+    module: dict = {}
+    rec = pulumi_mocks.run(lambda: module.update(
+        runpy.run_path(str(ROOT / "examples" / "consumer-stack" / "__main__.py"), run_name="__main__")))
+    spec = module["build_spec"]("ml-team")
+    platform = RenderedPlatform(spec)
+    jobs = {r.name: r for r in rec.of_type("kubernetes:batch/v1:Job")}
+    assert set(jobs) == {"ml-train", "ml-serve"}
+    for name, job in jobs.items():
+        queue = next(r for r in rec.resources if r.type.endswith(":LocalQueue"))
+        assert rec.depends_on(name, queue.name), "the workload waits for the platform's queues and classes"
+        tier = spec.tiers_by_name[name.removeprefix("ml-")]
+        manifest = {"apiVersion": "batch/v1", "kind": "Job", **job.inputs}
+        [entry] = explain_object(platform, manifest, None)
+        assert entry.denied is None, entry.stages
+        assert (entry.namespace, entry.pool, entry.cluster_queue) == ("ml", tier.pool, "ml"), entry.stages
+        assert entry.flavor == flavor_name(spec.pools_by_name[tier.pool]), entry.stages
+        assert entry.schedulable is True and not entry.outside_quota, entry.stages
+        assert entry.priority_class == job.inputs["spec"]["template"]["spec"]["priorityClassName"]
+        assert entry.resources == {"main": {spec.resource_of(tier): "1"}}, entry.resources
+
+
 def test_consumer_stack_requirements_install_this_repository():
     """Pulumi runs pip in the project folder: each requirement that is a path must reach this repository's root."""
     project = ROOT / "examples" / "consumer-stack"

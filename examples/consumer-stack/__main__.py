@@ -1,8 +1,19 @@
-"""A consumer stack: builds its platform from Python objects, not YAML, and exports what it built."""
+"""A consumer stack: builds its platform from Python objects, then a workload from the platform's outputs.
+
+The platform exports, per team, its namespaces and LocalQueue, and per tier what a workload must carry (the tier
+label, resource, node selector, tolerations and priority classes). `training_job` turns those into a Kueue-managed
+Job, so the workload lands on its tier's pool and counts against its team's quota without repeating any of it.
+"""
+
+from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 from gpu_platform import GpuPlatform, GpuPlatformArgs
 from gpu_platform.spec import AwsSpec, NodePool, PlatformSpec, Sharing, Team, Tier
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def build_spec(cluster_name: str) -> PlatformSpec:
@@ -26,6 +37,28 @@ def build_spec(cluster_name: str) -> PlatformSpec:
     )
 
 
+def training_job(name: str, team: dict[str, Any], tier: dict[str, Any], units: int = 1) -> dict[str, Any]:
+    """A batch/v1 Job of `tier` in the team's first namespace, queued in its LocalQueue (from the outputs)."""
+    labels = {**tier["labels"], QUEUE_LABEL: team["localQueue"], PRIORITY_LABEL: tier["workloadPriorityClassName"]}
+    container = {"name": "main", "image": "nvcr.io/nvidia/pytorch:25.08-py3", "command": ["python", "train.py"],
+                 "resources": {"limits": {tier["resource"]: str(units)}}}
+    pod = {"metadata": {"labels": dict(tier["labels"])},
+           "spec": {"restartPolicy": "Never", "containers": [container], "nodeSelector": dict(tier["nodeSelector"]),
+                    "tolerations": list(tier["tolerations"]), "priorityClassName": tier["priorityClassName"]}}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": team["namespaces"][0], "labels": labels},
+            "spec": {"suspend": True, "backoffLimit": 0, "template": pod}}
+
+
 config = pulumi.Config()
 platform = GpuPlatform("ml-team", GpuPlatformArgs(spec=build_spec(config.get("clusterName") or "ml-team")))
+jobs = {}
+for tier_name in ("train", "serve"):
+    manifest = pulumi.Output.all(platform.teams, platform.tiers).apply(
+        lambda v, t=tier_name: training_job(f"ml-{t}", v[0]["ml"], v[1][t]))
+    # The Job needs the platform's namespaces, queues and priority classes: create it after them.
+    jobs[tier_name] = k8s.batch.v1.Job(
+        f"ml-{tier_name}", metadata=manifest.apply(lambda m: m["metadata"]), spec=manifest.apply(lambda m: m["spec"]),
+        opts=pulumi.ResourceOptions(depends_on=[platform]))
 pulumi.export("nodePools", platform.node_pool_names)
+pulumi.export("jobs", {t: j.id for t, j in jobs.items()})
