@@ -112,7 +112,13 @@ def pulumi_mocks(monkeypatch) -> Recorder:
 
     class _Mocks(pulumi.runtime.Mocks):
         def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-            return f"{args.name}-id", dict(args.inputs)
+            state = dict(args.inputs)
+            if args.typ == "aws:eks/cluster:Cluster":  # what the provider computes: an autoname, the API endpoint
+                state = {"name": f"{args.name}-0a1b2c3", "endpoint": f"https://{args.name}.eks.example",
+                         "certificateAuthority": {"data": "Y2VydA=="}, **state}
+            if args.typ == "aws:iam/role:Role":
+                state = {"arn": f"arn:aws:iam::111122223333:role/{args.name}", "name": args.name, **state}
+            return f"{args.name}-id", state
 
         def call(self, args: pulumi.runtime.MockCallArgs):
             if args.token == "aws:eks/getCluster:getCluster":  # the cluster the EFA security groups join

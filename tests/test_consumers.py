@@ -131,3 +131,18 @@ def test_an_esc_environment_is_a_note_that_its_values_are_not_seen(tmp_path):
     assert res.exit_code == 0
     assert "info: environment: the Pulumi ESC environments ['gpu/dev'] are not resolved offline" in res.stderr
     assert "--config-json -" in res.stderr
+
+
+def test_every_chart_keeps_the_mechanism_that_upgrades_its_crds(dev_spec, reference):
+    """Helm never upgrades a chart's crds/: kube-prometheus-stack's upgrade job is turned on, the GPU Operator's
+    upgradeCRD hook (on upstream) is not turned off, KEDA keeps installing its CRDs as templates."""
+    from gpu_platform.synth import render_all
+
+    releases = {a.name: a.documents[0] for a in render_all(dev_spec) if a.kind == "helm"}
+    values = {name: doc["values"] for name, doc in releases.items()}
+    assert values["kube-prometheus-stack"]["crds"]["upgradeJob"]["enabled"] is True
+    upstream = yaml.safe_load(reference("upstream", "gpu-operator-values-v26.7.0.yaml").read_text())
+    assert upstream["operator"]["upgradeCRD"] is True
+    assert values["gpu-operator"].get("operator", {}).get("upgradeCRD", True) is True
+    keda = yaml.safe_load(reference("upstream", "keda-values-2.20.2.yaml").read_text())
+    assert keda["crds"]["install"] is True and values["keda"].get("crds", {}).get("install", True) is True

@@ -70,7 +70,7 @@ def test_outputs_and_secrets_reach_cloud_and_kubernetes_resources(pulumi_mocks, 
     def program():
         role = aws.iam.Role("gpu-nodes", name="gpu-nodes", assume_role_policy="{}")
         subnet = aws.ec2.Subnet("a", vpc_id="vpc-1", cidr_block="10.0.0.0/24")
-        dev_data["aws"] |= {"nodeRoleArn": role.arn.apply(lambda _: "arn:aws:iam::111122223333:role/gpu-nodes"),
+        dev_data["aws"] |= {"nodeRoleArn": role.arn,  # the mock gives arn:aws:iam::111122223333:role/gpu-nodes
                             "subnetIds": [subnet.id]}
         dev_data["nodePools"][1].setdefault("aws", {})["kmsKeyId"] = pulumi.Output.secret("kms-key-1")
         dev_data["clusterAutoscaler"] = {"enabled": True,

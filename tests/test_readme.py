@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import runpy
 
 import yaml
 from conftest import ROOT
@@ -83,3 +84,23 @@ def test_component_table_matches_registrations(pulumi_mocks, dev_spec):
     assert documented - registered == {"gpu-platform:nodepools:GkeGpuNodePool",
                                        "gpu-platform:nodepools:KarpenterGpuNodePool"}
     assert rec.named("plat-gpu-operator-release").type == "kubernetes:helm.sh/v3:Release"
+
+
+def test_readme_eks_program_is_the_example_and_builds_cluster_and_platform(pulumi_mocks):
+    """The README's EKS program is examples/eks-and-platform/__main__.py, and it runs: the platform takes the
+    cluster's name and the node role as Outputs, waits for the cluster and installs through its provider."""
+    import pulumi
+
+    path = ROOT / "examples" / "eks-and-platform" / "__main__.py"
+    block = next(b for b in _blocks("python") if "aws.eks.Cluster(" in b)
+    assert block == path.read_text(), "README block differs from examples/eks-and-platform/__main__.py"
+    # the mocks run every program as project gpu-platform
+    pulumi.runtime.set_all_config({"gpu-platform:subnetIds": '["subnet-a", "subnet-b"]'})
+    rec = pulumi_mocks.run(lambda: runpy.run_path(str(path), run_name="__main__") and None)
+    cluster, ng = rec.named("ml"), rec.named("gpu-h100-ng")
+    assert ng.inputs["clusterName"] == "ml-0a1b2c3" and ng.inputs["nodeRoleArn"].endswith(":role/gpu-nodes")
+    assert cluster.urn in ng.dependencies and rec.depends_on("gpu-h100-ng", "gpu-nodes-AmazonEKSWorkerNodePolicy")
+    provider = f"{rec.named('ml').urn.replace('aws:eks/cluster:Cluster::ml', 'pulumi:providers:kubernetes::ml')}::ml-id"
+    assert rec.named("gpu-queues-kueue").provider == provider
+    assert rec.named("gpu-observability-opencost").inputs["values"]["opencost"]["exporter"][
+        "defaultClusterId"] == "ml-0a1b2c3"
