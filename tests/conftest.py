@@ -75,6 +75,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.resources: list[Registered] = []
+        self.outputs: dict[str, dict[str, Any]] = {}  # component URN -> what it passed to register_outputs
 
     def of_type(self, typ: str) -> list[Registered]:
         """Registrations of one type token."""
@@ -116,6 +117,8 @@ def pulumi_mocks(monkeypatch) -> Recorder:
             if args.typ == "aws:eks/cluster:Cluster":  # what the provider computes: an autoname, the API endpoint
                 state = {"name": f"{args.name}-0a1b2c3", "endpoint": f"https://{args.name}.eks.example",
                          "certificateAuthority": {"data": "Y2VydA=="}, **state}
+            if args.typ == "aws:eks/nodeGroup:NodeGroup" and "nodeGroupNamePrefix" in state:  # the provider's suffix
+                state.setdefault("nodeGroupName", state["nodeGroupNamePrefix"] + "2026113000000000000000000a")
             if args.typ == "aws:iam/role:Role":
                 state = {"arn": f"arn:aws:iam::111122223333:role/{args.name}", "name": args.name, **state}
             return f"{args.name}-id", state
@@ -137,6 +140,11 @@ def pulumi_mocks(monkeypatch) -> Recorder:
                     [a for a in getattr(request, "aliases", [])], list(request.dependencies),
                     bool(getattr(request, "retainOnDelete", False)), request.provider))
             return resp
+
+        def RegisterResourceOutputs(self, request):
+            outputs = m.rpc.deserialize_properties(request.outputs) if request.outputs else {}
+            recorder.outputs[request.urn] = outputs
+            return super().RegisterResourceOutputs(request)
 
     mocks = _Mocks()
     pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack="test", preview=False, monitor=_Monitor(mocks))

@@ -86,10 +86,13 @@ def test_commands_read_a_resolved_config_from_stdin_or_a_file(command, tmp_path)
 @pytest.mark.parametrize(("text", "path", "says"), [
     ("{not json", "", "not valid JSON: Expecting property name"),
     ("[1, 2]", "", "holds a list; allowed: an object of config keys"),
-    ('{"aws:region": {"value": "us-east-1", "secret": false}}', "gpu-platform:platform", "missing; this config has aws:region"),
-    ('{"gpu-platform:platform": {"secret": true}}', "gpu-platform:platform", "run `pulumi config --json --show-secrets`"),
+    ('{"aws:region": {"value": "us-east-1", "secret": false}}', "gpu-platform:platform",
+     "missing; this config has aws:region"),
+    ('{"gpu-platform:platform": {"secret": true}}', "gpu-platform:platform",
+     "run `pulumi config --json --show-secrets`"),
     ('{"gpu-platform:platform": {"value": "{oops", "secret": false}}', "gpu-platform:platform.value", "not valid JSON"),
-    ('{"gpu-platform:platform": {"value": "[]", "secret": false}}', "gpu-platform:platform", "is a list; allowed: a mapping"),
+    ('{"gpu-platform:platform": {"value": "[]", "secret": false}}', "gpu-platform:platform",
+     "is a list; allowed: a mapping"),
     ('{"gpu-platform:platform": "cloud: aws"}', "gpu-platform:platform", "is not a `pulumi config --json` entry"),
 ])
 def test_a_bad_config_json_names_what_is_wrong(text, path, says):

@@ -1,4 +1,4 @@
-"""Fields that name existing objects take Pulumi Inputs in Python-built specs; a cluster or provider can be passed in."""
+"""Fields that name existing objects take Pulumi Inputs in Python-built specs; a cluster or a provider can be given."""
 
 from __future__ import annotations
 
@@ -212,3 +212,36 @@ def test_an_object_without_a_name_is_not_a_cluster(dev_spec):
 
     with pytest.raises(ClusterInputError, match="has no 'name' and no 'eks_cluster.name'"):
         spec_with_cluster(dev_spec, object())
+
+
+def test_gcp_project_and_service_account_take_inputs(pulumi_mocks, dev_data):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    dev_data.pop("aws")
+    for pool in dev_data["nodePools"]:
+        pool["instanceType"] = "a2-ultragpu-8g"
+    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
+    for tier in dev_data["tiers"]:
+        tier.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
+
+    def program():
+        gcp = {"project": pulumi.Output.from_input("ml-project"), "location": "us-central1", "zones": ["us-central1-a"],
+               "serviceAccount": pulumi.Output.secret("gpu@ml-project.iam.gserviceaccount.com")}
+        GpuPlatform("plat", GpuPlatformArgs(spec=_spec(dev_data, cloud="gcp", gcp=gcp)))
+
+    rec = pulumi_mocks.run(program)
+    pool = rec.named("plat-gpu-train-np").inputs
+    assert pool["project"] == "ml-project" and pool["cluster"] == "ml-dev"
+    assert _secret_value(pool["nodeConfig"])["serviceAccount"] == "gpu@ml-project.iam.gserviceaccount.com"
+
+
+def test_the_platform_registers_its_outputs(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
+    outputs = rec.outputs[rec.named("plat").urn]
+    assert set(outputs) == {"nodePoolNames", "tierNames", "teams", "tiers", "nodeGroups", "prometheusUrl",
+                            "opencostUrl"}
+    assert outputs["teams"]["research"]["localQueue"] == "research"
+    assert outputs["nodeGroups"]["gpu-train"] == "gpu-train-2026113000000000000000000a"
+    assert set(outputs["nodeGroups"]) == {p.name for p in dev_spec.node_pools}

@@ -129,7 +129,8 @@ def validate(file: str | None, config_json: str | None) -> None:
     spec, findings = load_or_fail(file, config_json)
     print_findings([f for f in findings if f.severity != "error"])
     gpus = sum(p.max_size * (spec.hardware.instance(p.instance_type).gpu_count) for p in spec.node_pools)
-    out.print(f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, {len(spec.tiers)} tiers, "
+    out.print(f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, "
+              f"{len(spec.tiers)} tiers, "
               f"{len(spec.teams)} teams, up to {gpus} GPUs")
 
 

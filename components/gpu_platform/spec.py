@@ -261,11 +261,15 @@ class NodePoolAws(_Model):
     capacity_reservation_id: ObjectRef | None = Field(
         default=None, description="EC2 capacity reservation (required for CAPACITY_BLOCK)."
     )
-    subnet_ids: list[ObjectRef] | None = Field(default=None, description="Subnets of this pool (default: aws.subnetIds).")
+    subnet_ids: list[ObjectRef] | None = Field(
+        default=None, description="Subnets of this pool (default: aws.subnetIds)."
+    )
     root_volume_gib: int = Field(default=500, ge=20, le=16384, description="Encrypted gp3 root volume size in GiB.")
     root_volume_iops: int = Field(default=6000, ge=3000, le=16000, description="gp3 root volume IOPS.")
     root_volume_throughput: int = Field(default=500, ge=125, le=1000, description="gp3 root volume MiB/s.")
-    kms_key_id: ObjectRef | None = Field(default=None, description="KMS key for the root volume (default: AWS managed).")
+    kms_key_id: ObjectRef | None = Field(
+        default=None, description="KMS key for the root volume (default: AWS managed)."
+    )
     max_unavailable_percentage: int = Field(
         default=10, ge=1, le=100, description="Share of nodes an update may take down at once."
     )

@@ -13,7 +13,16 @@ from typing import Any
 
 import pulumi
 
-from .deferred import Deferred, DeferredInputError, check_resolved, derivation, has_deferred, live, substitute, tokens_in
+from .deferred import (
+    Deferred,
+    DeferredInputError,
+    check_resolved,
+    derivation,
+    has_deferred,
+    live,
+    substitute,
+    tokens_in,
+)
 
 __all__ = ["input_of", "kwargs_of"]
 

@@ -59,7 +59,8 @@ def _efa_and_placement(name: str, spec: PlatformSpec, pool: NodePool, parent: pu
     if uses_efa(spec, pool):
         vpc_id, cluster_sg = _cluster_network(spec, parent)
         inputs = {**render_efa_security_group(spec, pool), "vpcId": vpc_id}  # the looked-up VPC, not VPC_REF
-        out["efa_security_group"] = aws.ec2.SecurityGroup(f"{name}-efa-sg", opts=opts, **kwargs_of(snake_kwargs(inputs)))
+        out["efa_security_group"] = aws.ec2.SecurityGroup(f"{name}-efa-sg", opts=opts,
+                                                          **kwargs_of(snake_kwargs(inputs)))
         out["cluster_security_group_id"] = cluster_sg
     return out
 
