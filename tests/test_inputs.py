@@ -60,6 +60,8 @@ def test_what_shapes_the_platform_stays_plain(pulumi_mocks, dev_data):
     with pytest.raises(SpecError) as info:
         pulumi_mocks.run(program)
     assert {f.path for f in info.value.findings} == {"nodePools[0].maxSize", "tiers[0].pool"}
+    assert all(f.message.startswith("a Pulumi Input; allowed: a plain value. Only fields that name existing objects")
+               for f in info.value.findings)
     assert pulumi_mocks.resources == []
 
 
