@@ -85,9 +85,10 @@ def test_consumer_stack_workloads_built_from_outputs_land_on_their_tiers(pulumi_
         assert entry.resources == {"main": {spec.resource_of(tier): "1"}}, entry.resources
 
 
-def test_consumer_stack_requirements_install_this_repository():
+@pytest.mark.parametrize("example", ["consumer-stack", "eks-and-platform"])
+def test_example_project_requirements_install_this_repository(example):
     """Pulumi runs pip in the project folder: each requirement that is a path must reach this repository's root."""
-    project = ROOT / "examples" / "consumer-stack"
+    project = ROOT / "examples" / example
     lines = [line.strip() for line in (project / "requirements.txt").read_text().splitlines()]
     paths = [line.split("[")[0] for line in lines if line and not line.startswith("#")]
     assert paths and all((project / p).resolve() == ROOT.resolve() for p in paths), paths
