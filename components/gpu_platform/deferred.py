@@ -2,7 +2,7 @@
 
 A spec built in Python may take the cluster name, node role, subnets, KMS keys, GCP project or service account from
 resources of the same program: `PlatformSpec(cluster_name=cluster.name, ...)`. Such a value is known only during
-deployment, so the model keeps a `Deferred` in its place: a string token (`<input#3:clusterName>`) that render
+deployment, so the model keeps a `Deferred` in its place: a string token (`<input#3.9f2c41d7:clusterName>`) that render
 functions carry like any other string, plus the Input itself. Everything that shapes the platform (pools, sharing,
 tiers, teams, quotas) stays plain, so validation still runs before anything is registered; the checks of a deferred
 field run when its value resolves (`check_resolved`), and the Pulumi components swap the resolved value in where the
@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import re
+import secrets
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -44,7 +45,10 @@ INPUT_FIELDS_NOTE = ("Only fields that name existing objects take Pulumi Inputs 
                      "aws.subnetIds, nodePools[].aws.subnetIds, kmsKeyId, capacityReservationId, gcp.project, "
                      "gcp.serviceAccount, clusterAutoscaler.roleArn): what shapes the platform is validated before "
                      "anything is registered")
-TOKEN = re.compile(r"<input#(?P<n>\d+):(?P<label>[A-Za-z0-9_.]+)(?:\|(?P<derive>[A-Za-z]+))?>")
+# A random tag per process: a string that only looks like a token (in valuesOverrides, a YAML spec, or a resolved
+# value) cannot name a live Input, so it stays the literal text it is.
+_NONCE = secrets.token_hex(4)
+TOKEN = re.compile(rf"<input#(?P<n>\d+)\.{_NONCE}:(?P<label>[A-Za-z0-9_.]+)(?:\|(?P<derive>[A-Za-z]+))?>")
 _COUNTER = itertools.count(1)
 _LIVE: dict[int, Deferred] = {}  # every Deferred made in this process, by number (a program makes a handful)
 _DERIVATIONS: dict[str, Callable[[str], str]] = {}
@@ -75,7 +79,7 @@ class Deferred(str):
 
     def __new__(cls, value: Any, label: str, check: Callable[[Any], Any] | None = None) -> Deferred:
         number = next(_COUNTER)
-        self = super().__new__(cls, f"<input#{number}:{label}>")
+        self = super().__new__(cls, f"<input#{number}.{_NONCE}:{label}>")
         self.value, self.check, self.path = value, check, label
         _LIVE[number] = self
         return self
@@ -176,14 +180,14 @@ def deferred_findings(spec: BaseModel) -> Iterator[Finding]:
 
 
 def tokens_in(value: Any) -> list[str]:
-    """Every token in `value` (strings, mapping keys and values, lists), in first-seen order."""
+    """Every token of a live Input in `value` (strings, mapping keys and values, lists), in first-seen order."""
     found: dict[str, None] = {}
     stack = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
             if "<input#" in node:
-                found.update((m.group(0), None) for m in TOKEN.finditer(node))
+                found.update((m.group(0), None) for m in TOKEN.finditer(node) if int(m["n"]) in _LIVE)
         elif isinstance(node, dict):
             stack.extend(node.keys())
             stack.extend(node.values())

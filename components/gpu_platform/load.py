@@ -29,7 +29,7 @@ from .spec import PlatformSpec
 from .validation import check_spec, ensure_valid
 
 __all__ = ["CONFIG_KEY", "YAML_LOADER", "load_config_json", "load_spec", "parse_spec", "pydantic_findings",
-           "read_config_json", "read_spec_data"]
+           "read_config_json", "read_spec_data", "revalidate"]
 
 CONFIG_KEY = "gpu-platform:platform"
 
@@ -232,6 +232,29 @@ def parse_spec(data: dict[str, Any], source: str | None = None) -> PlatformSpec:
         raise SpecError(pydantic_findings(PlatformSpec, e) + _rule_errors_elsewhere(data, e), source) from None
     ensure_valid(spec, source)
     return spec
+
+
+def revalidate(spec: PlatformSpec) -> PlatformSpec:
+    """`spec` built again from its field values, so each field is checked: `model_copy(update=...)` sets values
+    without validation (a bad cluster name, an Output where a plain value belongs, an Output not yet wrapped as a
+    deferred value). Values already checked come back as they are. Raises SpecError with every field's error."""
+    try:
+        return PlatformSpec.model_validate(_field_values(spec))
+    except ValidationError as e:
+        raise SpecError(pydantic_findings(PlatformSpec, e)) from None
+
+
+def _field_values(node: Any) -> Any:
+    """Models as mappings of the values of their set fields (camelCase keys; defaults stay defaults and unset),
+    recursively; everything else as it is."""
+    if isinstance(node, BaseModel):
+        fields = type(node).model_fields
+        return {fields[name].alias or name: _field_values(getattr(node, name)) for name in node.model_fields_set}
+    if isinstance(node, list | tuple):
+        return [_field_values(v) for v in node]
+    if isinstance(node, dict):
+        return {k: _field_values(v) for k, v in node.items()}
+    return node
 
 
 def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list[Finding]:

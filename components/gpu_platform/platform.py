@@ -11,8 +11,9 @@ from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .attach import spec_with_cluster
 from .contract import operator_enabled
-from .errors import Finding
+from .errors import Finding, SpecError
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
+from .load import revalidate
 from .nodepools.addons import render_node_addons
 from .nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
 from .nodepools.health import render_node_monitoring_addon
@@ -23,7 +24,16 @@ from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec, Provisioner
 from .validation import ensure_valid
 
-__all__ = ["GpuPlatform", "GpuPlatformArgs"]
+__all__ = ["GpuPlatform", "GpuPlatformArgs", "PlatformSpecError"]
+
+
+class PlatformSpecError(SpecError, pulumi.RunError):
+    """The spec given to GpuPlatform is invalid: every error, shown by `pulumi preview` / `up` without a traceback.
+
+    A SpecError (catch it as one) that is also a `pulumi.RunError`, whose message Pulumi's Python host logs alone
+    where any other exception is "Program failed with an unhandled exception" and a stack trace
+    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec, commit 061aba8).
+    """
 
 
 @dataclass(frozen=True)
@@ -72,13 +82,17 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         spec = spec_with_cluster(args.spec, args.cluster) if args.cluster is not None else args.spec
-        # Validate before anything is registered: a bad spec creates nothing.
-        self.findings = ensure_valid(spec)
+        # Validate before anything is registered: a bad spec creates nothing. Every field is checked again, since
+        # `model_copy(update=...)` sets values without validation.
+        try:
+            spec = revalidate(spec)
+            self.findings = ensure_valid(spec)
+        except SpecError as e:
+            raise PlatformSpecError(e.findings, e.source) from None
         opts = _with_cluster(opts, args)
         super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
         _log(self.findings, self)
-        after = waits_for(opts)
-        child = pulumi.ResourceOptions(parent=self, depends_on=after)
+        child = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts))
         self.node_pools = _node_pools(name, spec, child)
         self.node_health = _node_health(name, spec, child)
         self.node_addons = (None if render_node_addons(spec).empty
@@ -86,13 +100,11 @@ class GpuPlatform(pulumi.ComponentResource):
         self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
                              if operator_enabled(spec) else None)
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
-        # Kueue's chart creates a ServiceMonitor: install it after the Prometheus Operator CRDs.
-        self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec),
-                                pulumi.ResourceOptions(parent=self, depends_on=[*after, self.observability]))
+        # Kueue's and KEDA's charts create ServiceMonitors: install them after the Prometheus Operator CRDs.
+        after_crds = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts, self.observability))
+        self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), after_crds)
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
-        # KEDA's chart creates ServiceMonitors: install it after the Prometheus Operator CRDs.
-        self.autoscaling = (GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec),
-                                           pulumi.ResourceOptions(parent=self, depends_on=[*after, self.observability]))
+        self.autoscaling = (GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec), after_crds)
                             if spec.autoscaling.keda.enabled else None)
         plain = platform_outputs(spec)
         self.node_pool_names = pulumi.Output.from_input(plain["nodePoolNames"])

@@ -1,0 +1,122 @@
+"""Spec values given as Pulumi Inputs, used the ways a consumer program can get wrong or abuse."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+
+
+def _spec(data, **fields):
+    from gpu_platform.load import parse_spec
+
+    return parse_spec({**data, **fields})
+
+
+def _leaves(rec, *besides):
+    return [r for r in rec.resources if r.custom and r.name not in besides]
+
+
+@pytest.mark.parametrize("text", ["<input#1:clusterName>", "<input#99999:clusterName>",
+                                  "<input#2:nodeRoleArn|roleName>"])
+def test_a_plain_value_that_looks_like_a_token_stays_literal(pulumi_mocks, dev_data, text):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    def program():
+        dev_data["monitoring"] = {"prometheus": {"valuesOverrides": {"note": text}}}
+        spec = _spec(dev_data, clusterName=pulumi.Output.from_input("ml-dev"))
+        GpuPlatform("plat", GpuPlatformArgs(spec=spec))
+
+    rec = pulumi_mocks.run(program)
+    assert rec.named("plat-observability-kube-prometheus-stack").inputs["values"]["note"] == text
+    assert rec.named("plat-gpu-train-ng").inputs["clusterName"] == "ml-dev"  # the real token was still swapped
+
+
+def test_a_resolved_value_that_looks_like_a_token_is_not_substituted_again(pulumi_mocks, dev_data):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    def program():
+        spec = _spec(dev_data, clusterName=pulumi.Output.from_input("ml-dev"))
+        dev_data["aws"]["nodeRoleArn"] = pulumi.Output.from_input(f"arn:aws:iam::1:role/{spec.cluster_name}")
+        GpuPlatform("plat", GpuPlatformArgs(spec=_spec(dev_data, clusterName=spec.cluster_name)))
+
+    rec = pulumi_mocks.run(program)
+    arn = rec.named("plat-gpu-train-ng").inputs["nodeRoleArn"]
+    assert arn.startswith("arn:aws:iam::1:role/<input#") and "ml-dev" not in arn
+
+
+def test_depends_on_given_as_an_output_reaches_every_resource(pulumi_mocks, dev_spec):
+    import pulumi_aws as aws
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    def program():
+        role = aws.iam.Role("gate", assume_role_policy="{}")  # Input[Sequence[Input[Resource]]] allows an Output
+        GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec),
+                    pulumi.ResourceOptions(depends_on=pulumi.Output.from_input([role])))
+
+    rec = pulumi_mocks.run(program)
+    leaves = _leaves(rec, "gate")
+    assert leaves and [r.name for r in leaves if not rec.depends_on(r.name, "gate")] == []
+    assert rec.depends_on("plat-queues-kueue", "plat-observability-kube-prometheus-stack")  # its own order stays
+
+
+def test_an_output_set_by_model_copy_is_wired_like_one_given_to_the_model(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    def program():
+        spec = dev_spec.model_copy(update={"cluster_name": pulumi.Output.from_input("ml-copy")})  # not validated
+        GpuPlatform("plat", GpuPlatformArgs(spec=spec))
+
+    rec = pulumi_mocks.run(program)
+    assert rec.named("plat-gpu-train-ng").inputs["clusterName"] == "ml-copy"
+    assert rec.named("plat-gpu-train-ng").inputs["tags"]["gpu-platform/cluster"] == "ml-copy"
+    opencost = rec.named("plat-observability-opencost").inputs["values"]
+    assert opencost["opencost"]["exporter"]["defaultClusterId"] == "ml-copy"
+    assert not any("Output" in repr(r.inputs) for r in rec.resources)  # no "Calling __str__ on an Output" text
+
+
+@pytest.mark.parametrize(("update", "path"), [
+    ({"cluster_name": "ml dev!"}, "clusterName"),
+    ({"label_domain": "Not A Domain"}, "labelDomain"),
+])
+def test_a_bad_value_set_by_model_copy_fails_before_anything_registers(pulumi_mocks, dev_spec, update, path):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
+
+    def program():
+        GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec.model_copy(update=update)))
+
+    with pytest.raises(SpecError) as info:
+        pulumi_mocks.run(program)
+    assert isinstance(info.value, pulumi.RunError)  # shown by the engine as its message, without a traceback
+    assert [f.path for f in info.value.findings] == [path]
+    assert pulumi_mocks.resources == []
+
+
+def test_an_output_set_by_model_copy_where_a_plain_value_belongs_names_the_field(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
+
+    def program():
+        pool = dev_spec.node_pools[0].model_copy(update={"max_size": pulumi.Output.from_input(4)})
+        spec = dev_spec.model_copy(update={"node_pools": [pool, *dev_spec.node_pools[1:]]})
+        GpuPlatform("plat", GpuPlatformArgs(spec=spec))
+
+    with pytest.raises(SpecError) as info:
+        pulumi_mocks.run(program)
+    [finding] = info.value.findings
+    assert finding.path == "nodePools[0].maxSize" and finding.message.startswith("a Pulumi Input; allowed: a plain")
+
+
+def test_an_invalid_spec_given_to_the_platform_is_a_run_error(pulumi_mocks, dev_data):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
+    from gpu_platform.spec import PlatformSpec
+
+    dev_data["tiers"][0]["pool"] = "no-such-pool"
+    spec = PlatformSpec.model_validate(dev_data)  # structure only: the cross-field rules run in the platform
+
+    def program():
+        GpuPlatform("plat", GpuPlatformArgs(spec=spec))
+
+    with pytest.raises(SpecError) as info:
+        pulumi_mocks.run(program)
+    assert isinstance(info.value, pulumi.RunError)
+    assert any(f.path.startswith("tiers[0]") for f in info.value.findings)
+    assert pulumi_mocks.resources == []
