@@ -78,7 +78,8 @@ def test_gke_pool_component(pulumi_mocks):
     rec = pulumi_mocks.run(lambda: GkeGpuNodePool("gpu-dev", GkeGpuNodePoolArgs(spec=spec, pool="gpu-dev")))
     comp, np = rec.named("gpu-dev"), rec.named("gpu-dev-np")
     assert comp.type == "gpu-platform:nodepools:GkeGpuNodePool" and comp.protect is True
-    assert np.type == NP and np.parent_name == "gpu-dev" and np.protect is True and np.delete_before_replace
+    assert np.type == NP and np.parent_name == "gpu-dev" and np.protect is True
+    assert not np.delete_before_replace  # create-before-delete: a replacement gets a new name (gke.node_pool_name)
     cfg = np.inputs["nodeConfig"]
     (acc,) = cfg["guestAccelerators"]
     assert acc["type"] == "nvidia-tesla-a100" and acc["count"] == 1

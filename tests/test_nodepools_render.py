@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.eks import (
@@ -167,7 +169,8 @@ def test_gke_native_sharing_configs():
 def test_gke_node_pool_inputs_labels_taints_scaling_locations():
     spec = parse_spec(gke_data())
     np = render_gke_node_pool(spec, spec.pools_by_name["gpu-infer"])
-    assert (np["cluster"], np["name"], np["project"], np["location"]) == ("ml-gke", "gpu-infer", "proj", "us-central1")
+    assert (np["cluster"], np["project"], np["location"]) == ("ml-gke", "proj", "us-central1")
+    assert re.fullmatch(r"gpu-infer-[0-9a-f]{8}", np["name"])
     cfg = np["nodeConfig"]
     assert cfg["machineType"] == "a2-highgpu-8g"
     assert cfg["labels"]["gpu.example.com/gpu-pool"] == "gpu-infer"

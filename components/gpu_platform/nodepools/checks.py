@@ -28,6 +28,9 @@ from .eks import (
 )
 from .gke import (
     COMPACT_MACHINE_PREFIXES,
+    GKE_NODE_POOL_NAME_MAX,
+    GKE_POOL_NAME_MAX,
+    NAME_HASH_LEN,
     gke_accelerator,
     gke_partition_count,
     gpu_stack,
@@ -282,6 +285,17 @@ def _eks_name(i: int, pool: NodePool) -> Iterator[Finding]:
                       f"{EKS_NODE_GROUP_NAME_MAX}, so pool names allow at most {longest}")
 
 
+def _gke_name(i: int, pool: NodePool) -> Iterator[Finding]:
+    """A GKE node pool is named `<pool>-<hash>`: a letter first (GKE's name rule) and within GKE's 40 characters."""
+    if len(pool.name) > GKE_POOL_NAME_MAX:
+        yield Finding(f"nodePools[{i}].name", f"{pool.name!r} is {len(pool.name)} characters; a GKE node pool is "
+                      f"named '<pool>-' plus a {NAME_HASH_LEN}-character hash within GKE's {GKE_NODE_POOL_NAME_MAX}, "
+                      f"so pool names allow at most {GKE_POOL_NAME_MAX}")
+    if not pool.name[:1].isalpha():
+        yield Finding(f"nodePools[{i}].name", f"{pool.name!r} starts with {pool.name[:1]!r}; GKE node pool names "
+                      "start with a lower-case letter")
+
+
 def _max_size(i: int, pool: NodePool) -> Iterator[Finding]:
     if pool.max_size > MAX_POOL_NODES:
         yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes; a Kubernetes cluster supports at most "
@@ -415,6 +429,7 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(f"{p}.gcp.locationPolicy", f"{pool.gcp.location_policy!r}; allowed: "
                           f"{', '.join(_GKE_LOCATION_POLICIES)}")
         yield from _label_values(spec, i, pool, min_len=0)
+        yield from _gke_name(i, pool)
         yield from _gke_placement(spec, i, pool)
         yield from _gke_size(spec, i, pool)
         cos = pool.gcp.image_type.upper().startswith("COS")

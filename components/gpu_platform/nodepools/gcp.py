@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import pulumi
 import pulumi_gcp as gcp
 
 from ..options import child_options
-from ..wiring import kwargs_of
 from ..spec import PlatformSpec
-from .gke import render_gke_node_pool
+from ..wiring import input_of, kwargs_of
+from .gke import node_pool_name, render_gke_node_pool, replacement_fields
 from .render import snake_kwargs
 
 __all__ = ["GkeGpuNodePool", "GkeGpuNodePoolArgs"]
@@ -25,7 +26,13 @@ class GkeGpuNodePoolArgs:
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
-    """A GPU pool on GKE (`gpu-platform:nodepools:GkeGpuNodePool`): one `gcp.container.NodePool`."""
+    """A GPU pool on GKE (`gpu-platform:nodepools:GkeGpuNodePool`): one `gcp.container.NodePool` (`<name>-np`).
+
+    The node pool is named `<pool>-<hash of the fields that replace it>` (`gke.node_pool_name`) and replaced
+    create-before-delete: a change that replaces it creates the new pool, under its new name, first. Its Pulumi
+    name stays `<name>-np`, so existing stacks keep their URNs (the first update after upgrading from fixed names
+    renames, i.e. replaces, each pool once, new pool first).
+    """
 
     node_pool_name: pulumi.Output[str]
 
@@ -34,10 +41,11 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
         super().__init__("gpu-platform:nodepools:GkeGpuNodePool", name, None,
                          pulumi.ResourceOptions.merge(opts, protect))
-        # The pool name is fixed, so a replacement (any guest accelerator change) must delete first.
-        child = child_options(self, opts, protect=True if pool.protect else None,  # else inherit
-                                      delete_before_replace=True)
-        self.node_pool = gcp.container.NodePool(f"{name}-np", opts=child,
-                                                **kwargs_of(snake_kwargs(render_gke_node_pool(spec, pool))))
+        child = child_options(self, opts, protect=True if pool.protect else None)  # else inherit
+        inputs = render_gke_node_pool(spec, pool)
+        fields = input_of(replacement_fields(inputs))
+        if not isinstance(fields, dict):  # a service account given as an Input: the name hashes its resolved value
+            inputs["name"] = pulumi.Output.from_input(fields).apply(partial(node_pool_name, pool.name))
+        self.node_pool = gcp.container.NodePool(f"{name}-np", opts=child, **kwargs_of(snake_kwargs(inputs)))
         self.node_pool_name = self.node_pool.name
         self.register_outputs({"nodePoolName": self.node_pool_name})

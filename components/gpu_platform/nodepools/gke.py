@@ -9,10 +9,14 @@ Placement: exclusive (multi-node training) pools on A2/A3 machines in one zone g
 (GKE "Define compact placement for GKE nodes": compact placement keeps a pool's nodes close within one zone and
 is offered for A100 and H100 machines; a compact pool must be single-zone). `gcp.compactPlacement` overrides it.
 Autoscaling: GKE's own cluster autoscaler scales each pool between `totalMinNodeCount` and `totalMaxNodeCount`.
+Naming: `<pool>-<8 hex digits>`, a hash of the fields whose change replaces the pool (`node_pool_name`), so a
+replacement creates the new pool, under its new name, before the old one is deleted.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from ..catalog import layout_fits, profiles_for
@@ -21,12 +25,18 @@ from ..spec import GkeGpuStack, NodePool, PlatformSpec, SharingMode
 
 __all__ = [
     "COMPACT_MACHINE_PREFIXES",
+    "GKE_NODE_POOL_NAME_MAX",
+    "GKE_POOL_NAME_MAX",
     "GKE_TAINT_EFFECT",
+    "NAME_HASH_LEN",
     "NODE_POOL_TYPE",
+    "REPLACED_BY",
     "gke_accelerator",
     "gke_partition_count",
     "gpu_stack",
+    "node_pool_name",
     "pool_zones",
+    "replacement_fields",
     "uses_compact_placement",
     "render_gke_node_pool",
 ]
@@ -36,6 +46,31 @@ GKE_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "Pre
 _STRATEGY = {SharingMode.TIME_SLICING: "TIME_SHARING", SharingMode.MPS: "MPS"}
 _SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 COMPACT_MACHINE_PREFIXES = ("a2-", "a3-")
+
+# GKE node pool names: at most 40 characters of (?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?), as the GKE API's 400 error for
+# an invalid name states (terraform-provider-google main, resource_container_node_pool.go, name_prefix validation:
+# "name is limited to 40"). The provider's own `name_prefix` is not used: its suffix depends on the provider's major
+# version (v7.45.0 appends helper/id PrefixedUniqueId's 26 characters to any prefix, allowing pool names of 13;
+# 8.0.0 appends 9 to prefixes over 14 characters, magic-modules #18477), and pulumi-gcp 8-10 span both.
+GKE_NODE_POOL_NAME_MAX = 40
+NAME_HASH_LEN = 8
+GKE_POOL_NAME_MAX = GKE_NODE_POOL_NAME_MAX - NAME_HASH_LEN - 1
+
+# What the platform renders of the fields that force a new node pool (ForceNew in terraform-provider-google v7.45.0
+# and main: resource_container_node_pool.go placement_policy; node_config.go spot, guest_accelerator, oauth_scopes,
+# metadata, shielded_instance_config, service_account). machineType, diskSizeGb, diskType, imageType, labels, taints,
+# resourceLabels, workloadMetadataConfig, autoscaling, management, upgradeSettings and nodeLocations update in
+# place. cluster, project and location force a new pool too, but the new pool is then in another cluster, where
+# the same name is free.
+REPLACED_BY: tuple[tuple[str, ...], ...] = (
+    ("placementPolicy",),
+    ("nodeConfig", "spot"),
+    ("nodeConfig", "guestAccelerators"),
+    ("nodeConfig", "oauthScopes"),
+    ("nodeConfig", "metadata"),
+    ("nodeConfig", "shieldedInstanceConfig"),
+    ("nodeConfig", "serviceAccount"),
+)
 
 
 def pool_zones(spec: PlatformSpec, pool: NodePool) -> list[str]:
@@ -119,13 +154,32 @@ def _node_config(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     return config
 
 
+def replacement_fields(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The values in rendered node pool inputs whose change replaces the pool (`REPLACED_BY`), by dotted path."""
+    found: dict[str, Any] = {}
+    for path in REPLACED_BY:
+        node: Any = inputs
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        found[".".join(path)] = node
+    return found
+
+
+def node_pool_name(pool_name: str, fields: dict[str, Any]) -> str:
+    """`<pool>-<hash>`: the first NAME_HASH_LEN hex digits of SHA-256 over `fields` (`replacement_fields`) as
+    canonical JSON. The name changes exactly when a change replaces the pool, so the new pool never collides
+    with the old one while both exist."""
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return f"{pool_name}-{hashlib.sha256(canonical.encode()).hexdigest()[:NAME_HASH_LEN]}"
+
+
 def render_gke_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
-    """`gcp.container.NodePool` inputs of one pool."""
+    """`gcp.container.NodePool` inputs of one pool; `name` is `node_pool_name` of what replaces the pool."""
     g, gcp = pool.gcp, spec.gcp
     zones = pool_zones(spec, pool)
     inputs: dict[str, Any] = {
         "cluster": spec.cluster_name,
-        "name": pool.name,
+        "name": None,  # set below, from the other inputs
         "project": gcp.project if gcp else None,
         "location": gcp.location if gcp else None,
         "nodeConfig": _node_config(spec, pool),
@@ -143,4 +197,5 @@ def render_gke_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
         inputs["nodeLocations"] = list(zones)
     if uses_compact_placement(spec, pool):
         inputs["placementPolicy"] = {"type": "COMPACT"}
+    inputs["name"] = node_pool_name(pool.name, replacement_fields(inputs))
     return inputs
