@@ -4,7 +4,8 @@ document, against the same spec with plain values.
 Usage: .venv/bin/python benchmarks/bench_inputs.py
 The cluster name, node role and subnets are given as Inputs (any awaitable: no Pulumi runtime needed). "swap ms" is
 the pure part of what the components do per document (`deferred.tokens_in` + `substitute`); "plain scan ms" is what
-a spec without Inputs costs in a process that has Inputs elsewhere. CPU time (process_time), median of RUNS runs.
+a spec without Inputs costs in a process that has Inputs elsewhere; "revalidate ms" is the field-by-field validation
+`GpuPlatform` runs again before registering (`load.revalidate`). CPU time (process_time), median of RUNS runs.
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ def _swap(docs: list) -> None:
 
 def main() -> None:
     """Validate and swap tokens for each generated spec, plain and with Inputs, and print the medians."""
-    from gpu_platform.load import parse_spec
+    from gpu_platform.load import parse_spec, revalidate
     from gpu_platform.synth import render_all
     from gpu_platform.validation import check_spec
     from specgen import SIZES, make_spec
 
     table = Table(title=f"spec fields as Inputs, CPU ms, median of {RUNS} ({platform.python_version()})")
     for col in ("GPUs", "teams", "documents", "validate plain", "validate Inputs", "notes", "plain scan ms",
-                "swap ms", "tokens"):
+                "swap ms", "tokens", "revalidate ms"):
         table.add_column(col, justify="right")
     for gpus, teams in SIZES:
         data = make_spec(gpus, teams)
@@ -73,7 +74,7 @@ def main() -> None:
         table.add_row(f"{gpus:,}", f"{teams:,}", f"{len(input_docs):,}", f"{_cpu_ms(lambda: check_spec(plain)):.1f}",
                       f"{_cpu_ms(lambda: check_spec(inputs)):.1f}", str(notes),
                       f"{_cpu_ms(lambda: _swap(plain_docs)):.1f}", f"{_cpu_ms(lambda: _swap(input_docs)):.1f}",
-                      f"{tokens:,}")
+                      f"{tokens:,}", f"{_cpu_ms(lambda: revalidate(inputs)):.1f}")
     Console(width=160).print(table)
 
 
