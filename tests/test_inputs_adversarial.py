@@ -120,3 +120,31 @@ def test_an_invalid_spec_given_to_the_platform_is_a_run_error(pulumi_mocks, dev_
     assert isinstance(info.value, pulumi.RunError)
     assert any(f.path.startswith("tiers[0]") for f in info.value.findings)
     assert pulumi_mocks.resources == []
+
+
+@pytest.mark.parametrize("kind", ["aws-provider", "not-a-provider"])
+def test_a_k8s_provider_that_is_not_one_is_refused(pulumi_mocks, dev_spec, kind):
+    import pulumi_aws as aws
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    def program():
+        provider = aws.Provider("awsp", region="us-east-1") if kind == "aws-provider" else "kubeconfig.yaml"
+        GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec, k8s_provider=provider))
+
+    with pytest.raises(pulumi.RunError) as info:  # Pulumi would drop it and use the ambient kubeconfig
+        pulumi_mocks.run(program)
+    expected = "a provider of package 'aws'" if kind == "aws-provider" else "a str"
+    assert str(info.value).startswith(f"k8s_provider: {expected}; allowed: a pulumi_kubernetes.Provider")
+    assert [r.name for r in pulumi_mocks.resources if r.name.startswith("plat")] == []
+
+
+def test_a_cluster_without_a_name_is_a_run_error(pulumi_mocks, dev_spec):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+    from gpu_platform.attach import ClusterInputError
+
+    def program():
+        GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec, cluster=object()))
+
+    with pytest.raises(ClusterInputError) as info:
+        pulumi_mocks.run(program)
+    assert isinstance(info.value, pulumi.RunError) and str(info.value).startswith("cluster: object has no 'name'")

@@ -9,7 +9,7 @@ import pulumi
 
 from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
-from .attach import spec_with_cluster
+from .attach import ClusterInputError, spec_with_cluster
 from .contract import operator_enabled
 from .errors import Finding, SpecError
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
@@ -24,7 +24,7 @@ from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec, Provisioner
 from .validation import ensure_valid
 
-__all__ = ["GpuPlatform", "GpuPlatformArgs", "PlatformSpecError"]
+__all__ = ["GpuPlatform", "GpuPlatformArgs", "PlatformArgsError", "PlatformSpecError"]
 
 
 class PlatformSpecError(SpecError, pulumi.RunError):
@@ -34,6 +34,10 @@ class PlatformSpecError(SpecError, pulumi.RunError):
     where any other exception is "Program failed with an unhandled exception" and a stack trace
     (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec, commit 061aba8).
     """
+
+
+class PlatformArgsError(ClusterInputError, pulumi.RunError):
+    """`cluster` or `k8s_provider` given to GpuPlatform cannot be used; a RunError, so shown without a traceback."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,11 @@ class GpuPlatform(pulumi.ComponentResource):
     opencost_url: pulumi.Output[str | None]
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        spec = spec_with_cluster(args.spec, args.cluster) if args.cluster is not None else args.spec
+        _check_provider(args.k8s_provider)
+        try:
+            spec = spec_with_cluster(args.spec, args.cluster) if args.cluster is not None else args.spec
+        except ClusterInputError as e:
+            raise PlatformArgsError(str(e)) from None
         # Validate before anything is registered: a bad spec creates nothing. Every field is checked again, since
         # `model_copy(update=...)` sets values without validation.
         try:
@@ -117,6 +125,19 @@ class GpuPlatform(pulumi.ComponentResource):
         self.register_outputs({"nodePoolNames": self.node_pool_names, "tierNames": self.tier_names,
                                "teams": self.teams, "tiers": self.tiers, "nodeGroups": self.node_groups,
                                "prometheusUrl": self.prometheus_url, "opencostUrl": self.opencost_url})
+
+
+def _check_provider(provider: Any) -> None:
+    """A `k8s_provider` that is not a Kubernetes provider would be dropped by Pulumi (with a warning only), leaving
+    every Kubernetes object to the ambient kubeconfig: refuse it."""
+    if provider is None:
+        return
+    package = getattr(provider, "package", None)
+    if not isinstance(provider, pulumi.ProviderResource) or package != "kubernetes":
+        what = f"a provider of package {package!r}" if isinstance(provider, pulumi.ProviderResource) else \
+            f"a {type(provider).__name__}"
+        raise PlatformArgsError(f"k8s_provider: {what}; allowed: a pulumi_kubernetes.Provider (or leave it unset to "
+                                "use opts.providers, the cluster's provider or the ambient kubeconfig)")
 
 
 def _with_cluster(opts: pulumi.ResourceOptions | None, args: GpuPlatformArgs) -> pulumi.ResourceOptions | None:
