@@ -148,3 +148,17 @@ def test_a_cluster_without_a_name_is_a_run_error(pulumi_mocks, dev_spec):
     with pytest.raises(ClusterInputError) as info:
         pulumi_mocks.run(program)
     assert isinstance(info.value, pulumi.RunError) and str(info.value).startswith("cluster: object has no 'name'")
+
+
+def test_a_deferred_value_moved_to_another_field_gets_that_fields_checks(pulumi_mocks, dev_data):
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+    from gpu_platform.names import role_arn_problem
+
+    def program():
+        first = _spec(dev_data, clusterName=pulumi.Output.from_input("ml-dev"))
+        dev_data["clusterAutoscaler"] = {"enabled": True, "roleArn": first.cluster_name}  # a cluster name, not an ARN
+        GpuPlatform("plat", GpuPlatformArgs(spec=_spec(dev_data, clusterName=first.cluster_name)))
+
+    with pytest.raises(pulumi.RunError) as info:
+        pulumi_mocks.run(program)
+    assert str(info.value) == f"clusterAutoscaler.roleArn: {role_arn_problem('ml-dev')}"

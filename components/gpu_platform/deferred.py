@@ -126,13 +126,20 @@ def deferrable(check: Callable[[Any], Any] | None = None) -> Callable[..., Any]:
     value goes through the field's own validation."""
 
     def validate(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        label = to_camel(info.field_name or "value")
         if isinstance(value, Deferred):
-            return value
+            # Kept as it is (with its checks) in its own field; moved to another field, it gets that field's checks.
+            return value if _label(value) == label else Deferred(value.value, label, check)
         if is_input(value):
-            return Deferred(value, to_camel(info.field_name or "value"), check)
+            return Deferred(value, label, check)
         return handler(value)
 
     return validate
+
+
+def _label(deferred: Deferred) -> str | None:
+    m = TOKEN.fullmatch(deferred)
+    return m["label"] if m else None
 
 
 def check_resolved(deferred: Deferred, value: Any) -> Any:
