@@ -149,3 +149,18 @@ def test_every_chart_keeps_the_mechanism_that_upgrades_its_crds(dev_spec, refere
     assert values["gpu-operator"].get("operator", {}).get("upgradeCRD", True) is True
     keda = yaml.safe_load(reference("upstream", "keda-values-2.20.2.yaml").read_text())
     assert keda["crds"]["install"] is True and values["keda"].get("crds", {}).get("install", True) is True
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[" * 100_000 + "]" * 100_000, "not valid JSON: nested deeper than Python can parse (about 1,000 levels of JSON "
+                                    "nesting); allowed: the output of `pulumi config --json`"),
+    ('{"a": ' + "9" * 5000 + "}", "not valid JSON: an integer of 5,000 digits (999999999999...) is too large for a "
+                                  "number; allowed: the output of `pulumi config --json`"),
+])
+def test_hostile_config_json_is_a_clear_error(text, message):
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    result = CliRunner().invoke(main, ["validate", "--config-json", "-"], input=text)
+    assert result.exit_code == 1 and message in result.output
+    assert "Traceback" not in result.output and "set_int_max_str_digits" not in result.output

@@ -163,6 +163,16 @@ def _finite(text: str) -> float:
     return value
 
 
+_MAX_INT_DIGITS = 4300  # CPython's int/str conversion limit (sys.get_int_max_str_digits() default)
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > _MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {digits:,} digits ({text[:12]}...) is too large for a number")
+    return int(text)
+
+
 def load_json(text: str | bytes) -> Any:
     """Parse strict JSON (no NaN/Infinity, no number that overflows a float). Raises ValueError with the reason.
 
@@ -170,9 +180,9 @@ def load_json(text: str | bytes) -> Any:
     result recurses without a bound of its own.
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_bounded_int)
     except RecursionError:
-        raise ValueError("nested deeper than Python can parse; allowed: about 1,000 levels of JSON nesting") from None
+        raise ValueError("nested deeper than Python can parse (about 1,000 levels of JSON nesting)") from None
 
 
 def check_shape(data: Any, max_values: int | None = None, max_depth: int = MAX_DEPTH) -> None:
