@@ -47,6 +47,8 @@ def _generated(name: str, tmp: Path) -> Path:
         path.write_text("[" * 100_000 + "]" * 100_000)
     elif name == "huge-17mb.yaml":
         path.write_text('x: "' + "a" * (17 * 1024 * 1024) + '"\n')
+    elif name == "huge-int.yaml":
+        path.write_text(DEV_STACK.read_text().replace("maxSize: 16", "maxSize: " + "9" * 5000, 1))
     return path
 
 

@@ -35,7 +35,8 @@ MAX_VALUES = 100_000  # scalars and collections of a spec, each alias counted as
 MAX_DEPTH = 64  # nested mappings / lists of a spec
 MAX_DOCUMENT_DEPTH = 256  # of an audited document (Kubernetes objects nest deeper than a spec)
 
-_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML is built with it
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MAX_INT_DIGITS = 4300  # CPython's int/str conversion limit (sys.get_int_max_str_digits() default)  # libyaml's parser when PyYAML is built with it
 
 
 def _libyaml_version() -> tuple[int, ...]:
@@ -75,7 +76,17 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
                     "a key may appear once per mapping", key_node.start_mark)
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer, or a constructor error for one longer than CPython converts from text."""
+        digits = sum(c.isdigit() for c in str(node.value))
+        if digits > _MAX_INT_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {digits:,} digits is too large for a number; allowed: at most "
+                f"{_MAX_INT_DIGITS:,} digits", node.start_mark)
+        return super().construct_yaml_int(node)
 
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
 YAML_LOADER = _UniqueKeyLoader
 
 
@@ -161,9 +172,6 @@ def _finite(text: str) -> float:
     if value in (float("inf"), float("-inf")):
         raise ValueError(f"{text[:40]} is too large for a number")
     return value
-
-
-_MAX_INT_DIGITS = 4300  # CPython's int/str conversion limit (sys.get_int_max_str_digits() default)
 
 
 def _bounded_int(text: str) -> int:
