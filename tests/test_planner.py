@@ -179,3 +179,22 @@ def test_time_limit_reports_the_gap_and_a_valid_plan():
     assert result.cost_bound < result.hourly
     assert result.gap == pytest.approx((result.hourly - result.cost_bound) / result.hourly)
     assert_serves(result, merged_spec(result))
+
+
+def test_gcp_pool_names_fit_gkes_node_pool_name():
+    from gpu_platform.nodepools.gke import GKE_POOL_NAME_MAX
+
+    result = parse_demand({"cloud": "gcp", "instanceTypes": ["a2-highgpu-8g"], "tiers": [
+        {"name": "a", "mig": {"profile": "3g.20gb", "instances": 3}},
+        {"name": "b", "mig": {"profile": "2g.10gb", "instances": 2}},
+        {"name": "c", "mig": {"profile": "1g.5gb", "instances": 5}}]})
+    planned = plan(result)
+    # mig-a2-highgpu-8g-3g20-2g10-1g5x2 (33 characters) fits EKS's 36 but not GKE's 31: the type is shortened
+    assert [p.name for p in planned.pools] == ["mig-a2-3g20-2g10-1g5x2"]
+    assert all(len(p.name) <= GKE_POOL_NAME_MAX for p in planned.pools)
+    from gpu_platform.load import parse_spec
+
+    gcp = {"project": "p", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": "gpu-operator"}
+    spec = parse_spec({"cloud": "gcp", "clusterName": "planned", "labelDomain": "gpu.example.com", "gcp": gcp,
+                       **spec_fragment(planned)})  # validates under GKE's naming rule (mixed MIG: the operator stack)
+    assert_serves(planned, spec)

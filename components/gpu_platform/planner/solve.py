@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from ..catalog import Catalog
 from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
-from ..spec import SharingMode
+from ..nodepools.gke import GKE_POOL_NAME_MAX
+from ..spec import Cloud, SharingMode
 from .candidates import Candidate, allowed_types, build_candidates, unit_capacity
 from .columns import Column, Group, merged, split_groups, without_dominated
 from .demand import Demand, accepted_modes, catalog_of
@@ -25,8 +26,9 @@ from .tiebreak import prefer_mig
 
 __all__ = ["MigFigures", "Plan", "PlannedPool", "plan"]
 
-# An EKS managed node group is named `<pool>-` plus a generated suffix within EKS's limit.
-_NAME_MAX = EKS_NODE_GROUP_NAME_MAX - NAME_SUFFIX_LEN - 1
+# An EKS managed node group is named `<pool>-` plus a generated suffix within EKS's limit; a GKE node pool
+# `<pool>-` plus a hash within GKE's (`gke.node_pool_name`).
+_NAME_MAX = {Cloud.AWS: EKS_NODE_GROUP_NAME_MAX - NAME_SUFFIX_LEN - 1, Cloud.GCP: GKE_POOL_NAME_MAX}
 
 
 
@@ -141,20 +143,20 @@ def _one_pool_per_tier(group: Group, columns: tuple[Column, ...]) -> list[Column
     return [merged(group, c, tiers) for c, tiers in on.items() if tiers]
 
 
-def _pool_name(cand: Candidate, taken: set[str]) -> str:
-    """`<sharing>-<type>[-<layout>]`, short enough for an EKS node group name (the size is dropped if need be)."""
+def _pool_name(cand: Candidate, taken: set[str], longest: int) -> str:
+    """`<sharing>-<type>[-<layout>]`, at most `longest` characters (the size is dropped if need be)."""
     slug = cand.itype.name.replace(".", "-")
     prefix = {SharingMode.EXCLUSIVE: "excl", SharingMode.MIG: "mig"}.get(cand.mode)
     prefix = prefix or f"{'ts' if cand.mode == SharingMode.TIME_SLICING else 'mps'}{cand.replicas}"
     layout = [p.replace("gb", "").replace(".", "").replace("+", "") + (f"x{n}" if n > 1 else "")
               for p, n in sorted(cand.layout or (), key=lambda kv: (-int(kv[0].split("g")[0]), kv[0]))]
     name = "-".join([prefix, slug, *layout])
-    if len(name) > _NAME_MAX:
+    if len(name) > longest:
         name = "-".join([prefix, slug.split("-")[0], *layout])
-    name = base = name[:_NAME_MAX].strip("-")
+    name = base = name[:longest].strip("-")
     i = 2
     while name in taken:
-        name, i = f"{base[: _NAME_MAX - 1 - len(str(i))].strip('-')}-{i}", i + 1
+        name, i = f"{base[: longest - 1 - len(str(i))].strip('-')}-{i}", i + 1
     taken.add(name)
     return name
 
@@ -196,7 +198,8 @@ def _pools(demand: Demand, cands: list[Candidate], columns: list[Column]):
     pools, tier_pool = [], {}
     grow = 1 + demand.headroom_percent / 100
     for col in sorted(columns, key=lambda col: (cands[col.cand].mode != SharingMode.EXCLUSIVE, col.cand)):
-        name, tiers = _pool_name(cands[col.cand], taken), tuple(demand.tiers[t].name for t in sorted(col.tiers))
+        name = _pool_name(cands[col.cand], taken, _NAME_MAX[demand.cloud or Cloud.AWS])
+        tiers = tuple(demand.tiers[t].name for t in sorted(col.tiers))
         pools.append(PlannedPool(name, cands[col.cand], col.nodes, math.ceil(col.nodes * grow - 1e-9), tiers))
         tier_pool.update(dict.fromkeys(tiers, name))
     return pools, tier_pool
