@@ -162,3 +162,17 @@ def test_a_deferred_value_moved_to_another_field_gets_that_fields_checks(pulumi_
     with pytest.raises(pulumi.RunError) as info:
         pulumi_mocks.run(program)
     assert str(info.value) == f"clusterAutoscaler.roleArn: {role_arn_problem('ml-dev')}"
+
+
+def test_messages_quote_an_input_as_one_not_as_its_token(dev_data):
+    from gpu_platform.validation import check_spec
+
+    class _Input:  # any awaitable is an Input
+        def __await__(self):
+            yield from ()
+
+    dev_data["aws"]["subnetIds"] = [_Input(), "subnet-b"]
+    findings = check_spec(_spec(dev_data))
+    [efa] = [f for f in findings if f.path == "nodePools[0].aws.subnetIds"]  # the subnets quoted in a note
+    assert efa.message.startswith("['<Pulumi Input subnetIds>', 'subnet-b']: EFA pool 'gpu-train'")
+    assert not any("<input#" in f.message for f in findings)

@@ -36,6 +36,7 @@ __all__ = [
     "has_deferred",
     "is_input",
     "live",
+    "readable",
     "stable_name",
     "substitute",
     "tokens_in",
@@ -218,3 +219,8 @@ def stable_name(text: str) -> str:
     """`text` with each token replaced by its field label: a resource name that does not depend on the order in
     which the program created its Inputs."""
     return TOKEN.sub(lambda m: m["label"], text) if "<input#" in text else text
+
+
+def readable(text: str) -> str:
+    """`text` with each token shown as what it is (`<Pulumi Input clusterName>`): for messages people read."""
+    return TOKEN.sub(lambda m: f"<Pulumi Input {m['label']}>", text) if "<input#" in text else text

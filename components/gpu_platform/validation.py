@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from .catalog import layout_fits, profiles_for
-from .deferred import deferred_findings
+from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, SpecError
 from .spec import Cloud, PlatformSpec, SharingMode
 
@@ -280,6 +280,8 @@ def check_spec(spec: PlatformSpec) -> list[Finding]:
     findings = [f for rule in CORE_RULES for f in rule(spec)]
     if not any(f.severity == "error" for f in findings):
         findings += [f for check in DOMAIN_CHECKS() for f in check(spec)]
+    if has_deferred():  # a message that quotes a value given as an Input shows it as one, not as its token
+        findings = [Finding(f.path, readable(f.message), f.severity) for f in findings]
     return findings + list(deferred_findings(spec))
 
 
