@@ -174,5 +174,5 @@ def test_messages_quote_an_input_as_one_not_as_its_token(dev_data):
     dev_data["aws"]["subnetIds"] = [_Input(), "subnet-b"]
     findings = check_spec(_spec(dev_data))
     [efa] = [f for f in findings if f.path == "nodePools[0].aws.subnetIds"]  # the subnets quoted in a note
-    assert efa.message.startswith("['<Pulumi Input subnetIds>', 'subnet-b']: EFA pool 'gpu-train'")
+    assert efa.message.startswith("['<Input subnetIds>', 'subnet-b']: EFA pool 'gpu-train'")
     assert not any("<input#" in f.message for f in findings)

@@ -222,5 +222,5 @@ def stable_name(text: str) -> str:
 
 
 def readable(text: str) -> str:
-    """`text` with each token shown as what it is (`<Pulumi Input clusterName>`): for messages people read."""
-    return TOKEN.sub(lambda m: f"<Pulumi Input {m['label']}>", text) if "<input#" in text else text
+    """`text` with each token shown as what it is (`<Input clusterName>`): for messages people read."""
+    return TOKEN.sub(lambda m: f"<Input {m['label']}>", text) if "<input#" in text else text
