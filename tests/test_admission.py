@@ -236,8 +236,9 @@ def test_kyverno_policies_are_mutating_admission_policies_plus_namespace_selecto
 
 def test_artifacts_and_kyverno_release(dev_spec, dev_data):
     arts = render_admission_artifacts(dev_spec)
-    assert [(a.kind, a.name) for a in arts] == [("kubernetes", "admission"), ("helm", "kyverno")]
-    release = arts[1].documents[0]
+    assert [(a.kind, a.name) for a in arts] == [("kubernetes", "admission"), ("kubernetes", "namespace-guard"),
+                                                ("helm", "kyverno")]
+    release = arts[2].documents[0]
     assert (release["chart"], release["version"], release["namespace"]) == ("kyverno", "3.7.0", "kyverno")
     data = copy.deepcopy(dev_data)
     data["admission"] = {"denyUnclassified": False, "mutation": "none"}

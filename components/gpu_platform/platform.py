@@ -108,10 +108,13 @@ class GpuPlatform(pulumi.ComponentResource):
         self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
                              if operator_enabled(spec) else None)
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
-        # Kueue's and KEDA's charts create ServiceMonitors: install them after the Prometheus Operator CRDs.
-        after_crds = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts, self.observability))
-        self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), after_crds)
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
+        # Kueue's and KEDA's charts create ServiceMonitors: install them after the Prometheus Operator CRDs. Team
+        # namespaces come after admission: its namespace guard must know a namespace's new grants before they are set.
+        after_crds = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts, self.observability))
+        after_guard = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts, self.observability,
+                                                                                self.admission))
+        self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), after_guard)
         self.autoscaling = (GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec), after_crds)
                             if spec.autoscaling.keda.enabled else None)
         plain = platform_outputs(spec)

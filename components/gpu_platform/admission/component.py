@@ -9,7 +9,7 @@ import pulumi
 from .. import k8s
 from ..options import child_options
 from ..spec import PlatformSpec
-from .render import render_deny, render_kyverno_release, render_routes
+from .render import render_denies, render_kyverno_release, render_namespace_guard, render_routes
 
 __all__ = ["GpuAdmission", "GpuAdmissionArgs"]
 
@@ -34,7 +34,7 @@ class GpuAdmission(pulumi.ComponentResource):
         super().__init__("gpu-platform:admission:GpuAdmission", name, None, opts)
         spec = args.spec
         child = child_options(self, opts)
-        deny = render_deny(spec) if spec.admission.deny_unclassified else []
+        deny = render_denies(spec) + (render_namespace_guard(spec) if spec.admission.deny_unclassified else [])
         routes = render_routes(spec)
         release_doc = render_kyverno_release(spec)
         self.kyverno_release = k8s.helm_release_resource(f"{name}-kyverno", release_doc, child) if release_doc else None

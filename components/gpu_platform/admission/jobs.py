@@ -137,8 +137,8 @@ def granted(spec: PlatformSpec, tier: str) -> str:
     """CEL: the request namespace may run pods of `tier` (a CEL string). Without teams every namespace may."""
     if not spec.teams:
         return "true"
-    labels = "namespaceObject.metadata.labels"
-    return f"(has({labels}) && ({cel_str(tier_grant_prefix(spec.label_domain))} + {tier}) in {labels})"
+    labels, key = "namespaceObject.metadata.labels", f"({cel_str(tier_grant_prefix(spec.label_domain))} + {tier})"
+    return f"(has({labels}) && {key} in {labels} && {labels}[{key}] == 'true')"
 
 
 def _template_tier(key: str) -> str:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts import Artifact, deep_merge, helm_release
-from ..contract import GPU_TAINT, operator_enabled, pool_label_key, tier_grant_prefix, tier_label_key
+from ..contract import GPU_TAINT, operator_enabled, pool_label_key, team_label_key, tier_grant_prefix, tier_label_key
 from ..errors import RenderError
 from ..queues.priorities import priority_class_name
+from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
 from ..spec import MutationEngine, PlatformSpec, SharingMode, Tier
 from .cel import cel_str, gpu_requested, json_pointer, resource_patches, tier_label
 from .jobs import QUEUE_PODS_ROUTE, granted, job_kinds, queue_pods_spec, route_name, workload_route_spec
@@ -21,6 +22,7 @@ from .jobs import QUEUE_PODS_ROUTE, granted, job_kinds, queue_pods_spec, route_n
 __all__ = [
     "DENY_POLICY",
     "DENY_WORKLOADS_POLICY",
+    "NAMESPACE_GUARD_POLICY",
     "KEEP_ON_NODE_ANNOTATIONS",
     "KYVERNO_CHART",
     "engine_notes",
@@ -30,11 +32,14 @@ __all__ = [
     "render_admission_artifacts",
     "render_deny",
     "render_deny_workloads",
+    "render_denies",
+    "render_namespace_guard",
     "render_routes",
 ]
 
 DENY_POLICY = "gpu-platform-deny-unclassified"
 DENY_WORKLOADS_POLICY = "gpu-platform-deny-unclassified-workloads"
+NAMESPACE_GUARD_POLICY = "gpu-platform-namespace-grants"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
 _KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
@@ -109,32 +114,53 @@ def _tolerates_gpu_nodes(pool_key: str) -> str:
             f"(has(t.key) && (t.key == {cel_str(GPU_TAINT['key'])} || t.key == {cel_str(pool_key)})))")
 
 
-_DEV_PATHS = "v.hostPath.path in ['/', '/dev', '/dev/'] || v.hostPath.path.startsWith('/dev/nvidia') || " \
-             "v.hostPath.path.startsWith('/dev/dri')"
+# A pod created with `spec.nodeName` skips the scheduler: the kubelet admits it without checking NoSchedule taints
+# (kubernetes v1.34.0 pkg/kubelet/lifecycle/predicate.go: only NoExecute taints are checked at node admission),
+# so such a pod can land on a GPU node without tolerating anything.
+_NODE_NAME = "has(object.spec.nodeName) && object.spec.nodeName != ''"
+
+
+def _host_path_segments() -> str:
+    """CEL: the path segments of hostPath volume `v`, without empty and `.` segments (`//dev/./x` is `/dev/x`;
+    the API server rejects `..`)."""
+    return "v.hostPath.path.split('/').filter(s, s != '' && s != '.')"
+
+
+def _device_host_path() -> str:
+    """CEL: hostPath volume `v` is the host's `/`, `/dev`, or a GPU device node under it (`/dev/nvidia*`,
+    `/dev/dri`, or `/dev/char`, whose `<major>:<minor>` links lead to the same device nodes)."""
+    seg = _host_path_segments()
+    return (f"has(v.hostPath) && has(v.hostPath.path) && (size({seg}) == 0 || ({seg}[0] == 'dev' && "
+            f"(size({seg}) == 1 || {seg}[1].startsWith('nvidia') || {seg}[1] == 'dri' || {seg}[1] == 'char')))")
+
+
 _NO_DEVICES = "['', 'void', 'none', 'VOID', 'NONE']"
 
 
 def device_access(pool_key: str) -> str:
-    """CEL list: how the pod reaches GPU devices without an `nvidia.com/*` request ('' entries removed).
+    """CEL list: how the pod reaches GPU devices other than through its `nvidia.com/*` request ('' removed).
 
-    DRA claims allocate devices outside the platform's tiers and quotas. On a GPU node (the pod tolerates its
-    taints) a privileged container, a host `/dev` (or `/`) mount, NVIDIA_VISIBLE_DEVICES (a literal value other
-    than void/none, or one taken from elsewhere) or an NVIDIA runtime class expose the node's GPUs.
+    DRA claims allocate devices outside the platform's tiers and quotas. On a GPU node (the pod requests a GPU,
+    tolerates the GPU nodes' taints, or names its node) a privileged container, a host `/dev` (or `/`) mount, or
+    NVIDIA_VISIBLE_DEVICES (a literal value other than void/none, or one taken from elsewhere) expose every GPU of
+    the node, not only the ones allocated to the pod; an NVIDIA runtime class does the same for a pod that
+    requests none.
     """
-    on_gpu = _tolerates_gpu_nodes(pool_key)
+    on_gpu = f"variables.requested || ({_NODE_NAME}) || ({_tolerates_gpu_nodes(pool_key)})"
     claims = ("(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || variables.containers"
               ".exists(c, has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0)")
     privileged = ("variables.containers.exists(c, has(c.securityContext) && has(c.securityContext.privileged) && "
                   "c.securityContext.privileged)")
     env = ("variables.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
            f"(!has(e.value) || !(e.value in {_NO_DEVICES}))))")
-    dev = f"has(object.spec.volumes) && object.spec.volumes.exists(v, has(v.hostPath) && ({_DEV_PATHS}))"
+    dev = f"has(object.spec.volumes) && object.spec.volumes.exists(v, {_device_host_path()})"
     runtime = "has(object.spec.runtimeClassName) && object.spec.runtimeClassName.contains('nvidia')"
     parts = [(claims, "it claims devices through DRA resourceClaims"),
-             (f"({on_gpu}) && ({privileged})", "a privileged container tolerates the GPU nodes' taints"),
-             (f"({on_gpu}) && ({dev})", "it mounts the host's /dev and tolerates the GPU nodes' taints"),
-             (f"({on_gpu}) && ({env})", "it sets NVIDIA_VISIBLE_DEVICES and tolerates the GPU nodes' taints"),
-             (f"({on_gpu}) && ({runtime})", "it uses an NVIDIA runtime class and tolerates the GPU nodes' taints")]
+             (f"({on_gpu}) && ({privileged})", "a privileged container can run on a GPU node"),
+             (f"({on_gpu}) && ({dev})", "it mounts the host's /dev and can run on a GPU node"),
+             (f"({on_gpu}) && ({env})", "it sets NVIDIA_VISIBLE_DEVICES and can run on a GPU node"),
+             (f"!variables.requested && ({on_gpu}) && ({runtime})",
+              "it uses an NVIDIA runtime class and can run on a GPU node")]
     return "[" + ", ".join(f"({cond}) ? {cel_str(msg)} : ''" for cond, msg in parts) + "].filter(x, x != '')"
 
 
@@ -154,7 +180,8 @@ def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
                    f"((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && "
                    f"t.key == {k} && ((has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value != {pool})))")
     priority = "has(object.spec.priorityClassName) && object.spec.priorityClassName != variables.priorityClasses[variables.tier]"
-    parts = [(selector, f"'nodeSelector {pool_key}=' + object.spec.nodeSelector[{k}]"),
+    parts = [(_NODE_NAME, "'nodeName ' + object.spec.nodeName + ' (it skips the scheduler and the pool\\'s taints)'"),
+             (selector, f"'nodeSelector {pool_key}=' + object.spec.nodeSelector[{k}]"),
              (affinity, f"'a required node affinity on {pool_key} other than In [' + {pool} + ']'"),
              (tolerations, f"'a toleration of another pool\\'s taint (or of every taint)'"),
              (priority, "'priorityClassName ' + object.spec.priorityClassName")]
@@ -203,7 +230,7 @@ def _grant_validation(spec: PlatformSpec, tier: str, what: str) -> dict[str, str
 def _may_reach(spec: PlatformSpec) -> str:
     """CEL: a cheap pre-filter for device access without a request (claims, or GPU-node tolerations)."""
     return (f"(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || "
-            f"({_CONTAINERS}).exists(c, has(c.resources) && has(c.resources.claims)) || "
+            f"({_CONTAINERS}).exists(c, has(c.resources) && has(c.resources.claims)) || ({_NODE_NAME}) || "
             f"({_tolerates_gpu_nodes(pool_label_key(spec.label_domain))})")
 
 
@@ -223,9 +250,9 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
             ],
             "variables": _deny_variables(spec, key),
             "validations": [
-                {"expression": "variables.requested || size(variables.access) == 0", "reason": "Forbidden",
-                 "messageExpression": "'pods reach GPUs only by requesting their tier\\'s nvidia.com/* resource; this "
-                                      "one does not, but ' + variables.access[0] + ' (exempt the namespace in "
+                {"expression": "size(variables.access) == 0", "reason": "Forbidden",
+                 "messageExpression": "'pods reach GPUs only through their tier\\'s nvidia.com/* request; ' + "
+                                      "variables.access[0] + ' (exempt the namespace in "
                                       "admission.additionalExemptNamespaces if it is a trusted node agent)'"},
                 {"expression": "!variables.requested || variables.tier in variables.allowed", "reason": "Forbidden",
                  "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
@@ -293,6 +320,78 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
         },
     }
     return [policy, _deny_binding(spec, DENY_WORKLOADS_POLICY)]
+
+
+def _guarded_entries(obj: str, field: str, team_key: str, prefix: str, extra: list[str]) -> str:
+    """CEL list of `key=value` for the platform-owned entries of `obj.metadata.<field>` (team, grants ...)."""
+    m = f"{obj}.metadata.{field}"
+    keys = " || ".join([f"k == {cel_str(team_key)}", f"k.startsWith({cel_str(prefix)})",
+                        *(f"k == {cel_str(k)}" for k in extra)])
+    return f"(has({m}) ? {m}.filter(k, {keys}).map(k, k + '=' + {m}[k]) : [])"
+
+
+def render_namespace_guard(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding on Namespaces: the labels (and the Volcano queue annotation) that grant
+    tiers and pick a team's queue may be set only to what the spec gives that namespace.
+
+    Admission trusts `<labelDomain>/team` and `tier.<labelDomain>/<tier>` on the namespace; without this guard a
+    tenant allowed to edit (or create) a namespace could grant itself any tier or charge another team's queue.
+    The map of namespace -> owned entries grows with team namespaces (about 60 bytes each). Only changes of those
+    entries are checked, so an unrelated update of a namespace is never blocked.
+    """
+    if not spec.teams:
+        return []
+    team_key, prefix = team_label_key(spec.label_domain), tier_grant_prefix(spec.label_domain)
+    owned_labels, owned_annotations = [], []
+    for team in spec.teams:
+        for ns in team.namespaces:
+            meta = namespace_metadata(spec, team, ns)
+            owned_labels.append((ns, [f"{k}={v}" for k, v in meta["labels"].items()]))
+            owned_annotations.append((ns, [f"{k}={v}" for k, v in (meta.get("annotations") or {}).items()]))
+
+    def owned_map(pairs: list[tuple[str, list[str]]]) -> str:
+        return "{" + ", ".join(f"{cel_str(ns)}: [{', '.join(cel_str(e) for e in entries)}]"
+                               for ns, entries in pairs) + "}"
+
+    variables, validations = [], []
+    for field, pairs, extra in (("labels", owned_labels, []), ("annotations", owned_annotations,
+                                                                  [VOLCANO_QUEUE_ANNOTATION])):
+        new = _guarded_entries("object", field, team_key, prefix, extra)
+        old = _guarded_entries("oldObject", field, team_key, prefix, extra)
+        own = f"(object.metadata.name in variables.{field}Owned ? variables.{field}Owned[object.metadata.name] : [])"
+        variables += [
+            {"name": f"{field}Owned", "expression": owned_map(pairs)},
+            # entries set or changed by this request that the spec does not give this namespace
+            {"name": f"{field}Foreign", "expression": f"{new}.filter(e, !(e in {own}) && (request.operation == "
+                                                      f"'CREATE' || !(e in {old})))"},
+        ]
+        validations.append({
+            "expression": f"size(variables.{field}Foreign) == 0", "reason": "Forbidden",
+            "messageExpression": f"'namespace ' + object.metadata.name + ' may not set the {field[:-1]} ' + "
+                                 f"variables.{field}Foreign[0] + ': team, tier grant and queue {field} on namespaces "
+                                 f"are set by the platform from its spec (teams[].namespaces and quotas)'"})
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": _meta(NAMESPACE_GUARD_POLICY),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                    "operations": ["CREATE", "UPDATE"], "resources": ["namespaces"]}]},
+            "variables": variables,
+            "validations": validations,
+        },
+    }
+    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+               "metadata": _meta(NAMESPACE_GUARD_POLICY),
+               "spec": {"policyName": NAMESPACE_GUARD_POLICY, "validationActions": ["Deny"]}}
+    return [policy, binding]
+
+
+def render_denies(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """The validating objects for pods and workloads (when `admission.denyUnclassified`)."""
+    if not spec.admission.deny_unclassified:
+        return []
+    return render_deny(spec) + render_deny_workloads(spec)
 
 
 def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
@@ -397,8 +496,7 @@ def render_kyverno_release(spec: PlatformSpec) -> dict[str, Any] | None:
 
 def render_admission(spec: PlatformSpec) -> list[dict[str, Any]]:
     """Every admission object: the deny (when enabled) and the routes."""
-    deny = render_deny(spec) + render_deny_workloads(spec) if spec.admission.deny_unclassified else []
-    return deny + render_routes(spec)
+    return render_denies(spec) + render_routes(spec)
 
 
 def engine_notes(spec: PlatformSpec) -> list[str]:
@@ -418,8 +516,11 @@ def engine_notes(spec: PlatformSpec) -> list[str]:
 
 
 def render_admission_artifacts(spec: PlatformSpec) -> list[Artifact]:
-    """`DIR/kubernetes/admission.yaml`, and `DIR/helm/kyverno.yaml` when Kyverno routes."""
+    """`DIR/kubernetes/admission.yaml`, `DIR/kubernetes/namespace-guard.yaml` (with teams) and
+    `DIR/helm/kyverno.yaml` when Kyverno routes."""
     out = [Artifact("kubernetes", "admission", tuple(render_admission(spec)), tuple(engine_notes(spec)))]
+    if guard := render_namespace_guard(spec) if spec.admission.deny_unclassified else []:
+        out.append(Artifact("kubernetes", "namespace-guard", tuple(guard)))
     release = render_kyverno_release(spec)
     if release:
         out.append(Artifact("helm", "kyverno", (release,)))
