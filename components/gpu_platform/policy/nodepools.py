@@ -10,6 +10,7 @@ from .config import PolicyConfig, config_of
 from .props import (
     GpuPool,
     AWS_ASG,
+    EC2_INSTANCE,
     EKS_LAUNCH_TEMPLATE,
     EKS_NODE_GROUP,
     GKE_CLUSTER,
@@ -25,7 +26,7 @@ from .props import (
 __all__ = ["NODE_POOL_TYPES", "check_pool_classified", "check_pools_detectable", "check_pools_hardened",
            "check_pools_resolved", "classification_gaps"]
 
-NODE_POOL_TYPES = (EKS_NODE_GROUP, GKE_NODE_POOL, *KARPENTER_NODE_POOL, GKE_CLUSTER, AWS_ASG)
+NODE_POOL_TYPES = (EKS_NODE_GROUP, GKE_NODE_POOL, *KARPENTER_NODE_POOL, GKE_CLUSTER, AWS_ASG, EC2_INSTANCE)
 Report = Callable[..., None]
 
 
@@ -176,6 +177,17 @@ def _launch_template_gaps(lt: Any) -> list[str]:
     return gaps
 
 
+def _instance_gaps(props: Mapping[str, Any]) -> list[str]:
+    gaps = []
+    if dig(props, "metadataOptions", "httpTokens") != "required":
+        gaps.append("the instance does not require IMDSv2 (set metadataOptions.httpTokens to 'required')")
+    if not _truthy(dig(props, "rootBlockDevice", "encrypted")):
+        gaps.append("the instance's root volume is not encrypted (set rootBlockDevice.encrypted to true)")
+    if dig(props, "keyName"):
+        gaps.append(f"the instance installs SSH key {dig(props, 'keyName')!r} (remove keyName)")
+    return gaps
+
+
 def _eks_gaps(group: Any, index: _Index) -> list[str]:
     gaps = []
     if dig(group.props, "remoteAccess"):
@@ -229,6 +241,8 @@ def check_pools_hardened(args: Any, report_violation: Report) -> None:
             gaps = _eks_gaps(r, index)
         elif pool.kind == "gke":
             gaps = _gke_gaps(r)
+        elif pool.kind == "ec2":
+            gaps = _instance_gaps(r.props)
         elif pool.kind == "asg":
             lt = _launch_template_of(r, index, _asg_template_ref(r.props))
             gaps = _launch_template_gaps(lt) if lt is not None else [

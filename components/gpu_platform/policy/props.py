@@ -13,6 +13,7 @@ from ..catalog import INSTANCE_TYPES
 
 __all__ = [
     "AWS_ASG",
+    "EC2_INSTANCE",
     "EKS_NODE_GROUP",
     "GKE_CLUSTER",
     "EKS_LAUNCH_TEMPLATE",
@@ -33,6 +34,7 @@ EKS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 AWS_ASG = "aws:autoscaling/group:Group"
+EC2_INSTANCE = "aws:ec2/instance:Instance"
 KARPENTER_NODE_POOL = ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.sh/v1beta1:NodePool")
 KARPENTER_NODE_CLASS = ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass")
 
@@ -116,6 +118,37 @@ Lookup = Callable[[Mapping[str, Any]], "Mapping[str, Any] | None"]  # launch tem
 _CANNOT_TELL = "cannot tell"
 
 
+def _requirements_gpu(req: Any) -> str | None:
+    """Why EC2 attribute-based selection (`instanceRequirements`) may pick a GPU instance, or None when it excludes
+    them. Unset accelerator attributes admit GPU instances: AWS's defaults are no accelerator count limit and any
+    manufacturer and type (EC2 API reference, InstanceRequirements: AcceleratorCount, AcceleratorManufacturers,
+    AcceleratorTypes)."""
+    if not isinstance(req, Mapping):
+        return None
+    if _count(dig(req, "acceleratorCount", "max", default=1)) <= 0:
+        return None
+    makers = [str(m).lower() for m in items(req.get("acceleratorManufacturers"))]
+    kinds = [str(k).lower() for k in items(req.get("acceleratorTypes"))]
+    if (makers and "nvidia" not in makers) or (kinds and "gpu" not in kinds):
+        return None
+    allowed = [str(t) for t in items(req.get("allowedInstanceTypes"))]
+    if allowed and not any(_pattern_may_be_gpu(t) for t in allowed):
+        return None
+    shown = [f"{k} {req[k]}" for k in ("acceleratorCount", "acceleratorManufacturers", "acceleratorTypes",
+                                       "allowedInstanceTypes") if req.get(k)]
+    return "instance requirements admit GPU instances (" + ("; ".join(shown) or "no accelerator limit; set "
+                                                            "acceleratorCount.max to 0 to exclude them") + ")"
+
+
+def _pattern_may_be_gpu(pattern: str) -> bool:
+    """Whether an allowedInstanceTypes pattern (`*` wildcards, e.g. `g5.*`, `p*`) may match an NVIDIA type."""
+    family = pattern.split(".", 1)[0]
+    if "*" not in family:
+        return aws_gpu_type(pattern) or family in NVIDIA_AWS_FAMILIES
+    head = family.split("*", 1)[0]
+    return any(f.startswith(head) for f in NVIDIA_AWS_FAMILIES)
+
+
 def _eks(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> GpuPool | None:
     types = [str(t) for t in items(props.get("instanceTypes"))]
     ami = str(props.get("amiType") or "")
@@ -130,6 +163,8 @@ def _eks(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> G
                                                           and not props.get("instanceTypes") else "")
     elif any(m in ami for m in _NVIDIA_AMI_MARKERS):
         why = f"AMI type {ami}"
+    elif not types and lt is not None and (req := _requirements_gpu(dig(lt, "instanceRequirements"))):
+        why = f"its launch template's {req}"
     elif not types and lt_ref and (lookup is None or lt is None or not dig(lt, "instanceType")):
         # The instance type lives in a launch template this view cannot see, or nowhere (set at launch).
         where = "its launch template is not in this stack" if lookup and lt is None else \
@@ -179,8 +214,13 @@ def _asg(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> G
         types.append(str(dig(lt, "instanceType")))
     labels, taints = _kubelet_labels_and_taints(_user_data(lt or {}))
     gpu_types = [t for t in types if aws_gpu_type(t)]
+    reqs = [r for r in (_requirements_gpu(dig(o, "instanceRequirements")) for o in items(dig(mixed, "overrides"))) if r]
+    if lt is not None and (r := _requirements_gpu(dig(lt, "instanceRequirements"))):
+        reqs.append(f"its launch template's {r}")
     if gpu_types:
         why = f"instance type {', '.join(gpu_types)}"
+    elif reqs:
+        why = reqs[0]
     elif not types and (props.get("launchConfiguration") or any(lt_ref.values())):
         why = f"{_CANNOT_TELL}: its launch template or configuration is not in this stack"
     else:
@@ -189,8 +229,10 @@ def _asg(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> G
 
 
 def _gke_node_config(own: str, node: Mapping[str, Any]) -> GpuPool | None:
-    accels = [a for a in items(node.get("guestAccelerators")) if _count(dig(a, "count", default=0)) > 0]
-    machine = str(node.get("machineType") or "")
+    # camelCase is what the engine sends; snake_case (the Python SDK's spelling) is read too, for hand-made exports.
+    raw = node.get("guestAccelerators") or node.get("guest_accelerators")
+    accels = [a for a in items(raw) if _count(dig(a, "count", default=0)) > 0]
+    machine = str(node.get("machineType") or node.get("machine_type") or "")
     if accels:
         why = ", ".join(f"{dig(a, 'count')} x {dig(a, 'type', default='?')}" for a in accels) + " guest accelerators"
     elif machine and gcp_gpu_machine(machine):
@@ -209,7 +251,8 @@ def _count(value: Any) -> float:
 
 
 def _gke(name: str, props: Mapping[str, Any]) -> GpuPool | None:
-    return _gke_node_config(str(props.get("name") or name), mapping(props.get("nodeConfig")))
+    node = mapping(props.get("nodeConfig")) or mapping(props.get("node_config"))
+    return _gke_node_config(str(props.get("name") or name), node)
 
 
 def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
@@ -223,7 +266,35 @@ def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
     if not props.get("removeDefaultNodePool") and (p := _gke_node_config(
             f"{cluster}/default-pool", mapping(props.get("nodeConfig")))) is not None:
         found.append(p)
+    auto = mapping(props.get("clusterAutoscaling"))
+    gpu_limits = [f"{dig(r, 'resourceType')} up to {dig(r, 'maximum', default='?')}"
+                  for r in items(auto.get("resourceLimits")) if str(dig(r, "resourceType", default="")).startswith("nvidia-")
+                  and _count(dig(r, "maximum", default=1)) > 0]
+    if auto.get("enabled") is True and gpu_limits:
+        # Node auto-provisioning creates node pools for pending pods; their labels come from the pods, not the spec.
+        found.append(GpuPool("gke", f"{cluster}/auto-provisioned", "node auto-provisioning may create GPU node pools "
+                             f"({', '.join(gpu_limits)}; remove the nvidia-* resourceLimits and declare GPU pools)",
+                             {}, []))
+    if props.get("enableAutopilot") is True:
+        found.append(GpuPool("gke", f"{cluster}/autopilot", f"{_CANNOT_TELL}: Autopilot provisions GPU nodes for any "
+                             "pod that selects an accelerator, outside the spec's pools (admission still applies)",
+                             {}, []))
     return found
+
+
+def _ec2_instance(name: str, props: Mapping[str, Any]) -> GpuPool | None:
+    """A self-managed GPU node: an EC2 instance of a GPU type whose user data joins a Kubernetes cluster."""
+    instance_type = str(props.get("instanceType") or "")
+    text = _user_data(props)
+    if not aws_gpu_type(instance_type) or not any(m in text for m in _JOINS_CLUSTER):
+        return None
+    labels, taints = _kubelet_labels_and_taints(text)
+    own = str(dig(props, "tags", "Name", default="") or name)
+    return GpuPool("ec2", own, f"instance type {instance_type}, joined to a cluster by its user data", labels, taints)
+
+
+# What EKS bootstrap user data contains: the AL2 script, AL2023's nodeadm NodeConfig, or kubelet flags.
+_JOINS_CLUSTER = ("bootstrap.sh", "node.eks.aws", "NodeConfig", "kubelet", "[settings.kubernetes]")
 
 
 # What one GPU instance looks like to Karpenter's requirements (well-known labels of karpenter.k8s.aws/v1).
@@ -234,8 +305,9 @@ def _gpu_candidates() -> list[dict[str, str]]:
     for name, t in INSTANCE_TYPES.items():
         if t.cloud == "aws":
             out.append(_candidate(name, t.gpu_count))
-    for family in NVIDIA_AWS_FAMILIES:
-        out.append(_candidate(f"{family}.xlarge", None))
+    for family in sorted(NVIDIA_AWS_FAMILIES):
+        for gpus in (1, 2, 4, 8, 16):  # a family whose sizes the catalog lacks: every GPU count it may have
+            out.append(_candidate(f"{family}.xlarge", gpus))
     return out
 
 
@@ -371,6 +443,8 @@ def _detect(resource_type: str, name: str, props: Mapping[str, Any], lookup: Loo
         return _gke_cluster(name, props)
     elif resource_type == AWS_ASG:
         found = [_asg(name, props, lookup)]
+    elif resource_type == EC2_INSTANCE:
+        found = [_ec2_instance(name, props)]
     else:
         return []
     return [p for p in found if p is not None]

@@ -103,7 +103,10 @@ def _quantity(value: Any) -> str:
 
 
 def _gpu_part(section: Any) -> dict[str, str]:
-    return {str(k): _quantity(v) for k, v in mapping(section).items() if str(k).startswith(GPU_RESOURCE_PREFIX)}
+    # Lower-cased: the API server rejects an upper-case domain (`NVIDIA.com/gpu`), so the pack flags it as a GPU
+    # request instead of passing a manifest that only fails at apply time.
+    return {str(k): _quantity(v) for k, v in mapping(section).items()
+            if str(k).lower().startswith(GPU_RESOURCE_PREFIX)}
 
 
 def _gpu_resources(container: Any) -> tuple[dict[str, str], dict[str, str]]:
@@ -127,20 +130,29 @@ def _container_gaps(c: Any, allowed: list[str] | None, tier: str) -> list[str]:
 
 
 _NO_DEVICES = ("", "void", "none")
+_DEVICE_DIRS = ("dri", "char")  # /dev/char/<major>:<minor> links lead to the same device nodes as /dev/nvidia*
 
 
-def device_access(spec: Any, cfg: PolicyConfig) -> list[str]:
-    """Ways a pod reaches GPUs without an `nvidia.com/*` request, one phrase each (empty when there are none).
+def _device_host_path(path: str) -> bool:
+    """Whether a hostPath is the host's `/`, `/dev`, or a GPU device node under it (`//dev/./nvidia0` too; the
+    API server rejects `..` segments)."""
+    seg = [s for s in path.split("/") if s not in ("", ".")]
+    return not seg or (seg[0] == "dev" and (len(seg) == 1 or seg[1].startswith("nvidia") or seg[1] in _DEVICE_DIRS))
 
-    DRA resource claims allocate devices the platform's quotas and tiers do not count; a privileged container, a
-    host `/dev` mount, the NVIDIA runtime class or `NVIDIA_VISIBLE_DEVICES` reach the devices of whatever GPU node
-    the pod lands on, so they count when the pod tolerates the GPU or pool taint (or every taint).
+
+def device_access(spec: Any, cfg: PolicyConfig, requested: bool = False) -> list[str]:
+    """Ways a pod reaches GPUs other than through an `nvidia.com/*` request, one phrase each (empty when none).
+
+    DRA resource claims allocate devices the platform's quotas and tiers do not count. On a GPU node (the pod
+    requests a GPU, tolerates the GPU or pool taint or every taint, or names its node) a privileged container, a
+    host `/dev` mount or `NVIDIA_VISIBLE_DEVICES` reach every GPU of the node, not only the allocated ones; the
+    NVIDIA runtime class does the same for a pod that requests none.
     """
     found = []
     if items(dig(spec, "resourceClaims")) or any(items(dig(c, "resources", "claims")) for c in _containers(spec)):
         found.append("claims devices through DRA resourceClaims (the platform's tiers and quotas count only "
                      "nvidia.com/* resources)")
-    if not _tolerates_gpu_nodes(spec, cfg):
+    if not (requested or _may_run_on_gpu_nodes(spec, cfg)):
         return found
     for c in _containers(spec):
         name = dig(c, "name", default="?")
@@ -151,15 +163,19 @@ def device_access(spec: Any, cfg: PolicyConfig) -> list[str]:
                 found.append(f"container {name!r} sets NVIDIA_VISIBLE_DEVICES={dig(e, 'value', default='')!s} on a "
                              "GPU node")
     for v in items(dig(spec, "volumes")):
-        path = str(dig(v, "hostPath", "path", default=""))
-        if path.rstrip("/") == "/dev" or path.startswith(("/dev/nvidia", "/dev/dri")):
+        path = dig(v, "hostPath", "path")
+        if path is not None and _device_host_path(str(path)):
             found.append(f"volume {dig(v, 'name', default='?')!r} mounts host {path} on a GPU node")
-    if "nvidia" in str(dig(spec, "runtimeClassName", default="")).lower():
+    if not requested and "nvidia" in str(dig(spec, "runtimeClassName", default="")).lower():
         found.append(f"runtimeClassName {dig(spec, 'runtimeClassName')!r} exposes the node's GPUs")
     return found
 
 
-def _tolerates_gpu_nodes(spec: Any, cfg: PolicyConfig) -> bool:
+def _may_run_on_gpu_nodes(spec: Any, cfg: PolicyConfig) -> bool:
+    """The pod tolerates the GPU or a pool taint (or every taint), or names its node: the kubelet checks only
+    NoExecute taints (kubernetes v1.34.0 pkg/kubelet/lifecycle/predicate.go), so `nodeName` skips NoSchedule ones."""
+    if dig(spec, "nodeName"):
+        return True
     for t in items(dig(spec, "tolerations")):
         key, op = str(dig(t, "key", default="")), str(dig(t, "operator", default="Equal"))
         if (not key and op == "Exists") or key in ("nvidia.com/gpu", cfg.pool_key):
@@ -167,11 +183,20 @@ def _tolerates_gpu_nodes(spec: Any, cfg: PolicyConfig) -> bool:
     return False
 
 
+def _pod_level_gpus(spec: Any) -> list[str]:
+    """`nvidia.com/*` names in pod-level `spec.resources` (Kubernetes 1.34): the API server takes only cpu,
+    memory and hugepages there (kubernetes v1.34.0 staging/src/k8s.io/component-helpers/resource/helpers.go
+    supportedPodLevelResources), so such a pod is never created; the pack says so before the apply fails."""
+    res = dig(spec, "resources", default={})
+    return sorted({*_gpu_part(dig(res, "requests", default={})), *_gpu_part(dig(res, "limits", default={}))})
+
+
 def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None:
     """What a pod (template) lacks to be a classified GPU workload; None when it reaches no GPU."""
     spec = dig(pod, "spec", default={})
     containers = _containers(spec)
-    if not any(any(_gpu_resources(c)) for c in containers):
+    pod_level = _pod_level_gpus(spec)
+    if not pod_level and not any(any(_gpu_resources(c)) for c in containers):
         reached = device_access(spec, cfg)
         return [f"it reaches GPUs without requesting a tier's resource: {', '.join(reached)}"] if reached else None
     tier = str(dig(pod, "metadata", "labels", cfg.tier_key, default=""))
@@ -182,6 +207,9 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
         gaps.append(f"tier {tier!r} is unknown (known: {', '.join(cfg.tiers)})")
     elif tier in cfg.tiers:
         allowed = cfg.tiers[tier].resources
+    if pod_level:
+        gaps.append(f"pod-level resources name {', '.join(pod_level)} (Kubernetes accepts only cpu, memory and "
+                    "hugepages there; request GPUs per container)")
     for c in containers:
         gaps.extend(_container_gaps(c, allowed, tier))
     pc = str(dig(spec, "priorityClassName", default=""))
@@ -190,7 +218,10 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
         gaps.append(f"priorityClassName is missing{f' (use {want!r})' if want else ''}")
     elif want and pc != want:
         gaps.append(f"priorityClassName is {pc!r}, tier {tier!r} uses {want!r}")
-    gaps.extend(f"it also {d}" for d in device_access(spec, cfg) if "DRA" in d)
+    if dig(spec, "nodeName"):
+        gaps.append(f"nodeName is {dig(spec, 'nodeName')!s} (it skips the scheduler and the pool's taints; let "
+                    "the tier's node selector place it)")
+    gaps.extend(f"it also {d}" for d in device_access(spec, cfg, requested=True))
     return gaps
 
 
