@@ -62,3 +62,81 @@ def test_exempt_namespaces_are_configurable(dev_data):
                              "mutation": "mutating-admission-policy"}
     dev_data["kubernetesVersion"] = "1.36"
     assert exempt_namespaces(parse_spec(dev_data)) == ["kube-system", "falco"]
+
+
+def _namespace_verdict(docs, labels, old_labels=None, annotations=None, name="research"):
+    """The namespace guard's verdict on creating (or updating from `old_labels`) a namespace."""
+    from gpu_platform.admission.render import NAMESPACE_GUARD_POLICY
+    from gpu_platform.explain.admission import Request, build_chain
+    from gpu_platform.explain.workloads import WorkloadKind
+
+    def ns(lbls):
+        return {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **lbls},
+                             **({"annotations": annotations} if annotations else {})}}
+
+    guard = [d for d in docs if d["metadata"]["name"] == NAMESPACE_GUARD_POLICY]
+    kind = WorkloadKind("Namespace", "", ("v1",), "namespaces", "", None, "")
+    old = ns(old_labels) if old_labels is not None else None
+    result = build_chain(guard, []).validate(ns(labels), Request("", {}, kind, "v1", name, old_object=old))
+    return next((s.message for s in result.steps if s.denied), None)
+
+
+@pytest.fixture(scope="module")
+def guard_docs():
+    from conftest import ROOT
+    from gpu_platform.admission.render import render_namespace_guard
+    from gpu_platform.load import read_spec_data
+
+    return render_namespace_guard(parse_spec(read_spec_data(ROOT / "Pulumi.dev.yaml")))
+
+
+RESEARCH = {"gpu.example.com/team": "research", "tier.gpu.example.com/train": "true", "tier.gpu.example.com/dev": "true"}
+
+
+def test_a_tenant_cannot_grant_its_namespace_a_tier(guard_docs):
+    msg = _namespace_verdict(guard_docs, {**RESEARCH, "tier.gpu.example.com/inference": "true"}, old_labels=RESEARCH)
+    assert msg.startswith("namespace research may not set the label tier.gpu.example.com/inference=true: team, "
+                          "tier grant and queue labels on namespaces are set by the platform"), msg
+
+
+def test_a_new_namespace_cannot_claim_a_team_or_a_grant(guard_docs):
+    assert "gpu.example.com/team=production" in _namespace_verdict(
+        guard_docs, {"gpu.example.com/team": "production"}, name="sneaky")
+    assert "tier.gpu.example.com/train=false" in _namespace_verdict(
+        guard_docs, {"tier.gpu.example.com/train": "false"}, name="sneaky")
+    assert "scheduling.volcano.sh/queue-name=production" in _namespace_verdict(
+        guard_docs, {}, annotations={"scheduling.volcano.sh/queue-name": "production"}, name="sneaky")
+
+
+def test_the_platforms_own_labels_and_unrelated_updates_pass(guard_docs):
+    assert _namespace_verdict(guard_docs, RESEARCH) is None
+    assert _namespace_verdict(guard_docs, {}, name="scratch") is None
+    # a namespace whose labels predate a spec change: an update that leaves them alone is not blocked
+    stale = {**RESEARCH, "tier.gpu.example.com/ci": "true"}
+    assert _namespace_verdict(guard_docs, {**stale, "owner": "x"}, old_labels=stale) is None
+    # dropping a grant narrows access: allowed
+    assert _namespace_verdict(guard_docs, {"gpu.example.com/team": "research"}, old_labels=RESEARCH) is None
+
+
+def test_a_grant_label_counts_only_when_true(docs):
+    from test_admission import NAMESPACES
+
+    granted = copy.deepcopy(NAMESPACES)
+    granted["research"]["metadata"]["labels"]["tier.gpu.example.com/train"] = "false"
+    pod = _pod({"labels": {"gpu.example.com/gpu-tier": "train"}, "resources": {"limits": {"nvidia.com/gpu": 1}}})
+    verdict = validate(docs, pod, "research", namespaces=list(granted.values()))
+    assert "no team with a quota for tier train owns it" in verdict
+
+
+def test_the_deployed_component_carries_every_deny(pulumi_mocks):
+    from conftest import ROOT
+    from gpu_platform.admission import GpuAdmission, GpuAdmissionArgs
+    from gpu_platform.admission.render import DENY_POLICY, DENY_WORKLOADS_POLICY, NAMESPACE_GUARD_POLICY
+    from gpu_platform.load import read_spec_data
+
+    spec = parse_spec(read_spec_data(ROOT / "Pulumi.dev.yaml"))
+    rec = pulumi_mocks.run(lambda: GpuAdmission("adm", GpuAdmissionArgs(spec=spec)))
+    vaps = {r.inputs["metadata"]["name"] for r in
+            rec.of_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")}
+    assert vaps == {DENY_POLICY, DENY_WORKLOADS_POLICY, NAMESPACE_GUARD_POLICY}
