@@ -20,10 +20,17 @@ from .config import (
     config_from_spec,
     config_schema,
 )
-from .nodepools import check_pool_classified, check_pools_detectable, check_pools_hardened, check_pools_resolved
+from .nodepools import (
+    NODE_POOL_TYPES,
+    check_pool_classified,
+    check_pools_detectable,
+    check_pools_hardened,
+    check_pools_resolved,
+)
+from .props import EKS_LAUNCH_TEMPLATE
 from .remediate import check_imdsv2, remediate_imdsv2
 from .sharing import check_sharing_configs_exist
-from .workloads import check_workload_classified
+from .workloads import check_workload_classified, is_workload_type
 
 __all__ = [
     "POLICIES",
@@ -57,6 +64,9 @@ class PolicyDef:
     severity: str = "high"  # pulumi_policy.Severity value: low | medium | high | critical
     remediation_steps: str = ""
     remediate: Callable[[Any], dict[str, Any] | None] | None = None
+    # Resource policies: the types the policy may report on (it returns at once for any other); `audit` skips the
+    # call for other types, the engine still makes it.
+    applies_to: Callable[[str], bool] | None = None
 
     @property
     def url(self) -> str:
@@ -67,7 +77,7 @@ class PolicyDef:
 POLICIES: list[PolicyDef] = [
     PolicyDef("gpu-node-pool-classified",
               "GPU node pools carry the pool and device-plugin config labels and the GPU and pool NoSchedule taints.",
-              "resource", check_pool_classified, severity="high",
+              "resource", check_pool_classified, severity="high", applies_to=NODE_POOL_TYPES.__contains__,
               remediation_steps="Create the pool with gpu-platform (a spec nodePools entry routed to by a tier), or "
                                 "add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and the "
                                 "taints <labelDomain>/gpu-pool=<pool>:NoSchedule and nvidia.com/gpu:NoSchedule."),
@@ -97,7 +107,7 @@ POLICIES: list[PolicyDef] = [
     PolicyDef("gpu-workload-classified",
               "GPU workloads carry a known tier label, request their tier's resource with requests equal to limits "
               "and name a priority class.",
-              "resource", check_workload_classified, severity="medium",
+              "resource", check_workload_classified, severity="medium", applies_to=is_workload_type,
               remediation_steps="Label the pod template <labelDomain>/gpu-tier=<tier>, request the tier's resource "
                                 "with requests equal to limits, and set priorityClassName gpu-<tier>; the platform's "
                                 "stack output `tiers` lists each tier's values."),
@@ -109,7 +119,8 @@ POLICIES: list[PolicyDef] = [
               "GPU launch templates require IMDSv2; at the `remediate` level the pack sets it (advisory by default).",
               "resource", check_imdsv2, enforcement=Enforcement.ADVISORY, severity="high",
               remediation_steps="Set metadataOptions.httpTokens=required, or set this policy's enforcementLevel to "
-                                "remediate so `pulumi up` applies it.", remediate=remediate_imdsv2),
+                                "remediate so `pulumi up` applies it.", remediate=remediate_imdsv2,
+              applies_to=EKS_LAUNCH_TEMPLATE.__eq__),
 ]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..catalog import INSTANCE_TYPES
 from .config import PolicyConfig, config_of
-from .props import KARPENTER_NODE_POOL, dig, gpu_pool, items
+from .props import KARPENTER_NODE_POOL, POOL_TYPES, dig, gpu_pool, items
 
 __all__ = ["PoolCost", "check_budget", "pool_costs"]
 
@@ -74,6 +74,8 @@ def pool_costs(resources: list[Any], cfg: PolicyConfig) -> list[PoolCost]:
     """Max-size hourly cost of every costable GPU node pool in a stack."""
     out = []
     for r in resources:
+        if r.resource_type not in POOL_TYPES:
+            continue
         pool = gpu_pool(r.resource_type, r.name, r.props)
         shape = _shape(r) if pool else None
         if shape is None:

@@ -17,6 +17,7 @@ from .props import (
     GKE_NODE_POOL,
     KARPENTER_NODE_CLASS,
     KARPENTER_NODE_POOL,
+    POOL_TYPES,
     dig,
     gpu_pool,
     gpu_pools,
@@ -26,7 +27,7 @@ from .props import (
 __all__ = ["NODE_POOL_TYPES", "check_pool_classified", "check_pools_detectable", "check_pools_hardened",
            "check_pools_resolved", "classification_gaps"]
 
-NODE_POOL_TYPES = (EKS_NODE_GROUP, GKE_NODE_POOL, *KARPENTER_NODE_POOL, GKE_CLUSTER, AWS_ASG, EC2_INSTANCE)
+NODE_POOL_TYPES = POOL_TYPES
 Report = Callable[..., None]
 
 
@@ -89,13 +90,13 @@ def _lookup(r: Any, index: _Index) -> Callable[[Mapping[str, Any]], Any]:
 def check_pools_resolved(args: Any, report_violation: Report) -> None:
     """Pools whose GPUs come from a launch template in the stack (EKS node groups, auto scaling groups) are classified."""
     cfg = config_of(args)
-    index = _Index(args.resources)
+    index = _Index.of(args.resources)
     checked = 0
-    for r in args.resources:
+    for r in index.node_pools:
         if r.resource_type not in (EKS_NODE_GROUP, AWS_ASG):
             continue
         alone = gpu_pool(r.resource_type, r.name, r.props)
-        pool = gpu_pool(r.resource_type, r.name, r.props, _lookup(r, index))
+        pool = next((p for p in index.resolved(r) if not p.uncertain), None)
         if pool is None or (alone is not None and r.resource_type != AWS_ASG):
             continue  # not a GPU pool, or gpu-node-pool-classified already checks it
         checked += 1
@@ -107,10 +108,10 @@ def check_pools_resolved(args: Any, report_violation: Report) -> None:
 def check_pools_detectable(args: Any, report_violation: Report) -> None:
     """Node pools whose GPU capacity cannot be determined (custom AMI, launch template outside the stack)."""
     config_of(args)
-    index = _Index(args.resources)
+    index = _Index.of(args.resources)
     found = 0
-    for r in args.resources:
-        for pool in gpu_pools(r.resource_type, r.name, r.props, _lookup(r, index)):
+    for r in index.node_pools:
+        for pool in index.resolved(r):
             if pool.uncertain:
                 found += 1
                 report_violation(f"node pool {pool.name!r} may run GPUs, and the pack {pool.why}; set its instance "
@@ -121,12 +122,28 @@ def check_pools_detectable(args: Any, report_violation: Report) -> None:
 
 
 class _Index:
-    """Launch templates (by name and id) and Karpenter node classes (by name) of a stack, built once per call."""
+    """Launch templates (by name and id) and Karpenter node classes (by name) of a stack, built once per stack:
+    the stack policies of one AnalyzeStack call share the resources list (the cache holds the list, so its id
+    cannot be reused while the entry lives)."""
+
+    _last: tuple[Any, _Index] | None = None
+
+    @classmethod
+    def of(cls, resources: Any) -> _Index:
+        """The index of `resources`, reused while the same list is checked by several policies."""
+        last = cls._last
+        if last is not None and last[0] is resources:
+            return last[1]
+        index = cls(resources)
+        cls._last = (resources, index)
+        return index
 
     def __init__(self, resources: Any) -> None:
         self.by_urn = {r.urn: r for r in resources}
         self.templates: dict[tuple[str, str], Any] = {}
         self.node_classes: dict[str, Any] = {}
+        self.node_pools = [r for r in self.by_urn.values() if r.resource_type in POOL_TYPES]
+        self._resolved: dict[str, list[GpuPool]] = {}
         for r in self.by_urn.values():
             if r.resource_type == EKS_LAUNCH_TEMPLATE:
                 for key in ("name", "id"):
@@ -134,6 +151,13 @@ class _Index:
                         self.templates.setdefault((key, value), r)
             elif r.resource_type in KARPENTER_NODE_CLASS and isinstance(name := dig(r.props, "metadata", "name"), str):
                 self.node_classes.setdefault(name, r)
+
+
+    def resolved(self, r: Any) -> list[GpuPool]:
+        """The pools of resource `r` with its launch template looked up in this stack (computed once)."""
+        if r.urn not in self._resolved:
+            self._resolved[r.urn] = gpu_pools(r.resource_type, r.name, r.props, _lookup(r, self))
+        return self._resolved[r.urn]
 
 
 def _launch_template_of(group: Any, index: _Index, ref: Mapping[str, Any] | None = None) -> Any | None:
@@ -230,9 +254,9 @@ def _karpenter_gaps(pool: Any, index: _Index) -> list[str]:
 def check_pools_hardened(args: Any, report_violation: Report) -> None:
     """GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH (stack policy)."""
     config_of(args)  # a bad config fails here, like in every policy
-    index = _Index(args.resources)
+    index = _Index.of(args.resources)
     checked = 0
-    for r in args.resources:
+    for r in index.node_pools:
         pool = gpu_pool(r.resource_type, r.name, r.props)
         if pool is None:
             continue

@@ -111,18 +111,7 @@ def _check_state(state: Any, where: str) -> None:
     """Raise UnsupportedDocumentError when a resource state has the wrong shape for the fields the pack reads."""
     if not isinstance(state, dict):
         raise UnsupportedDocumentError(f"{where} is {_kind(state)}; expected a resource object")
-    for key, want, ok in (
-        ("type", "a string", lambda v: isinstance(v, str)),
-        ("urn", "a string", lambda v: isinstance(v, str)),
-        ("id", "a string", lambda v: v is None or isinstance(v, str)),
-        ("parent", "a string", lambda v: v is None or isinstance(v, str)),
-        ("inputs", "an object", lambda v: v is None or isinstance(v, dict)),
-        ("outputs", "an object", lambda v: v is None or isinstance(v, dict)),
-        ("dependencies", "a list of URNs", lambda v: v is None or (isinstance(v, list)
-                                                                   and all(isinstance(x, str) for x in v))),
-        ("propertyDependencies", "an object of URN lists", lambda v: v is None or (isinstance(v, dict) and all(
-            isinstance(x, list) and all(isinstance(u, str) for u in x) for x in v.values()))),
-    ):
+    for key, want, ok in _STATE_FIELDS:
         if key in ("type", "urn") and key not in state:
             raise UnsupportedDocumentError(f"{where} has no {key!r}; expected {want}")
         if key in state and not ok(state[key]):
@@ -132,6 +121,20 @@ def _check_state(state: Any, where: str) -> None:
                 inner = next(iter(value.values() if isinstance(value, dict) else value))
                 shown += f" holding {_kind(inner)}"
             raise UnsupportedDocumentError(f"{where}.{key} is {shown}; expected {want}")
+
+
+_STATE_FIELDS = (
+    ("type", "a string", lambda v: isinstance(v, str)),
+    ("urn", "a string", lambda v: isinstance(v, str)),
+    ("id", "a string", lambda v: v is None or isinstance(v, str)),
+    ("parent", "a string", lambda v: v is None or isinstance(v, str)),
+    ("inputs", "an object", lambda v: v is None or isinstance(v, dict)),
+    ("outputs", "an object", lambda v: v is None or isinstance(v, dict)),
+    ("dependencies", "a list of URNs", lambda v: v is None or (isinstance(v, list)
+                                                               and all(isinstance(x, str) for x in v))),
+    ("propertyDependencies", "an object of URN lists", lambda v: v is None or (isinstance(v, dict) and all(
+        isinstance(x, list) and all(isinstance(u, str) for u in x) for x in v.values()))),
+)
 
 
 def _kind(value: Any) -> str:

@@ -40,8 +40,13 @@ def _opts() -> PolicyResourceOptions:
     return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
 
 
+# One options object for every resource: the policies only read it, and building one per resource and policy was
+# a tenth of `audit`'s time on a 50,000-resource export.
+_OPTS = _opts()
+
+
 def _policy_resources(resources: list[StackResource]) -> list[PolicyResource]:
-    out = [PolicyResource(r.type, r.props, r.urn, r.name, _opts(), None, None, [], {}) for r in resources]
+    out = [PolicyResource(r.type, r.props, r.urn, r.name, _OPTS, None, None, [], {}) for r in resources]
     by_urn = {p.urn: p for p in out}
     for r, p in zip(resources, out, strict=True):
         p.parent = by_urn.get(r.parent) if r.parent else None
@@ -74,7 +79,9 @@ def run_policies(resources: list[StackResource], cfg: PolicyConfig) -> list[Viol
         if policy.kind == "stack":
             _run_one(policy, level, StackValidationArgs(stack, props), "", found)
             continue
+        applies = policy.applies_to or (lambda _: True)
         for r in resources:
-            args = ResourceValidationArgs(r.type, r.props, r.urn, r.name, _opts(), None, props)
-            _run_one(policy, level, args, r.urn, found)
+            if applies(r.type):
+                args = ResourceValidationArgs(r.type, r.props, r.urn, r.name, _OPTS, None, props)
+                _run_one(policy, level, args, r.urn, found)
     return found

@@ -10,7 +10,7 @@ import yaml
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL
 from ..inputs import MAX_DOCUMENT_DEPTH, InputLimitError, load_yaml
 from .config import config_of
-from .props import dig, gpu_pool, mapping
+from .props import POOL_TYPES, dig, gpu_pool, mapping
 
 __all__ = ["HELM_RELEASE", "CONFIG_MAP", "check_sharing_configs_exist", "operator_configs"]
 
@@ -89,7 +89,8 @@ def check_sharing_configs_exist(args: Any, report_violation: Report) -> None:
     """The device-plugin and MIG config labels of every GPU pool name entries of the GPU Operator's configs."""
     config_of(args)
     resources = list(args.resources)
-    pools = [(r, p) for r in resources if (p := gpu_pool(r.resource_type, r.name, r.props)) is not None]
+    pools = [(r, p) for r in resources if r.resource_type in POOL_TYPES
+             and (p := gpu_pool(r.resource_type, r.name, r.props)) is not None]
     if not pools:
         args.not_applicable("no GPU node pools in this stack")
     release = next((r for r in resources if _is_operator(r)), None)
