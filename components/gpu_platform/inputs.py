@@ -20,6 +20,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_DOCUMENT_DEPTH",
     "MAX_DOCUMENT_BYTES",
+    "MAX_DOCUMENT_CONTAINERS",
     "MAX_SPEC_BYTES",
     "MAX_VALUES",
     "YAML_LOADER",
@@ -30,7 +31,11 @@ __all__ = [
 ]
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024  # a spec or demand file; the 10,000-GPU / 1,000-team spec is ~0.2 MB
-MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a `pulumi stack export` / `preview --json` document for `audit`
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024  # a `pulumi stack export` / `preview --json` document for `audit`
+# Objects and arrays of an audited document, counted as `{` and `[` in its text before parsing: an empty object
+# costs Python 64 bytes for 3 bytes of JSON, so 32 MiB of `{},{},...` would take 700 MB; this bound keeps any
+# document under about 600 MB (4 M containers at 64-120 bytes, or 8 M floats at 32 bytes in 32 MiB).
+MAX_DOCUMENT_CONTAINERS = 4_000_000
 MAX_VALUES = 100_000  # scalars and collections of a spec, each alias counted as the size of what it repeats
 MAX_DEPTH = 64  # nested mappings / lists of a spec
 MAX_DOCUMENT_DEPTH = 256  # of an audited document (Kubernetes objects nest deeper than a spec)
@@ -181,12 +186,19 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def load_json(text: str | bytes) -> Any:
-    """Parse strict JSON (no NaN/Infinity, no number that overflows a float). Raises ValueError with the reason.
+def load_json(text: str | bytes, max_containers: int | None = None) -> Any:
+    """Parse strict JSON (no NaN/Infinity, no number that overflows a float). Raises ValueError with the reason,
+    InputLimitError when the text holds more than `max_containers` objects and arrays (an upper bound: brackets
+    inside strings count too, so a document can only be rejected early, never parsed beyond the bound).
 
     Nesting is bounded by the parser itself (its recursion limit, about 1,000 levels): nothing that reads the
     result recurses without a bound of its own.
     """
+    if max_containers is not None:
+        brackets = (b"{", b"[") if isinstance(text, bytes) else ("{", "[")
+        count = text.count(brackets[0]) + text.count(brackets[1])  # type: ignore[arg-type]
+        if count > max_containers:
+            raise InputLimitError(f"{count:,} JSON objects and arrays; allowed: at most {max_containers:,}")
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_bounded_int)
     except RecursionError:

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..artifacts import Artifact
 
-__all__ = ["StackResource", "from_artifacts", "from_document", "k8s_type_token", "UnsupportedDocumentError"]
+__all__ = ["StackResource", "TooManyResourcesError", "UnsupportedDocumentError", "from_artifacts", "from_document",
+           "k8s_type_token"]
 
 
 class UnsupportedDocumentError(ValueError):
@@ -174,11 +175,23 @@ _EXPECTED = ("expected a `pulumi stack export` document (with deployment.resourc
              "document (with steps[].newState)")
 
 
-def from_document(doc: Any) -> list[StackResource]:
+class TooManyResourcesError(UnsupportedDocumentError):
+    """A document holds more resources than the caller checks."""
+
+
+def _check_count(count: int, where: str, limit: int | None) -> None:
+    if limit is not None and count > limit:
+        raise TooManyResourcesError(f"{where} holds {count:,} entries, more than the {limit:,} `gpu-platform audit` "
+                                    "checks (about 10 s); run the pack during `pulumi preview --policy-pack` for a "
+                                    "stack this large, or audit a preview of part of it")
+
+
+def from_document(doc: Any, max_resources: int | None = None) -> list[StackResource]:
     """Resources of a `pulumi stack export` (deployment.resources) or `pulumi preview --json` (steps[].newState).
 
     Raises UnsupportedDocumentError, naming the first field with the wrong shape, for anything else: an empty
-    `deployment`, a resource without a URN, inputs that are not an object ...
+    `deployment`, a resource without a URN, inputs that are not an object ...; TooManyResourcesError (before any
+    resource is read) when there are more than `max_resources` resource states or preview steps.
     """
     if isinstance(doc, dict) and isinstance(doc.get("deployment"), dict):
         deployment = doc["deployment"]
@@ -187,10 +200,12 @@ def from_document(doc: Any) -> list[StackResource]:
             raise UnsupportedDocumentError(f"deployment has neither resources nor a manifest (truncated?); {_EXPECTED}")
         if states is not None and not isinstance(states, list):
             raise UnsupportedDocumentError(f"deployment.resources is {_kind(states)}; expected a list")
+        _check_count(len(states or []), "deployment.resources", max_resources)
         for i, s in enumerate(states or []):
             _check_state(s, f"deployment.resources[{i}]")
         return _unique([s for s in states or [] if not s.get("delete")])  # pending deletes
     if isinstance(doc, dict) and isinstance(doc.get("steps"), list):
+        _check_count(len(doc["steps"]), "steps", max_resources)
         kept = []
         for i, step in enumerate(doc["steps"]):
             if not isinstance(step, dict):

@@ -106,7 +106,7 @@ def _gpu_part(section: Any) -> dict[str, str]:
     # Lower-cased: the API server rejects an upper-case domain (`NVIDIA.com/gpu`), so the pack flags it as a GPU
     # request instead of passing a manifest that only fails at apply time.
     return {str(k): _quantity(v) for k, v in mapping(section).items()
-            if str(k).lower().startswith(GPU_RESOURCE_PREFIX)}
+            if str(k)[:11].lower() == GPU_RESOURCE_PREFIX}
 
 
 def _gpu_resources(container: Any) -> tuple[dict[str, str], dict[str, str]]:
@@ -114,8 +114,9 @@ def _gpu_resources(container: Any) -> tuple[dict[str, str], dict[str, str]]:
     return _gpu_part(dig(res, "requests", default={})), _gpu_part(dig(res, "limits", default={}))
 
 
-def _container_gaps(c: Any, allowed: list[str] | None, tier: str) -> list[str]:
-    req, lim = _gpu_resources(c)
+def _container_gaps(c: Any, gpu: tuple[dict[str, str], dict[str, str]], allowed: list[str] | None,
+                    tier: str) -> list[str]:
+    req, lim = gpu
     name = dig(c, "name", default="?")
     gaps = []
     for r in sorted(set(req) | set(lim)):
@@ -195,8 +196,9 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
     """What a pod (template) lacks to be a classified GPU workload; None when it reaches no GPU."""
     spec = dig(pod, "spec", default={})
     containers = _containers(spec)
+    gpu = [_gpu_resources(c) for c in containers]
     pod_level = _pod_level_gpus(spec)
-    if not pod_level and not any(any(_gpu_resources(c)) for c in containers):
+    if not pod_level and not any(req or lim for req, lim in gpu):
         reached = device_access(spec, cfg)
         return [f"it reaches GPUs without requesting a tier's resource: {', '.join(reached)}"] if reached else None
     tier = str(dig(pod, "metadata", "labels", cfg.tier_key, default=""))
@@ -210,8 +212,8 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
     if pod_level:
         gaps.append(f"pod-level resources name {', '.join(pod_level)} (Kubernetes accepts only cpu, memory and "
                     "hugepages there; request GPUs per container)")
-    for c in containers:
-        gaps.extend(_container_gaps(c, allowed, tier))
+    for c, requested in zip(containers, gpu, strict=True):
+        gaps.extend(_container_gaps(c, requested, allowed, tier))
     pc = str(dig(spec, "priorityClassName", default=""))
     want = cfg.tiers[tier].priority_class if tier in cfg.tiers else None
     if not pc:
@@ -240,4 +242,8 @@ def check_workload_classified(args: Any, report_violation: Report) -> None:
     if gaps:
         kind = args.resource_type.rsplit(":", 1)[-1]
         name = dig(args.props, "metadata", "name", default=args.name)
-        report_violation(f"GPU workload {kind} {name!r} is unclassified: {'; '.join(gaps)}.")
+        shown = gaps[:_SHOWN_GAPS] + ([f"and {len(gaps) - _SHOWN_GAPS} more"] if len(gaps) > _SHOWN_GAPS else [])
+        report_violation(f"GPU workload {kind} {name!r} is unclassified: {'; '.join(shown)}.")
+
+
+_SHOWN_GAPS = 12  # per violation; a pod of many containers would otherwise repeat the same gap for each
