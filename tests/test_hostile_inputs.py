@@ -145,3 +145,29 @@ def test_a_crafted_earlier_render_does_not_hang_synth(runner, tmp_path):
     result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)])
     assert result.exit_code == 0 and time.perf_counter() - start < 10
     assert "name: gpu-train" in (out / "nodepools" / "gpu-train.yaml").read_text()
+
+
+def _export_of(states: list) -> str:
+    import json
+
+    return json.dumps({"version": 3, "deployment": {"manifest": {}, "resources": states}})
+
+
+def test_audit_refuses_more_resources_than_it_checks_in_time(runner, tmp_path):
+    from gpu_platform.audit import MAX_AUDIT_RESOURCES
+
+    doc = tmp_path / "many.json"
+    doc.write_text(_export_of([{"type": "a:b:C", "urn": f"u{i}"} for i in range(MAX_AUDIT_RESOURCES + 1)]))
+    _clean_failure(runner.invoke(main, ["audit", str(doc)]), f"deployment.resources holds {MAX_AUDIT_RESOURCES + 1:,} "
+                                                            f"entries, more than the {MAX_AUDIT_RESOURCES:,}")
+    doc.write_text(_export_of([{"type": "a:b:C", "urn": f"u{i}"} for i in range(MAX_AUDIT_RESOURCES)]))
+    assert runner.invoke(main, ["audit", str(doc)]).exit_code == 0
+
+
+def test_audit_refuses_a_document_of_millions_of_empty_objects_before_parsing(runner, tmp_path):
+    from gpu_platform.inputs import MAX_DOCUMENT_CONTAINERS
+
+    doc = tmp_path / "objects.json"
+    doc.write_text('{"deployment": {"manifest": {}, "x": [' + ",".join(["{}"] * (MAX_DOCUMENT_CONTAINERS + 1)) + "]}}")
+    _clean_failure(runner.invoke(main, ["audit", str(doc)]), f"JSON objects and arrays; allowed: at most "
+                                                             f"{MAX_DOCUMENT_CONTAINERS:,}")
