@@ -171,3 +171,29 @@ def test_audit_refuses_a_document_of_millions_of_empty_objects_before_parsing(ru
     doc.write_text('{"deployment": {"manifest": {}, "x": [' + ",".join(["{}"] * (MAX_DOCUMENT_CONTAINERS + 1)) + "]}}")
     _clean_failure(runner.invoke(main, ["audit", str(doc)]), f"JSON objects and arrays; allowed: at most "
                                                              f"{MAX_DOCUMENT_CONTAINERS:,}")
+
+
+def test_the_platform_component_revalidates_models_built_around_the_validators(dev_spec):
+    """`model_copy(update=...)` and `model_construct` skip pydantic's validators; the component checks again."""
+    from gpu_platform.errors import SpecError
+    from gpu_platform.load import revalidate
+    from gpu_platform.spec import PlatformSpec
+
+    pool = dev_spec.node_pools[0].model_copy(update={"name": "../../x"})
+    copied = dev_spec.model_copy(update={"node_pools": [pool, *dev_spec.node_pools[1:]]})
+    with pytest.raises(SpecError, match="is not a valid name"):
+        revalidate(copied)
+    built = PlatformSpec.model_construct(**{**dict(dev_spec), "cluster_name": "../../etc"})
+    with pytest.raises(SpecError, match="is not a cluster name"):
+        revalidate(built)
+    assert revalidate(dev_spec) == dev_spec
+
+
+def test_the_platform_component_refuses_a_copied_model_with_a_bad_name(pulumi_mocks, dev_spec):
+    from gpu_platform.errors import SpecError
+    from gpu_platform.platform import GpuPlatform, GpuPlatformArgs
+
+    pool = dev_spec.node_pools[0].model_copy(update={"name": "../../x"})
+    copied = dev_spec.model_copy(update={"node_pools": [pool, *dev_spec.node_pools[1:]]})
+    with pytest.raises(SpecError, match="is not a valid name"):
+        pulumi_mocks.run(lambda: GpuPlatform("p", GpuPlatformArgs(spec=copied)))
