@@ -7,6 +7,7 @@ import copy
 import kubernetes_validate
 import pytest
 from gpu_platform.admission.render import (
+    DENY_EPHEMERAL_POLICY,
     DENY_POLICY,
     DENY_WORKLOADS_POLICY,
     mutation_engine,
@@ -246,6 +247,7 @@ def test_artifacts_and_kyverno_release(dev_spec, dev_data):
     data["admission"] = {"mutation": "none"}
     assert [(d["kind"], d["metadata"]["name"]) for d in render_admission(parse_spec(data))] == [
         ("ValidatingAdmissionPolicy", DENY_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_POLICY),
+        ("ValidatingAdmissionPolicy", DENY_EPHEMERAL_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_EPHEMERAL_POLICY),
         ("ValidatingAdmissionPolicy", DENY_WORKLOADS_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_WORKLOADS_POLICY)]
     assert render_deny(dev_spec)[1]["spec"]["policyName"] == DENY_POLICY
 

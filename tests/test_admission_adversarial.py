@@ -132,11 +132,45 @@ def test_a_grant_label_counts_only_when_true(docs):
 def test_the_deployed_component_carries_every_deny(pulumi_mocks):
     from conftest import ROOT
     from gpu_platform.admission import GpuAdmission, GpuAdmissionArgs
-    from gpu_platform.admission.render import DENY_POLICY, DENY_WORKLOADS_POLICY, NAMESPACE_GUARD_POLICY
+    from gpu_platform.admission.render import (
+        DENY_EPHEMERAL_POLICY,
+        DENY_POLICY,
+        DENY_WORKLOADS_POLICY,
+        NAMESPACE_GUARD_POLICY,
+    )
     from gpu_platform.load import read_spec_data
 
     spec = parse_spec(read_spec_data(ROOT / "Pulumi.dev.yaml"))
     rec = pulumi_mocks.run(lambda: GpuAdmission("adm", GpuAdmissionArgs(spec=spec)))
     vaps = {r.inputs["metadata"]["name"] for r in
             rec.of_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")}
-    assert vaps == {DENY_POLICY, DENY_WORKLOADS_POLICY, NAMESPACE_GUARD_POLICY}
+    assert vaps == {DENY_POLICY, DENY_EPHEMERAL_POLICY, DENY_WORKLOADS_POLICY, NAMESPACE_GUARD_POLICY}
+
+
+def _ephemeral_verdict(docs, added, existing=()):
+    """The ephemeral-container deny's verdict on adding `added` to a running classified GPU pod."""
+    from gpu_platform.admission.render import DENY_EPHEMERAL_POLICY
+    from gpu_platform.explain.admission import Request, build_chain
+    from gpu_platform.explain.workloads import WorkloadKind
+    from test_admission import namespace_object
+
+    old = _pod({"labels": {"gpu.example.com/gpu-tier": "train"}, "resources": {"limits": {"nvidia.com/gpu": 1}}})
+    old["spec"]["nodeName"] = "ip-10-0-1-5"
+    old["spec"]["ephemeralContainers"] = list(existing)
+    new = copy.deepcopy(old)
+    new["spec"]["ephemeralContainers"] = [*existing, added]
+    chain = build_chain([d for d in docs if d["metadata"]["name"] == DENY_EPHEMERAL_POLICY], [])
+    kind = WorkloadKind("Pod", "", ("v1",), "pods/ephemeralcontainers", "", None, "")
+    result = chain.validate(new, Request("research", namespace_object("research"), kind, "v1", "p", old_object=old))
+    return next((s.message for s in result.steps if s.denied), None)
+
+
+def test_a_debug_container_cannot_expose_every_gpu_of_the_node(docs):
+    privileged = {"name": "debugger", "image": "busybox", "securityContext": {"privileged": True}}
+    assert _ephemeral_verdict(docs, privileged).startswith("ephemeral container debugger is privileged or sets "
+                                                           "NVIDIA_VISIBLE_DEVICES")
+    env = {"name": "peek", "image": "cuda", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}
+    assert "ephemeral container peek" in _ephemeral_verdict(docs, env)
+    assert _ephemeral_verdict(docs, {"name": "shell", "image": "busybox"}) is None
+    # one added before the policy existed does not block adding a plain one now
+    assert _ephemeral_verdict(docs, {"name": "shell", "image": "busybox"}, existing=[privileged]) is None

@@ -21,6 +21,7 @@ from .jobs import QUEUE_PODS_ROUTE, granted, job_kinds, queue_pods_spec, route_n
 
 __all__ = [
     "DENY_POLICY",
+    "DENY_EPHEMERAL_POLICY",
     "DENY_WORKLOADS_POLICY",
     "NAMESPACE_GUARD_POLICY",
     "KEEP_ON_NODE_ANNOTATIONS",
@@ -31,6 +32,7 @@ __all__ = [
     "render_admission",
     "render_admission_artifacts",
     "render_deny",
+    "render_deny_ephemeral",
     "render_deny_workloads",
     "render_denies",
     "render_namespace_guard",
@@ -40,6 +42,7 @@ __all__ = [
 DENY_POLICY = "gpu-platform-deny-unclassified"
 DENY_WORKLOADS_POLICY = "gpu-platform-deny-unclassified-workloads"
 NAMESPACE_GUARD_POLICY = "gpu-platform-namespace-grants"
+DENY_EPHEMERAL_POLICY = "gpu-platform-deny-ephemeral-device-access"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
 _KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
@@ -387,11 +390,47 @@ def render_namespace_guard(spec: PlatformSpec) -> list[dict[str, Any]]:
     return [policy, binding]
 
 
+def render_deny_ephemeral(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding: an ephemeral (debug) container added to a running pod is neither
+    privileged nor sets NVIDIA_VISIBLE_DEVICES.
+
+    Ephemeral containers come through the `pods/ephemeralcontainers` subresource, after the pod was admitted, and
+    run on the pod's node: on a GPU node either would expose every GPU of the node. A running pod always has a
+    node, and admission cannot tell a GPU node from another, so the rule holds for every pod outside the exempt
+    namespaces (Pod Security's baseline level forbids privileged ephemeral containers too).
+    """
+    new = ("(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : []).filter(c, "
+           "!(has(oldObject.spec.ephemeralContainers) && oldObject.spec.ephemeralContainers.exists(o, o.name == c.name)))")
+    privileged = "has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged"
+    env = ("has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
+           f"(!has(e.value) || !(e.value in {_NO_DEVICES})))")
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": _meta(DENY_EPHEMERAL_POLICY),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                                                    "resources": ["pods/ephemeralcontainers"]}]},
+            "variables": [
+                {"name": "added", "expression": new},
+                {"name": "exposing", "expression": f"variables.added.filter(c, ({privileged}) || ({env}))"},
+            ],
+            "validations": [
+                {"expression": "size(variables.exposing) == 0", "reason": "Forbidden",
+                 "messageExpression": "'ephemeral container ' + variables.exposing[0].name + ' is privileged or sets "
+                                      "NVIDIA_VISIBLE_DEVICES: on a GPU node it would see every GPU of the node (debug "
+                                      "without --profile=sysadmin, or from an exempt namespace)'"},
+            ],
+        },
+    }
+    return [policy, _deny_binding(spec, DENY_EPHEMERAL_POLICY)]
+
+
 def render_denies(spec: PlatformSpec) -> list[dict[str, Any]]:
-    """The validating objects for pods and workloads (when `admission.denyUnclassified`)."""
+    """The validating objects for pods, ephemeral containers and workloads (when `admission.denyUnclassified`)."""
     if not spec.admission.deny_unclassified:
         return []
-    return render_deny(spec) + render_deny_workloads(spec)
+    return render_deny(spec) + render_deny_ephemeral(spec) + render_deny_workloads(spec)
 
 
 def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
