@@ -168,6 +168,10 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
     out.parent.mkdir(parents=True, exist_ok=True)
     _clean_stale_staging(out.parent, out.name)
     staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{out.name}-", dir=out.parent))
+    # Marked as ours before anything else is written: a synth killed mid-write leaves a staging directory the
+    # next synth recognises and removes (the manifest is rewritten with the file list at the end).
+    (staging / MANIFEST).write_text(json.dumps({"generator": "gpu-platform synth", "files": []}) + "\n",
+                                    encoding="utf-8")
     try:
         counts = _write_tree(artifacts, staging)
         _swap_in(staging, out)
