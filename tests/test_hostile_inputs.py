@@ -49,6 +49,10 @@ def _generated(name: str, tmp: Path) -> Path:
         path.write_text('x: "' + "a" * (17 * 1024 * 1024) + '"\n')
     elif name == "huge-int.yaml":
         path.write_text(DEV_STACK.read_text().replace("maxSize: 16", "maxSize: " + "9" * 5000, 1))
+    elif name.startswith("cluster-name-"):
+        size = {"cluster-name-3mb.yaml": 3, "cluster-name-50mb.yaml": 50}[name] * 1024 * 1024
+        dev = (HOSTILE / "spec" / "cluster-name-traversal.yaml").read_text()
+        path.write_text(dev.replace("clusterName: ../../../etc", "clusterName: " + "a" * size))
     return path
 
 
