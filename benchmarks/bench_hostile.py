@@ -122,29 +122,63 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
             break
         n = int(n * 1.5) + 1
     export.write_text(json.dumps(_export(int(n / 1.5))))
-    rows.append((f"export of {export.stat().st_size / MB:.1f} MB (node groups, templates, pods)", "audit",
-                 ["audit", str(export)]))
+    rows.append((f"export of {export.stat().st_size / MB:.1f} MB, {3 * int(n / 1.5):,} resources (node groups, "
+                 "templates, pods)", "audit", ["audit", str(export)]))
+    at_limit = w("limit.json", json.dumps(_export(10_000)))
+    rows.append((f"export of {Path(at_limit).stat().st_size / MB:.1f} MB, 30,000 resources (the limit)", "audit",
+                 ["audit", at_limit]))
+    heavy = w("heavy.json", json.dumps(_heavy_export(8_000)))
+    rows.append((f"export of {Path(heavy).stat().st_size / MB:.1f} MB: 8,000 GPU pods of 7 containers, every "
+                 "check failing", "audit", ["audit", heavy]))
+    rows.append(("export of 16 MB of empty objects (5.6 M)", "audit",
+                 ["audit", w("objects.json", '{"deployment": {"resources": [' + ",".join(["{}"] * (int(16 * MB) // 3 - 20))
+                             + "]}}")]))
     rows.append(("export, JSON 100,000 deep", "audit", ["audit", w("deep.json", "[" * 100_000 + "]" * 100_000)]))
+    rows.append(("spec with a 5,000-digit integer", "validate", ["validate", w("digits.yaml", "cloud: aws\nmaxSize: "
+                                                                             + "9" * 5_000 + "\n")]))
+    rows.append(("manifest alias bomb (1 KB)", "explain", ["explain", w("mbomb.yaml", BOMB), "--spec",
+                                                           str(HERE.parent / "Pulumi.dev.yaml")]))
     return rows
 
 
-def run(cmd: list[str]) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS MB, exit code and last stderr line of one command in a fresh process."""
+def _heavy_export(pods: int) -> dict:
+    """GPU pods that fail every workload check in every container: wrong tier, requests != limits, privileged,
+    NVIDIA_VISIBLE_DEVICES, device mounts, nodeName (the most work per byte found for `audit`)."""
+    res = []
+    for i in range(pods):
+        containers = [{"name": f"c{j}", "image": "x", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}],
+                       "securityContext": {"privileged": True},
+                       "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "1"}, "requests": {"nvidia.com/gpu": 2}}}
+                      for j in range(7)]
+        res.append({"type": "kubernetes:core/v1:Pod", "urn": f"urn:pulumi:s::p::pod::pod{i}",
+                    "inputs": {"metadata": {"name": f"p{i}", "labels": {"gpu.example.com/gpu-tier": "x"}},
+                               "spec": {"nodeName": "n", "tolerations": [{"operator": "Exists"}],
+                                        "containers": containers,
+                                        "volumes": [{"name": f"v{k}", "hostPath": {"path": "/dev/nvidia0"}}
+                                                    for k in range(4)]}}})
+    return {"version": 3, "deployment": {"manifest": {}, "resources": res}}
+
+
+def run(cmd: list[str]) -> tuple[float, float, float, int, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS MB, exit code and last stderr line of one command in a
+    fresh process."""
     cli = Path(sys.executable).with_name("gpu-platform")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([str(cli), *cmd], capture_output=True, text=True, timeout=120)
     wall = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     last = (proc.stderr.strip().splitlines() or [""])[-1][:90]
-    return wall, max(rss, before) / 1024, proc.returncode, last
+    return wall, cpu, max(after.ru_maxrss, before.ru_maxrss) / 1024, proc.returncode, last
 
 
 def main() -> None:
     table = Table(title=f"hostile inputs: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                        f"Python {platform.python_version()}, {date.today()}", title_justify="left")
-    for col in ("input", "command", "s", "peak RSS MB", "exit", "message"):
-        table.add_column(col, justify="right" if col in ("s", "peak RSS MB", "exit") else "left")
+                        f"Python {platform.python_version()}, {date.today()}, load average "
+                        f"{os.getloadavg()[0]:.1f}", title_justify="left")
+    for col in ("input", "command", "s", "CPU s", "peak RSS MB", "exit", "message"):
+        table.add_column(col, justify="right" if col in ("s", "CPU s", "peak RSS MB", "exit") else "left")
     with tempfile.TemporaryDirectory() as d:
         for label, command, cmd in inputs(Path(d)):
             # RUSAGE_CHILDREN's max RSS is a high-water mark over all children: run each in its own wrapper.
@@ -152,9 +186,10 @@ def main() -> None:
                                      timeout=900)
             if wrapper.returncode:
                 raise SystemExit(wrapper.stderr)
-            wall, rss, code, last = json.loads(wrapper.stdout)
-            table.add_row(label, command, f"{wall:.2f}", f"{rss:.0f}", str(code), last)
-            print(f"{label} | {command} | {wall:.2f} s | {rss:.0f} MB | exit {code} | {last}", flush=True)
+            wall, cpu, rss, code, last = json.loads(wrapper.stdout)
+            table.add_row(label, command, f"{wall:.2f}", f"{cpu:.2f}", f"{rss:.0f}", str(code), last)
+            print(f"{label} | {command} | {wall:.2f} s | {cpu:.2f} CPU s | {rss:.0f} MB | exit {code} | {last}",
+                  flush=True)
     Console(width=200).print(table)
 
 

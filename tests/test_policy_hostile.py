@@ -38,3 +38,32 @@ def test_cannot_tell_is_advisory_not_a_pass():
     [case] = [c for c in CASES if c["name"] == "eks-node-group-launch-template-outside-the-stack"]
     [v] = [v for v in run_policies(_resources(case), PolicyConfig()) if v.policy == "gpu-node-pool-detectable"]
     assert v.enforcement == "advisory"
+
+
+@pytest.fixture(scope="module")
+def pack():
+    from gpu_platform.policy.analyzer import PackProcess
+
+    with PackProcess(Path(__file__).resolve().parents[1] / "policies", timeout=60) as p:
+        yield p
+
+
+def test_the_real_pack_over_grpc_catches_every_evasion(pack):
+    """The same corpus through `policies/` as the engine drives it (Analyze per resource, AnalyzeStack), where
+    properties arrive as protobuf structs: numbers as floats, proxies for mappings."""
+    from gpu_platform.policy import pack_config
+
+    missed = []
+    for case in CASES:
+        pack.configure(pack_config(PolicyConfig(pools=case.get("pools") or {})))
+        resources = _resources(case)
+        diags = [d for r in resources for d in pack.analyze(r).diagnostics]
+        diags += list(pack.analyze_stack(resources).diagnostics)
+        by_policy: dict[str, list[str]] = {}
+        for d in diags:
+            by_policy.setdefault(d.policyName, []).append(d.message)
+        for policy, fragment in (case.get("expect") or {}).items():
+            if not any(fragment in m for m in by_policy.get(policy, [])):
+                missed.append((case["name"], policy, by_policy.get(policy)))
+        missed += [(case["name"], p, "reported") for p in case.get("passes") or [] if p in by_policy]
+    assert not missed, missed

@@ -248,12 +248,17 @@ def _gke_node_config(own: str, node: Mapping[str, Any]) -> GpuPool | None:
     accels = [a for a in items(raw) if _count(dig(a, "count", default=0)) > 0]
     machine = str(node.get("machineType") or node.get("machine_type") or "")
     if accels:
-        why = ", ".join(f"{dig(a, 'count')} x {dig(a, 'type', default='?')}" for a in accels) + " guest accelerators"
+        why = ", ".join(f"{_shown(dig(a, 'count'))} x {dig(a, 'type', default='?')}" for a in accels) + " guest accelerators"
     elif machine and gcp_gpu_machine(machine):
         why = f"machine type {machine}"
     else:
         return None
     return GpuPool("gke", own, why, mapping(node.get("labels")), _taints(node.get("taints")))
+
+
+def _shown(value: Any) -> str:
+    """A count as people write it: the engine sends every number as a float (1.0)."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _count(value: Any) -> float:
@@ -281,7 +286,7 @@ def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
             f"{cluster}/default-pool", mapping(props.get("nodeConfig")))) is not None:
         found.append(p)
     auto = mapping(props.get("clusterAutoscaling"))
-    gpu_limits = [f"{dig(r, 'resourceType')} up to {dig(r, 'maximum', default='?')}"
+    gpu_limits = [f"{dig(r, 'resourceType')} up to {_shown(dig(r, 'maximum', default='?'))}"
                   for r in items(auto.get("resourceLimits")) if str(dig(r, "resourceType", default="")).startswith("nvidia-")
                   and _count(dig(r, "maximum", default=1)) > 0]
     if auto.get("enabled") is True and gpu_limits:

@@ -62,9 +62,10 @@ def _scan(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
     if depth > _SCAN_DEPTH:
         return []
     if isinstance(value, Mapping):
-        if isinstance(dig(value, "spec", "containers"), list):
+        # items(), not isinstance(list): the engine hands lists over as pulumi-policy's _ListProxy (a Sequence)
+        if items(dig(value, "spec", "containers")):
             return [value]
-        if isinstance(value.get("containers"), list):
+        if items(value.get("containers")):
             return [{"spec": value}]
         return [t for v in value.values() for t in _scan(v, depth + 1)]
     return [t for v in items(value) for t in _scan(v, depth + 1)]
