@@ -174,3 +174,35 @@ def test_a_debug_container_cannot_expose_every_gpu_of_the_node(docs):
     assert _ephemeral_verdict(docs, {"name": "shell", "image": "busybox"}) is None
     # one added before the policy existed does not block adding a plain one now
     assert _ephemeral_verdict(docs, {"name": "shell", "image": "busybox"}, existing=[privileged]) is None
+
+
+def _jobset(jobs: int, gpu_job: int) -> dict:
+    def job(i):
+        container = {"name": "main", "image": "x"}
+        if i == gpu_job:
+            container["resources"] = {"limits": {"nvidia.com/gpu": 8}}
+        return {"name": f"j{i}", "template": {"spec": {"template": {"spec": {"containers": [container]}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
+            "spec": {"replicatedJobs": [job(i) for i in range(jobs)]}}
+
+
+@pytest.mark.parametrize("gpu_job", [0, 7, 8, 11])
+def test_an_unlabelled_gpu_template_is_denied_past_the_routed_indices(docs, gpu_job):
+    """Routes patch replicated jobs 0-7 (JSONPatch needs indices); the deny reads every one."""
+    from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
+
+    verdict = validate(docs, _jobset(12, gpu_job), "research", policy_name=DENY_WORKLOADS_POLICY)
+    assert verdict is not None and "need the label gpu.example.com/gpu-tier" in verdict, verdict
+
+
+def test_a_ray_job_with_a_ninth_gpu_worker_group_is_denied(docs):
+    from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
+
+    groups = [{"groupName": f"g{i}", "template": {"spec": {"containers": [{"name": "w", "image": "x"}]}}}
+              for i in range(9)]
+    groups[8]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}}
+    job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "r"}, "spec": {"rayClusterSpec": {
+        "headGroupSpec": {"template": {"spec": {"containers": [{"name": "h", "image": "x"}]}}},
+        "workerGroupSpecs": groups}}}
+    verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
+    assert verdict is not None and "need the label" in verdict, verdict

@@ -68,11 +68,18 @@ class JobKind:
     resource: str
     kind: str
     slots: tuple[Slot, ...]
+    every: str | None = None  # CEL list of every pod template, when `slots` stop at MAX_TEMPLATE_GROUPS
 
     @property
     def templates(self) -> str:
-        """CEL list of the object's pod templates."""
+        """CEL list of the object's pod templates that routes can patch (indexed up to MAX_TEMPLATE_GROUPS)."""
         return " + ".join(f"({s.exists} ? [{s.expr}] : [])" for s in self.slots)
+
+    @property
+    def all_templates(self) -> str:
+        """CEL list of every pod template of the object (checked by the deny: a ninth JobSet replicated job or
+        Ray worker group is no way around it)."""
+        return self.every or self.templates
 
 
 def _one(path: str) -> Slot:
@@ -91,6 +98,15 @@ def _indexed(items: str, below: str) -> tuple[Slot, ...]:
                  for i in range(MAX_TEMPLATE_GROUPS))
 
 
+def _every(items: str, below: str) -> str:
+    """CEL list of `object.<items>[*].<below>` for every item that has it."""
+    parts = items.split(".")
+    has = " && ".join(f"has(object.{'.'.join(parts[:i])})" for i in range(1, len(parts) + 1))
+    steps = below.split(".")
+    inner = " && ".join(f"has(x.{'.'.join(steps[:i])})" for i in range(1, len(steps) + 1))
+    return f"({has} ? object.{items}.filter(x, {inner}).map(x, x.{below}) : [])"
+
+
 def _keyed(items: str, key: str, below: str) -> Slot:
     """The template at `object.<items>[<key>].<below>` (a map keyed by replica type)."""
     return Slot(f"has(object.{items}) && {cel_str(key)} in object.{items}", f"object.{items}[{cel_str(key)}].{below}",
@@ -102,12 +118,17 @@ def _keyed(items: str, key: str, below: str) -> Slot:
 JOB_KINDS: dict[str, JobKind] = {
     "batch/job": JobKind("batch", "v1", "jobs", "Job", (_one("spec.template"),)),
     "jobset.x-k8s.io/jobset": JobKind("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet",
-                                      _indexed("spec.replicatedJobs", "template.spec.template")),
+                                      _indexed("spec.replicatedJobs", "template.spec.template"),
+                                      _every("spec.replicatedJobs", "template.spec.template")),
     "kubeflow.org/pytorchjob": JobKind("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob",
                                        tuple(_keyed("spec.pytorchReplicaSpecs", r, "template") for r in ("Master", "Worker"))),
     "ray.io/rayjob": JobKind("ray.io", "v1", "rayjobs", "RayJob",
                              (_one("spec.rayClusterSpec.headGroupSpec.template"),
-                              *_indexed("spec.rayClusterSpec.workerGroupSpecs", "template"))),
+                              *_indexed("spec.rayClusterSpec.workerGroupSpecs", "template")),
+                             "(has(object.spec) && has(object.spec.rayClusterSpec) && has(object.spec.rayClusterSpec"
+                             ".headGroupSpec) && has(object.spec.rayClusterSpec.headGroupSpec.template) ? "
+                             "[object.spec.rayClusterSpec.headGroupSpec.template] : []) + "
+                             + _every("spec.rayClusterSpec.workerGroupSpecs", "template")),
     "deployment": JobKind("apps", "v1", "deployments", "Deployment", (_one("spec.template"),)),
     "statefulset": JobKind("apps", "v1", "statefulsets", "StatefulSet", (_one("spec.template"),)),
     "leaderworkerset.x-k8s.io/leaderworkerset": JobKind(

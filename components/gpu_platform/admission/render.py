@@ -292,7 +292,7 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
     key, tiers = tier_label_key(spec.label_domain), ", ".join(t.name for t in spec.tiers)
     dispatch = "[]"
     for k in reversed(kinds):
-        dispatch = f"object.kind == {cel_str(k.kind)} ? ({k.templates}) : {dispatch}"
+        dispatch = f"object.kind == {cel_str(k.kind)} ? ({k.all_templates}) : {dispatch}"
     tier_of = f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? t.metadata.labels[{cel_str(key)}] : '')"
     rules = [{"apiGroups": [g], "apiVersions": sorted({k.version for k in kinds if k.group == g}),
               "operations": ["CREATE"], "resources": sorted({k.resource for k in kinds if k.group == g})}
