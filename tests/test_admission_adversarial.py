@@ -36,10 +36,12 @@ def docs(request):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_hostile_pod(docs, case):
+    """A CREATE of the case's pod; with `old`, an UPDATE from the pod with that spec (labels and resources alike)."""
     pod = _pod(case)
-    if case.get("mutation", True):
+    if case.get("mutation", True) and "old" not in case:
         pod = mutate(docs, pod, case["namespace"])
-    verdict = validate(docs, pod, case["namespace"])
+    old = _pod({**case, "spec": case["old"]}) if "old" in case else None
+    verdict = validate(docs, pod, case["namespace"], old=old)
     if case["expect"] == "admitted":
         assert verdict is None, verdict
     else:

@@ -101,9 +101,20 @@ def _not_allowed(section: str) -> str:
 
 
 _CONTAINERS = "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
-# Pods are denied on CREATE, and on UPDATE only when the update changes the tier label: an unrelated update (a
-# finalizer removed, an annotation added) of a pod admitted before the policy existed must not be blocked.
+# Pods are denied on CREATE, and on UPDATE only when the update changes the tier label or the pod's placement: an
+# unrelated update (a finalizer removed, an annotation added) of a pod admitted before the policy existed must not be
+# blocked, but tolerations may be added to any pod, and the node selector and affinity of a pod held by scheduling
+# gates (kubernetes v1.34.0 pkg/apis/core/validation/validation.go ValidatePodUpdate): a privileged pod admitted
+# without a GPU toleration would otherwise gain one and be scheduled onto a GPU node when its gate is lifted.
 _CREATE_OR_RETIER = "request.operation == 'CREATE' || {new} != {old}"
+_PLACEMENT = (("tolerations", "[]"), ("nodeSelector", "{}"), ("affinity", "{}"))
+
+
+def _create_or_change(tier_key: str) -> str:
+    """CEL: a CREATE, or an UPDATE that changes the tier label, tolerations, node selector or affinity."""
+    changed = " || ".join(f"(has(object.spec.{f}) ? object.spec.{f} : {empty}) != "
+                          f"(has(oldObject.spec.{f}) ? oldObject.spec.{f} : {empty})" for f, empty in _PLACEMENT)
+    return _CREATE_OR_RETIER.format(new=tier_label(tier_key), old=tier_label(tier_key, "oldObject")) + " || " + changed
 
 
 def _map(pairs: list[tuple[str, str]]) -> str:
@@ -248,8 +259,7 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
             "matchConstraints": {"resourceRules": [{**_POD_RULE, "operations": ["CREATE", "UPDATE"]}]},
             "matchConditions": [
                 {"name": "reaches-gpus", "expression": f"{gpu_requested()} || {_may_reach(spec)}"},
-                {"name": "create-or-tier-change",
-                 "expression": _CREATE_OR_RETIER.format(new=tier_label(key), old=tier_label(key, "oldObject"))},
+                {"name": "create-or-tier-change", "expression": _create_or_change(key)},
             ],
             "variables": _deny_variables(spec, key),
             "validations": [
