@@ -208,3 +208,21 @@ def test_a_ray_job_with_a_ninth_gpu_worker_group_is_denied(docs):
         "workerGroupSpecs": groups}}}
     verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
     assert verdict is not None and "need the label" in verdict, verdict
+
+
+def _tiered_job(tier: str, priority: str | None) -> dict:
+    labels = {"kueue.x-k8s.io/priority-class": priority} if priority else {}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": labels},
+            "spec": {"template": {"metadata": {"labels": {"gpu.example.com/gpu-tier": tier}}, "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "m", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}
+
+
+def test_a_workload_cannot_claim_another_tiers_kueue_priority(docs):
+    from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
+
+    verdict = validate(docs, _tiered_job("dev", "gpu-train"), "research", policy_name=DENY_WORKLOADS_POLICY)
+    assert verdict == ("the label kueue.x-k8s.io/priority-class=gpu-train is not the priority of a tier of this "
+                       "workload's GPU pod templates (gpu-dev); remove it: admission sets the tier's"), verdict
+    assert validate(docs, _tiered_job("dev", "gpu-dev"), "research", policy_name=DENY_WORKLOADS_POLICY) is None
+    assert validate(docs, _tiered_job("dev", None), "research", policy_name=DENY_WORKLOADS_POLICY) is None

@@ -17,7 +17,15 @@ from ..queues.priorities import priority_class_name
 from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
 from ..spec import MutationEngine, PlatformSpec, SharingMode, Tier
 from .cel import cel_str, gpu_requested, json_pointer, resource_patches, tier_label
-from .jobs import QUEUE_PODS_ROUTE, granted, job_kinds, queue_pods_spec, route_name, workload_route_spec
+from .jobs import (
+    PRIORITY_LABEL,
+    QUEUE_PODS_ROUTE,
+    granted,
+    job_kinds,
+    queue_pods_spec,
+    route_name,
+    workload_route_spec,
+)
 
 __all__ = [
     "DENY_POLICY",
@@ -194,11 +202,15 @@ def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
                    f"((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && "
                    f"t.key == {k} && ((has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value != {pool})))")
     priority = "has(object.spec.priorityClassName) && object.spec.priorityClassName != variables.priorityClasses[variables.tier]"
+    # Kueue's pod integration takes a pod's workload priority from this label (set only when absent by admission)
+    labels, pl = "object.metadata.labels", cel_str(PRIORITY_LABEL)
+    kueue_priority = f"has({labels}) && {pl} in {labels} && {labels}[{pl}] != variables.priorityClasses[variables.tier]"
     parts = [(_NODE_NAME, "'nodeName ' + object.spec.nodeName + ' (it skips the scheduler and the pool\\'s taints)'"),
              (selector, f"'nodeSelector {pool_key}=' + object.spec.nodeSelector[{k}]"),
              (affinity, f"'a required node affinity on {pool_key} other than In [' + {pool} + ']'"),
              (tolerations, f"'a toleration of another pool\\'s taint (or of every taint)'"),
-             (priority, "'priorityClassName ' + object.spec.priorityClassName")]
+             (priority, "'priorityClassName ' + object.spec.priorityClassName"),
+             (kueue_priority, f"'the label {PRIORITY_LABEL}=' + {labels}[{pl}]")]
     found = "[" + ", ".join(f"({cond}) ? {msg} : ''" for cond, msg in parts) + "].filter(x, x != '')"
     return f"variables.tier in variables.pools ? {found} : []"
 
@@ -320,6 +332,12 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {"name": "unknown", "expression": "variables.gpuTiers.filter(x, !(x in variables.allowed))"},
                 {"name": "ungranted", "expression": f"variables.gpuTiers.filter(x, x in variables.allowed && "
                                                     f"!{granted(spec, 'x')})"},
+                # Kueue orders and preempts by this label; the route sets it only when absent, so a tenant could
+                # claim a higher tier's priority for a lower tier's GPUs.
+                {"name": "priorityClasses", "expression": _map([(t.name, priority_class_name(t)) for t in spec.tiers])},
+                {"name": "kueuePriority", "expression": f"has(object.metadata.labels) && {cel_str(PRIORITY_LABEL)} in "
+                                                        f"object.metadata.labels ? object.metadata.labels["
+                                                        f"{cel_str(PRIORITY_LABEL)}] : ''"},
             ],
             "validations": [
                 {"expression": "size(variables.unknown) == 0", "reason": "Forbidden",
@@ -329,6 +347,14 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                  "messageExpression": f"'pod templates with the label {key}=' + variables.ungranted[0] + ' are not "
                                       "allowed in namespace ' + request.namespace + ': no team with a quota for tier ' "
                                       "+ variables.ungranted[0] + ' owns it'"},
+                {"expression": "variables.kueuePriority == '' || size(variables.gpuTiers) == 0 || variables.gpuTiers"
+                               ".exists(x, x in variables.priorityClasses && variables.priorityClasses[x] == "
+                               "variables.kueuePriority)", "reason": "Forbidden",
+                 "messageExpression": f"'the label {PRIORITY_LABEL}=' + variables.kueuePriority + ' is not the "
+                                      "priority of a tier of this workload\\'s GPU pod templates (' + "
+                                      "variables.gpuTiers.filter(x, x in variables.priorityClasses).map(x, "
+                                      "variables.priorityClasses[x]).join(', ') + '); remove it: admission sets the "
+                                      "tier\\'s'"},
             ],
         },
     }
