@@ -13,6 +13,11 @@ from gpu_platform.policy.runner import run_policies
 CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "hostile" / "policy.yaml").read_text())
 
 
+def _config(case: dict) -> PolicyConfig:
+    """The pack config of a case: its spec pools and tiers, when it gives them."""
+    return PolicyConfig.model_validate({"pools": case.get("pools") or {}, "tiers": case.get("tiers") or {}})
+
+
 def _resources(case: dict) -> list[StackResource]:
     out = []
     for r in case["resources"]:
@@ -23,8 +28,7 @@ def _resources(case: dict) -> list[StackResource]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_pack_catches_the_evasion(case):
-    cfg = PolicyConfig(pools=case.get("pools") or {})
-    found = run_policies(_resources(case), cfg)
+    found = run_policies(_resources(case), _config(case))
     by_policy: dict[str, list[str]] = {}
     for v in found:
         by_policy.setdefault(v.policy, []).append(v.message)
@@ -55,7 +59,7 @@ def test_the_real_pack_over_grpc_catches_every_evasion(pack):
 
     missed = []
     for case in CASES:
-        pack.configure(pack_config(PolicyConfig(pools=case.get("pools") or {})))
+        pack.configure(pack_config(_config(case)))
         resources = _resources(case)
         diags = [d for r in resources for d in pack.analyze(r).diagnostics]
         diags += list(pack.analyze_stack(resources).diagnostics)

@@ -236,10 +236,12 @@ def check_workload_classified(args: Any, report_violation: Report) -> None:
     namespace = dig(args.props, "metadata", "namespace")
     if namespace in cfg.exempt_namespaces:
         args.not_applicable(f"namespace {namespace!r} is exempt")
-    found = [g for g in (workload_gaps(t, cfg) for t in pod_templates(args.resource_type, args.props)) if g is not None]
+    templates = pod_templates(args.resource_type, args.props)
+    found = [g for g in (workload_gaps(t, cfg) for t in templates) if g is not None]
     if not found:
         args.not_applicable("requests no nvidia.com/* resource and reaches no GPU")
     gaps = list(dict.fromkeys(g for template_gaps in found for g in template_gaps))
+    gaps += _kueue_priority_gaps(args.props, templates, cfg)
     if gaps:
         kind = args.resource_type.rsplit(":", 1)[-1]
         name = dig(args.props, "metadata", "name", default=args.name)
@@ -248,3 +250,14 @@ def check_workload_classified(args: Any, report_violation: Report) -> None:
 
 
 _SHOWN_GAPS = 12  # per violation; a pod of many containers would otherwise repeat the same gap for each
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+def _kueue_priority_gaps(props: Any, templates: list[Mapping[str, Any]], cfg: PolicyConfig) -> list[str]:
+    """Kueue orders and preempts a workload by this label: it must be the priority of one of its GPU tiers."""
+    given = dig(props, "metadata", "labels", KUEUE_PRIORITY_LABEL)
+    tiers = {str(dig(t, "metadata", "labels", cfg.tier_key, default="")) for t in templates}
+    classes = sorted({cfg.tiers[t].priority_class for t in tiers if t in cfg.tiers and cfg.tiers[t].priority_class})
+    if given is None or not classes or str(given) in classes:
+        return []
+    return [f"label {KUEUE_PRIORITY_LABEL}={given} is not the priority of its tiers ({', '.join(classes)})"]
