@@ -111,3 +111,17 @@ def test_force_replaces_a_directory_of_foreign_files(tmp_path):
 
     counts = write_artifacts([Artifact("helm", "a", ({"name": "a"},))], out, force=True)
     assert counts["helm"] == 1 and not (out / "notes.txt").exists()
+
+
+@pytest.mark.parametrize("target", ["/", "HOME", "CWD", "PARENT"])
+def test_force_never_replaces_root_home_or_the_working_directory(runner, tmp_path, monkeypatch, target):
+    work = tmp_path / "project" / "sub"
+    work.mkdir(parents=True)
+    (work / "keep.txt").write_text("x")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "project"))
+    out = {"/": "/", "HOME": str(tmp_path / "project"), "CWD": ".", "PARENT": ".."}[target]
+    result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", out, "--force"])
+    assert result.exit_code == 1 and "even with --force" in result.stderr, result.output
+    assert (work / "keep.txt").read_text() == "x"
+    assert not list(tmp_path.glob("**/.gpu-platform-synth-*"))

@@ -159,6 +159,7 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
         out = out.resolve()  # replace the directory the link points to, keep the link
     if out.exists() and not out.is_dir():
         raise SynthConflictError(f"--out {out} exists and is not a directory; allowed: a directory or a new path")
+    _check_replaceable(out)
     foreign = [] if force else foreign_files(out)
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
@@ -178,6 +179,22 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return counts
+
+
+def _check_replaceable(out: Path) -> None:
+    """Refuse, even with --force, to replace `/`, the home directory or a directory holding the working directory:
+    synth swaps the whole directory, so a slip of `--out` must not take a tree of unrelated files with it."""
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError):
+        home = None
+    cwd = Path.cwd().resolve()
+    what = ("the root directory" if out == Path(out.anchor) else "your home directory" if out == home
+            else "the working directory or one holding it" if cwd == out or out in cwd.parents else None)
+    if what:
+        raise SynthConflictError(f"--out {out} is {what}; synth replaces the whole --out directory, so it never "
+                                 "takes that one, even with --force; allowed: a new or dedicated directory such as "
+                                 "build/<stack>")
 
 
 def _write_tree(artifacts: list[Artifact], root: Path) -> dict[str, int]:
