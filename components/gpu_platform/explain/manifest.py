@@ -10,13 +10,20 @@ import yaml
 from ..errors import GpuPlatformError
 from ..load import YAML_LOADER
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "ManifestError", "load_manifests"]
+__all__ = ["MAX_BYTES", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "MAX_POD_TEMPLATES",
+           "ManifestError", "load_manifests"]
 
 MAX_BYTES = 2 * 1024 * 1024  # far above any workload manifest; a bigger file is refused before parsing
 MAX_DOCUMENTS = 200
 MAX_DEPTH = 64
 _INT64 = (-(2**63), 2**63 - 1)  # Kubernetes JSON decoding: integers are int64
 MAX_NODES = 200_000  # counts aliased nodes every time they appear (no "billion laughs" expansion)
+# explain evaluates the admission CEL once per pod template and per container in it (celpy: about 20 ms a template,
+# 3 ms a container on the benchmark machine, more with a large spec); 14,000 containers in a 1.7 MB pod took 58 s
+# of CPU. These bound a file to about 3 s of CPU with the 10,000-GPU spec, far above any workload.
+MAX_POD_TEMPLATES = 50
+MAX_CONTAINERS = 200
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
 
 class ManifestError(GpuPlatformError):
@@ -87,4 +94,26 @@ def load_manifests(path: str | Path) -> list[dict[str, Any]]:
         objects += _objects(doc, where)
     if not objects:
         raise ManifestError(f"{path}: no Kubernetes object in the file")
+    _check_pod_count(objects, path)
     return objects
+
+
+def _check_pod_count(objects: list[dict[str, Any]], path: Path) -> None:
+    """Refuse a file with more pod specs or containers than explain evaluates in bounded time."""
+    templates = containers = 0
+    stack: list[Any] = list(objects)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("containers"), list):
+                templates += 1
+                containers += sum(len(node[k]) for k in _CONTAINER_LISTS if isinstance(node.get(k), list))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    if templates > MAX_POD_TEMPLATES:
+        raise ManifestError(f"{path}: {templates:,} pod specs; allowed: at most {MAX_POD_TEMPLATES} in one file "
+                            "(split the manifest)")
+    if containers > MAX_CONTAINERS:
+        raise ManifestError(f"{path}: {containers:,} containers in its pod specs; allowed: at most {MAX_CONTAINERS} "
+                            "in one file (split the manifest)")
