@@ -136,9 +136,24 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
     rows.append(("export, JSON 100,000 deep", "audit", ["audit", w("deep.json", "[" * 100_000 + "]" * 100_000)]))
     rows.append(("spec with a 5,000-digit integer", "validate", ["validate", w("digits.yaml", "cloud: aws\nmaxSize: "
                                                                              + "9" * 5_000 + "\n")]))
-    rows.append(("manifest alias bomb (1 KB)", "explain", ["explain", w("mbomb.yaml", BOMB), "--spec",
-                                                           str(HERE.parent / "Pulumi.dev.yaml")]))
+    dev = str(HERE.parent / "Pulumi.dev.yaml")
+    rows.append(("manifest alias bomb (1 KB)", "explain", ["explain", w("mbomb.yaml", BOMB), "--spec", dev]))
+    rows.append(("pod of 14,000 containers (1.7 MB)", "explain",
+                 ["explain", w("pod14k.json", json.dumps(_pods(1, 14_000)[0])), "--spec", dev]))
+    fleet = str(tmp / "fleet.yaml")
+    worst = w("pods50.yaml", "\n---\n".join(json.dumps(d) for d in _pods(50, 4)))
+    rows.append(("50 pods of 4 containers (the limits: 50 pod specs, 200 containers), 10,000-GPU spec", "explain",
+                 ["explain", worst, "--spec", fleet, "--namespace", "ns-0000", "--format", "json"]))
     return rows
+
+
+def _pods(pods: int, containers: int) -> list[dict]:
+    """Tiered GPU pods that tolerate every taint, each container with an env entry and a GPU limit."""
+    labels = {"gpu.bench.io/gpu-tier": "tier-0000-0"}  # specgen's label domain and first tier (team-0000's)
+    return [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "labels": labels},
+             "spec": {"tolerations": [{"operator": "Exists"}], "containers": [
+                 {"name": f"c{j}", "image": "x", "env": [{"name": "A", "value": "b"}],
+                  "resources": {"limits": {"nvidia.com/gpu": 1}}} for j in range(containers)]}} for i in range(pods)]
 
 
 def _heavy_export(pods: int) -> dict:
