@@ -141,8 +141,8 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
     rows.append(("pod of 14,000 containers (1.7 MB)", "explain",
                  ["explain", w("pod14k.json", json.dumps(_pods(1, 14_000)[0])), "--spec", dev]))
     fleet = str(tmp / "fleet.yaml")
-    worst = w("pods50.yaml", "\n---\n".join(json.dumps(d) for d in _pods(50, 4)))
-    rows.append(("50 pods of 4 containers (the limits: 50 pod specs, 200 containers), 10,000-GPU spec", "explain",
+    worst = w("pods25.yaml", "\n---\n".join(json.dumps(d) for d in _pods(25, 4)))
+    rows.append(("25 pods of 4 containers (the limits: 25 pod specs, 100 containers), 10,000-GPU spec", "explain",
                  ["explain", worst, "--spec", fleet, "--namespace", "ns-0000", "--format", "json"]))
     return rows
 

@@ -204,8 +204,8 @@ def test_the_platform_component_refuses_a_copied_model_with_a_bad_name(pulumi_mo
 
 
 @pytest.mark.parametrize(("pods", "containers", "fragment"), [
-    (1, 14_000, "14,000 containers in its pod specs; allowed: at most 200"),
-    (51, 1, "51 pod specs; allowed: at most 50"),
+    (1, 14_000, "14,000 containers in its pod specs; allowed: at most 100"),
+    (26, 1, "26 pod specs; allowed: at most 25"),
 ])
 def test_explain_refuses_more_pods_and_containers_than_it_evaluates_in_time(runner, tmp_path, pods, containers,
                                                                             fragment):

@@ -20,9 +20,9 @@ _INT64 = (-(2**63), 2**63 - 1)  # Kubernetes JSON decoding: integers are int64
 MAX_NODES = 200_000  # counts aliased nodes every time they appear (no "billion laughs" expansion)
 # explain evaluates the admission CEL once per pod template and per container in it (celpy: about 20 ms a template,
 # 3 ms a container on the benchmark machine, more with a large spec); 14,000 containers in a 1.7 MB pod took 58 s
-# of CPU. These bound a file to about 3 s of CPU with the 10,000-GPU spec, far above any workload.
-MAX_POD_TEMPLATES = 50
-MAX_CONTAINERS = 200
+# of CPU, 50 pods of 4 containers 5 s with the 10,000-GPU spec. These bound a file to about 2.5 s of CPU there.
+MAX_POD_TEMPLATES = 25
+MAX_CONTAINERS = 100
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
 
