@@ -47,6 +47,11 @@ def _set(data, path, value):
     target[path[-1]] = value
 
 
+# A hang guard, not a speed test (speed is measured in benchmarks/bench_hostile.py): an unbounded
+# expansion runs for minutes; a bounded one finishes far inside this on any machine.
+HANG_S = 30
+
+
 @SETTINGS
 @given(mutations=st.lists(st.tuples(st.sampled_from(DEV_PATHS), values), min_size=1, max_size=3))
 def test_any_mutated_spec_validates_and_renders_or_fails_cleanly(mutations):
@@ -67,7 +72,7 @@ def test_any_mutated_spec_validates_and_renders_or_fails_cleanly(mutations):
             render_all(spec)
         except GpuPlatformError:
             pass
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < HANG_S
 
 
 @SETTINGS
@@ -98,7 +103,7 @@ def test_alias_bombs_of_any_shape_stop_at_the_limit(width, levels):
         assert "aliases" in str(e)
     else:
         assert width ** levels <= 100_000 * width and isinstance(data, dict)
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < HANG_S
 
 
 @SETTINGS
