@@ -256,7 +256,7 @@ def test_component_registers_policies_under_the_component(pulumi_mocks, dev_spec
     from gpu_platform.admission import GpuAdmission, GpuAdmissionArgs
 
     rec = pulumi_mocks.run(lambda: GpuAdmission("adm", GpuAdmissionArgs(spec=dev_spec)))
-    [comp] = rec.of_type("gpu-platform:admission:GpuAdmission")
+    [comp] = rec.of_type("gpu-platform:index:GpuAdmission")
     assert comp.name == "adm"
     release = rec.named("adm-kyverno")
     assert release.type == "kubernetes:helm.sh/v3:Release" and release.parent_name == "adm"

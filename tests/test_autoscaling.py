@@ -211,7 +211,7 @@ def test_component_registers_keda_and_the_scaled_object(pulumi_mocks, dev_data):
 
     spec = _spec(dev_data)
     rec = pulumi_mocks.run(lambda: GpuAutoscaling("as", GpuAutoscalingArgs(spec=spec)))
-    assert rec.named("as").type == "gpu-platform:autoscaling:GpuAutoscaling"
+    assert rec.named("as").type == "gpu-platform:index:GpuAutoscaling"
     keda = rec.named("as-keda")
     assert keda.type == "kubernetes:helm.sh/v3:Release" and keda.inputs["version"] == "2.20.2"
     obj = rec.named("as-scaledobject-research-chat-7b")

@@ -51,7 +51,7 @@ def test_consumer_stack_builds_platform_from_python_objects(pulumi_mocks):
     assert platform.type == "gpu-platform:index:GpuPlatform"
     spec = module["build_spec"]("c1")
     assert spec.resource_of(spec.tiers_by_name["serve"]) == "nvidia.com/mig-3g.40gb"
-    pools = {r.name for r in rec.of_type("gpu-platform:nodepools:EksGpuNodePool") if r.parent_name == "ml-team"}
+    pools = {r.name for r in rec.of_type("gpu-platform:index:EksGpuNodePool") if r.parent_name == "ml-team"}
     assert pools == {"ml-team-h100-train", "ml-team-h100-serve"}
     serve = rec.named("ml-team-h100-serve-ng").inputs
     assert serve["instanceTypes"] == ["p5.48xlarge"] and serve["labels"]["nvidia.com/mig.config"] == "h100-serve-3g40x2"

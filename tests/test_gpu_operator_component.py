@@ -8,7 +8,7 @@ from gpu_platform.gpu_operator.render import render_gpu_operator
 from gpu_platform.load import parse_spec
 from test_gpu_operator_specs import gke_data
 
-TOKEN = "gpu-platform:gpu_operator:GpuOperator"
+TOKEN = "gpu-platform:index:GpuOperator"
 
 
 def _run(rec, spec, name="gpuop"):

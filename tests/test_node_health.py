@@ -79,7 +79,7 @@ def test_node_health_component_registers_the_addon(pulumi_mocks, dev_spec):
     from gpu_platform.nodepools.aws import EksNodeHealth, EksNodeHealthArgs
 
     rec = pulumi_mocks.run(lambda: EksNodeHealth("nh", EksNodeHealthArgs(spec=dev_spec)))
-    assert rec.named("nh").type == "gpu-platform:nodepools:EksNodeHealth"
+    assert rec.named("nh").type == "gpu-platform:index:EksNodeHealth"
     addon = rec.named("nh-node-monitoring-agent")
     assert addon.type == "aws:eks/addon:Addon" and addon.parent_name == "nh"
     assert addon.inputs["addonName"] == "eks-node-monitoring-agent"

@@ -19,7 +19,7 @@ def _eks(rec, spec, pool):
 def test_eks_pool_children_types_names_parents(pulumi_mocks, dev_spec):
     rec = _eks(pulumi_mocks, dev_spec, "gpu-infer")
     comp = rec.named("gpu-infer")
-    assert comp.type == "gpu-platform:nodepools:EksGpuNodePool" and comp.custom is False
+    assert comp.type == "gpu-platform:index:EksGpuNodePool" and comp.custom is False
     assert rec.named("gpu-infer-lt").type == LT and rec.named("gpu-infer-ng").type == NG
     children = [r for r in rec.resources if r.name != "gpu-infer"]
     assert children and all(r.parent_name == "gpu-infer" for r in children)
@@ -77,7 +77,7 @@ def test_gke_pool_component(pulumi_mocks):
     spec = parse_spec(data)
     rec = pulumi_mocks.run(lambda: GkeGpuNodePool("gpu-dev", GkeGpuNodePoolArgs(spec=spec, pool="gpu-dev")))
     comp, np = rec.named("gpu-dev"), rec.named("gpu-dev-np")
-    assert comp.type == "gpu-platform:nodepools:GkeGpuNodePool" and comp.protect is True
+    assert comp.type == "gpu-platform:index:GkeGpuNodePool" and comp.protect is True
     assert np.type == NP and np.parent_name == "gpu-dev" and np.protect is True
     assert not np.delete_before_replace  # create-before-delete: a replacement gets a new name (gke.node_pool_name)
     cfg = np.inputs["nodeConfig"]
@@ -109,7 +109,7 @@ def _platform_pools(spec):
 
 def test_platform_builds_one_pool_component_per_pool(pulumi_mocks, dev_spec):
     rec = pulumi_mocks.run(lambda: _platform_pools(dev_spec))
-    pools = rec.of_type("gpu-platform:nodepools:EksGpuNodePool")
+    pools = rec.of_type("gpu-platform:index:EksGpuNodePool")
     assert sorted(p.name for p in pools) == ["plat-gpu-ci", "plat-gpu-dev", "plat-gpu-infer", "plat-gpu-train"]
     assert all(p.parent_name == "plat" for p in pools)
     assert len(rec.of_type(NG)) == 4 and len(rec.of_type(LT)) == 4
@@ -119,7 +119,7 @@ def test_platform_builds_one_pool_component_per_pool(pulumi_mocks, dev_spec):
 def test_platform_on_gke_builds_gke_pools(pulumi_mocks):
     spec = parse_spec(gke_data("gpu-operator"))
     rec = pulumi_mocks.run(lambda: _platform_pools(spec))
-    assert len(rec.of_type("gpu-platform:nodepools:GkeGpuNodePool")) == 4
+    assert len(rec.of_type("gpu-platform:index:GkeGpuNodePool")) == 4
     assert len(rec.of_type(NP)) == 4 and not rec.of_type(NG)
 
 
@@ -173,7 +173,7 @@ def test_karpenter_pool_component(pulumi_mocks, dev_data):
     spec = _karpenter_spec(dev_data)
     rec = pulumi_mocks.run(lambda: KarpenterGpuNodePool("gpu-train", KarpenterGpuNodePoolArgs(spec=spec, pool="gpu-train")))
     comp = rec.named("gpu-train")
-    assert comp.type == "gpu-platform:nodepools:KarpenterGpuNodePool" and comp.custom is False
+    assert comp.type == "gpu-platform:index:KarpenterGpuNodePool" and comp.custom is False
     nc, np = rec.named("gpu-train-ec2nodeclass-gpu-train"), rec.named("gpu-train-nodepool-gpu-train")
     assert (nc.type, np.type) == (KNC, KNP)
     assert all(r.parent_name == "gpu-train" for r in rec.resources if r.name != "gpu-train")
@@ -188,7 +188,7 @@ def test_karpenter_pool_component(pulumi_mocks, dev_data):
 def test_platform_builds_karpenter_pools_and_node_groups_only_for_mig(pulumi_mocks, dev_data):
     spec = _karpenter_spec(dev_data)
     rec = pulumi_mocks.run(lambda: _platform_pools(spec))
-    assert len(rec.of_type("gpu-platform:nodepools:KarpenterGpuNodePool")) == 3
+    assert len(rec.of_type("gpu-platform:index:KarpenterGpuNodePool")) == 3
     assert len(rec.of_type(KNP)) == 3 and len(rec.of_type(KNC)) == 3
     assert [r.name for r in rec.of_type(NG)] == ["plat-gpu-infer-ng"]
 
@@ -198,7 +198,7 @@ def test_node_addons_component_installs_autoscaler_and_efa_plugin(pulumi_mocks, 
     spec = parse_spec(dev_data)
     rec = pulumi_mocks.run(lambda: _platform_pools(spec))
     addons = rec.named("plat-node-addons")
-    assert addons.type == "gpu-platform:nodepools:GpuNodeAddons" and addons.parent_name == "plat"
+    assert addons.type == "gpu-platform:index:GpuNodeAddons" and addons.parent_name == "plat"
     ca, efa = rec.named("plat-node-addons-cluster-autoscaler"), rec.named("plat-node-addons-aws-efa-k8s-device-plugin")
     assert ca.type == efa.type == RELEASE and ca.parent_name == efa.parent_name == "plat-node-addons"
     assert ca.inputs["chart"] == "cluster-autoscaler" and ca.inputs["version"] == "9.59.0"

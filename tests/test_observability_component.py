@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpu_platform.load import parse_spec
 from gpu_platform.observability.render import render_observability
 
-TOKEN = "gpu-platform:observability:GpuObservability"
+TOKEN = "gpu-platform:index:GpuObservability"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
 

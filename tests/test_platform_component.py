@@ -26,17 +26,17 @@ def test_platform_composes_every_domain_with_pinned_names(pulumi_mocks, dev_spec
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
     direct = {(r.type, r.name) for r in rec.resources if r.parent_name == "plat"}
     assert direct == {
-        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-train"),
-        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-infer"),
-        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-dev"),
-        ("gpu-platform:nodepools:EksGpuNodePool", "plat-gpu-ci"),
-        ("gpu-platform:nodepools:GpuNodeAddons", "plat-node-addons"),  # the EFA device plugin of gpu-train
-        ("gpu-platform:gpu_operator:GpuOperator", "plat-gpu-operator"),
-        ("gpu-platform:queues:GpuQueues", "plat-queues"),
-        ("gpu-platform:observability:GpuObservability", "plat-observability"),
-        ("gpu-platform:admission:GpuAdmission", "plat-admission"),
-        ("gpu-platform:autoscaling:GpuAutoscaling", "plat-autoscaling"),
-        ("gpu-platform:nodepools:EksNodeHealth", "plat-node-health"),
+        ("gpu-platform:index:EksGpuNodePool", "plat-gpu-train"),
+        ("gpu-platform:index:EksGpuNodePool", "plat-gpu-infer"),
+        ("gpu-platform:index:EksGpuNodePool", "plat-gpu-dev"),
+        ("gpu-platform:index:EksGpuNodePool", "plat-gpu-ci"),
+        ("gpu-platform:index:GpuNodeAddons", "plat-node-addons"),  # the EFA device plugin of gpu-train
+        ("gpu-platform:index:GpuOperator", "plat-gpu-operator"),
+        ("gpu-platform:index:GpuQueues", "plat-queues"),
+        ("gpu-platform:index:GpuObservability", "plat-observability"),
+        ("gpu-platform:index:GpuAdmission", "plat-admission"),
+        ("gpu-platform:index:GpuAutoscaling", "plat-autoscaling"),
+        ("gpu-platform:index:EksNodeHealth", "plat-node-health"),
     }
     names = [r.name for r in rec.resources]
     assert len(names) == len(set(names)), "child names are unique"
@@ -61,8 +61,8 @@ def test_gke_native_platform_has_no_operator(pulumi_mocks, dev_data):
         tier.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
     spec = parse_spec(dev_data)
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=spec)))
-    assert len(rec.of_type("gpu-platform:nodepools:GkeGpuNodePool")) == 4
-    assert not rec.of_type("gpu-platform:gpu_operator:GpuOperator")
+    assert len(rec.of_type("gpu-platform:index:GkeGpuNodePool")) == 4
+    assert not rec.of_type("gpu-platform:index:GpuOperator")
     assert not rec.of_type("aws:eks/nodeGroup:NodeGroup")
 
 

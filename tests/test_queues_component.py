@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpu_platform.load import parse_spec
 from gpu_platform.queues.render import render_queues
 
-TOKEN = "gpu-platform:queues:GpuQueues"
+TOKEN = "gpu-platform:index:GpuQueues"
 
 
 def _run(pulumi_mocks, spec):

@@ -81,8 +81,8 @@ def test_component_table_matches_registrations(pulumi_mocks, dev_spec):
     registered = {r.type for r in rec.resources if r.type.startswith("gpu-platform:")}
     assert registered <= documented
     # the dev stack is on AWS, with managed node groups
-    assert documented - registered == {"gpu-platform:nodepools:GkeGpuNodePool",
-                                       "gpu-platform:nodepools:KarpenterGpuNodePool"}
+    assert documented - registered == {"gpu-platform:index:GkeGpuNodePool",
+                                       "gpu-platform:index:KarpenterGpuNodePool"}
     assert rec.named("plat-gpu-operator-release").type == "kubernetes:helm.sh/v3:Release"
 
 

@@ -6,7 +6,24 @@ from typing import Any
 
 import pulumi
 
-__all__ = ["child_options", "waits_for"]
+__all__ = ["FORMER_TOKENS", "PACKAGE", "child_options", "registration", "type_token", "waits_for"]
+
+PACKAGE = "gpu-platform"
+
+# Type tokens the components had before they moved to the package's one `index` module (what a component package
+# publishes to other languages). Each stays an alias, so a stack created with it keeps its URNs.
+FORMER_TOKENS = {
+    "EksGpuNodePool": "gpu-platform:nodepools:EksGpuNodePool",
+    "EksNodeHealth": "gpu-platform:nodepools:EksNodeHealth",
+    "KarpenterGpuNodePool": "gpu-platform:nodepools:KarpenterGpuNodePool",
+    "GkeGpuNodePool": "gpu-platform:nodepools:GkeGpuNodePool",
+    "GpuNodeAddons": "gpu-platform:nodepools:GpuNodeAddons",
+    "GpuOperator": "gpu-platform:gpu_operator:GpuOperator",
+    "GpuQueues": "gpu-platform:queues:GpuQueues",
+    "GpuObservability": "gpu-platform:observability:GpuObservability",
+    "GpuAdmission": "gpu-platform:admission:GpuAdmission",
+    "GpuAutoscaling": "gpu-platform:autoscaling:GpuAutoscaling",
+}
 
 
 def waits_for(opts: pulumi.ResourceOptions | None, *after: pulumi.Resource | None) -> Any:
@@ -26,3 +43,19 @@ def child_options(parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, 
     what the component waits for plus `after`. Pulumi does not pass a component's `depends_on` to its
     children, so without this a platform given `depends_on=[cluster]` would create node groups first."""
     return pulumi.ResourceOptions(parent=parent, depends_on=waits_for(opts, *after), **extra)
+
+
+def type_token(component: str) -> str:
+    """The type token of a component class: `gpu-platform:index:<Class>`."""
+    return f"{PACKAGE}:index:{component}"
+
+
+def registration(component: str, opts: pulumi.ResourceOptions | None) -> tuple[str, pulumi.ResourceOptions]:
+    """The type token and options a component registers with: `opts` plus an alias to its former token, if any.
+
+    The alias names only the type, so the engine matches the resource with the same name under the same parent
+    (or under the parent's own aliases): a child of a renamed component keeps its URN too.
+    """
+    former = FORMER_TOKENS.get(component)
+    aliases = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=former)]) if former else None
+    return type_token(component), pulumi.ResourceOptions.merge(opts, aliases)

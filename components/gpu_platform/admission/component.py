@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .. import k8s
-from ..options import child_options
+from ..options import child_options, registration
 from ..spec import PlatformSpec
 from .render import render_denies, render_kyverno_release, render_namespace_guard, render_routes
 
@@ -22,7 +22,7 @@ class GpuAdmissionArgs:
 
 
 class GpuAdmission(pulumi.ComponentResource):
-    """Deny unclassified GPU pods and route tiered ones (`gpu-platform:admission:GpuAdmission`).
+    """Deny unclassified GPU pods and route tiered ones (`gpu-platform:index:GpuAdmission`).
 
     Children: `<name>-kyverno` (Helm release, when Kyverno routes) and one resource per object named
     `<name>-<kind>-<object>`; Kyverno policies wait for the release that installs their CRDs.
@@ -31,7 +31,8 @@ class GpuAdmission(pulumi.ComponentResource):
     policy_names: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: GpuAdmissionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:admission:GpuAdmission", name, None, opts)
+        token, own = registration("GpuAdmission", opts)
+        super().__init__(token, name, None, own)
         spec = args.spec
         child = child_options(self, opts)
         deny = render_denies(spec) + (render_namespace_guard(spec) if spec.admission.deny_unclassified else [])

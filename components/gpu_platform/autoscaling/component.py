@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..k8s import helm_release_resource, k8s_objects
-from ..options import child_options
+from ..options import child_options, registration
 from ..spec import PlatformSpec
 from .render import render_autoscaling
 
@@ -22,12 +22,13 @@ class GpuAutoscalingArgs:
 
 
 class GpuAutoscaling(pulumi.ComponentResource):
-    """KEDA and ScaledObjects (`gpu-platform:autoscaling:GpuAutoscaling`)."""
+    """KEDA and ScaledObjects (`gpu-platform:index:GpuAutoscaling`)."""
 
     scaled_objects: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: GpuAutoscalingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:autoscaling:GpuAutoscaling", name, None, opts)
+        token, own = registration("GpuAutoscaling", opts)
+        super().__init__(token, name, None, own)
         docs = render_autoscaling(args.spec)
         # What the component waits for (the Prometheus Operator CRDs for KEDA's ServiceMonitors) KEDA waits for.
         outer = child_options(self, opts)

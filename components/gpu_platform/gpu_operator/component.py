@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..k8s import helm_release_resource, k8s_objects
-from ..options import child_options
+from ..options import child_options, registration
 from ..spec import PlatformSpec
 from .render import render_gpu_operator
 
@@ -29,7 +29,8 @@ class GpuOperator(pulumi.ComponentResource):
     release_status: pulumi.Output[dict]
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:gpu_operator:GpuOperator", name, None, opts)
+        token, own = registration("GpuOperator", opts)
+        super().__init__(token, name, None, own)
         rendered = render_gpu_operator(args.spec)
         child = child_options(self, opts)
         self.objects = k8s_objects(name, list(rendered.documents), child)

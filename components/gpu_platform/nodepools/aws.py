@@ -11,7 +11,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..k8s import k8s_object
-from ..options import child_options
+from ..options import child_options, registration
 from ..wiring import input_of, kwargs_of
 from ..spec import NodePool, PlatformSpec
 from .efa import render_efa_security_group, render_placement_group, uses_efa, uses_placement_group
@@ -74,7 +74,7 @@ class EksGpuNodePoolArgs:
 
 
 class EksGpuNodePool(pulumi.ComponentResource):
-    """A GPU pool on EKS (`gpu-platform:nodepools:EksGpuNodePool`): launch template, node group, ASG tags, and on
+    """A GPU pool on EKS (`gpu-platform:index:EksGpuNodePool`): launch template, node group, ASG tags, and on
     EFA pools an EFA security group and a cluster placement group."""
 
     node_group_name: pulumi.Output[str]
@@ -83,8 +83,8 @@ class EksGpuNodePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: EksGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         spec, pool = args.spec, args.spec.pools_by_name[args.pool]
         protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
-        super().__init__("gpu-platform:nodepools:EksGpuNodePool", name, None,
-                         pulumi.ResourceOptions.merge(opts, protect))
+        token, own = registration("EksGpuNodePool", pulumi.ResourceOptions.merge(opts, protect))
+        super().__init__(token, name, None, own)
         child = child_options(self, opts, protect=_protect(pool))
         network = _efa_and_placement(name, spec, pool, self, child)
         groups = None
@@ -128,7 +128,7 @@ class EksNodeHealthArgs:
 
 
 class EksNodeHealth(pulumi.ComponentResource):
-    """What takes a node with a faulty GPU out of service on EKS (`gpu-platform:nodepools:EksNodeHealth`).
+    """What takes a node with a faulty GPU out of service on EKS (`gpu-platform:index:EksNodeHealth`).
 
     Child: `<name>-node-monitoring-agent`, the EKS add-on whose AcceleratedHardwareReady condition node auto
     repair acts on (inputs from `health.render_node_monitoring_addon`).
@@ -137,7 +137,8 @@ class EksNodeHealth(pulumi.ComponentResource):
     addon_name: pulumi.Output[str]
 
     def __init__(self, name: str, args: EksNodeHealthArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:nodepools:EksNodeHealth", name, None, opts)
+        token, own = registration("EksNodeHealth", opts)
+        super().__init__(token, name, None, own)
         inputs = render_node_monitoring_addon(args.spec) or {}
         self.addon = aws.eks.Addon(f"{name}-node-monitoring-agent", opts=child_options(self, opts),
                                    **kwargs_of(snake_kwargs(inputs))) if inputs else None
@@ -154,7 +155,7 @@ class KarpenterGpuNodePoolArgs:
 
 
 class KarpenterGpuNodePool(pulumi.ComponentResource):
-    """A GPU pool provisioned by Karpenter (`gpu-platform:nodepools:KarpenterGpuNodePool`): EC2NodeClass and NodePool
+    """A GPU pool provisioned by Karpenter (`gpu-platform:index:KarpenterGpuNodePool`): EC2NodeClass and NodePool
     (Kubernetes provider from `opts.providers`), plus the EFA security group and placement group they select."""
 
     node_pool_name: pulumi.Output[str]
@@ -163,8 +164,8 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         spec, pool = args.spec, args.spec.pools_by_name[args.pool]
         protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
-        super().__init__("gpu-platform:nodepools:KarpenterGpuNodePool", name, None,
-                         pulumi.ResourceOptions.merge(opts, protect))
+        token, own = registration("KarpenterGpuNodePool", pulumi.ResourceOptions.merge(opts, protect))
+        super().__init__(token, name, None, own)
         child = child_options(self, opts, protect=_protect(pool))
         network = _efa_and_placement(name, spec, pool, self, child)
         made = [network.get("placement_group"), network.get("efa_security_group")]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..k8s import helm_release_resource, k8s_objects
-from ..options import child_options
+from ..options import child_options, registration
 from ..spec import PlatformSpec
 from .addons import render_node_addons
 
@@ -23,12 +23,13 @@ class GpuNodeAddonsArgs:
 
 class GpuNodeAddons(pulumi.ComponentResource):
     """cluster-autoscaler and EFA device plugin releases (`<name>-<release>`) and the GKE driver installer
-    (`gpu-platform:nodepools:GpuNodeAddons`)."""
+    (`gpu-platform:index:GpuNodeAddons`)."""
 
     release_names: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: GpuNodeAddonsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:nodepools:GpuNodeAddons", name, None, opts)
+        token, own = registration("GpuNodeAddons", opts)
+        super().__init__(token, name, None, own)
         rendered = render_node_addons(args.spec)
         child = child_options(self, opts)
         self.objects = k8s_objects(name, list(rendered.documents), child)

@@ -8,7 +8,7 @@ from functools import partial
 import pulumi
 import pulumi_gcp as gcp
 
-from ..options import child_options
+from ..options import child_options, registration
 from ..spec import PlatformSpec
 from ..wiring import input_of, kwargs_of
 from .gke import node_pool_name, render_gke_node_pool, replacement_fields
@@ -26,7 +26,7 @@ class GkeGpuNodePoolArgs:
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
-    """A GPU pool on GKE (`gpu-platform:nodepools:GkeGpuNodePool`): one `gcp.container.NodePool` (`<name>-np`).
+    """A GPU pool on GKE (`gpu-platform:index:GkeGpuNodePool`): one `gcp.container.NodePool` (`<name>-np`).
 
     The node pool is named `<pool>-<hash of the fields that replace it>` (`gke.node_pool_name`) and replaced
     create-before-delete: a change that replaces it creates the new pool, under its new name, first. Its Pulumi
@@ -39,8 +39,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         spec, pool = args.spec, args.spec.pools_by_name[args.pool]
         protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
-        super().__init__("gpu-platform:nodepools:GkeGpuNodePool", name, None,
-                         pulumi.ResourceOptions.merge(opts, protect))
+        token, own = registration("GkeGpuNodePool", pulumi.ResourceOptions.merge(opts, protect))
+        super().__init__(token, name, None, own)
         child = child_options(self, opts, protect=True if pool.protect else None)  # else inherit
         inputs = render_gke_node_pool(spec, pool)
         fields = input_of(replacement_fields(inputs))

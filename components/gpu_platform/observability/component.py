@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..k8s import helm_release_resource, k8s_objects
-from ..options import child_options
+from ..options import child_options, registration
 from ..spec import PlatformSpec
 from .render import render_observability
 
@@ -22,13 +22,14 @@ class GpuObservabilityArgs:
 
 
 class GpuObservability(pulumi.ComponentResource):
-    """Monitoring and cost (`gpu-platform:observability:GpuObservability`)."""
+    """Monitoring and cost (`gpu-platform:index:GpuObservability`)."""
 
     rule_name: pulumi.Output[str]
     releases: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:observability:GpuObservability", name, None, opts)
+        token, own = registration("GpuObservability", opts)
+        super().__init__(token, name, None, own)
         docs = render_observability(args.spec)
         child = child_options(self, opts)
         self.prometheus = (helm_release_resource(f"{name}-kube-prometheus-stack", docs.prometheus, child)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .. import k8s
-from ..options import child_options
+from ..options import child_options, registration
 from ..spec import PlatformSpec
 from .render import render_queues
 
@@ -21,7 +21,7 @@ class GpuQueuesArgs:
 
 
 class GpuQueues(pulumi.ComponentResource):
-    """Team quotas and the priority ladder (`gpu-platform:queues:GpuQueues`).
+    """Team quotas and the priority ladder (`gpu-platform:index:GpuQueues`).
 
     Children: `<name>-kueue` and `<name>-volcano` Helm releases, and one resource per rendered object named
     `<name>-<kind>-[<namespace>-]<object>`; custom resources wait for the release that installs their CRDs.
@@ -31,7 +31,8 @@ class GpuQueues(pulumi.ComponentResource):
     priority_class_names: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: GpuQueuesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("gpu-platform:queues:GpuQueues", name, None, opts)
+        token, own = registration("GpuQueues", opts)
+        super().__init__(token, name, None, own)
         q = render_queues(args.spec)
         child = child_options(self, opts)
         scheduling = args.spec.scheduling
