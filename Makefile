@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STACK   ?= dev
 OUT     ?= build/$(STACK)
 
-.PHONY: setup synth test validate bench clean golden docs policy-pack
+.PHONY: setup synth test validate bench clean golden docs policy-pack schema
 
 $(BIN)/gpu-platform: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,6 +29,10 @@ golden: setup
 
 docs: setup
 	$(BIN)/python -m gpu_platform.spec_reference README.md
+
+schema: setup  ## regenerate the provider's mirror types from spec.py, then the committed schema.json
+	$(BIN)/python -m gpu_platform.provider.codegen
+	$(BIN)/python -m gpu_platform.provider.schema > schema.json
 
 policy-pack: setup  ## the library's wheel inside policies/, so the pack installs from that folder alone
 	rm -rf policies/wheels && $(BIN)/pip wheel --quiet --no-deps -w policies/wheels .

@@ -1,7 +1,5 @@
 """GpuPlatform: validates the spec first, then composes the per-domain components."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any
 

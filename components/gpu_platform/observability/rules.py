@@ -117,7 +117,8 @@ def catalog_rules(spec: PlatformSpec) -> list[dict[str, Any]]:
                   "instance_type": pool.instance_type, "sharing": pool.sharing.mode.value}
         rules.append(_static(RATE, rate, labels))
     for pool in spec.node_pools:
-        for resource, n in pool_price(spec, pool).capacity.units_per_node.items():
+        # by resource name: a map's key order does not survive other languages' programs (protobuf Struct)
+        for resource, n in sorted(pool_price(spec, pool).capacity.units_per_node.items()):
             labels = {"pool": pool.name, "resource": ksm_resource(advertised_resource(pool, resource))}
             rules.append(_static(UNITS_PER_NODE, float(n), labels))
     for team in spec.teams:

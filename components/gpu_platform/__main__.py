@@ -1,0 +1,12 @@
+"""`python -m gpu_platform <engine address>`: the Pulumi component provider, as the engine starts it.
+
+`PulumiPlugin.yaml` at the repository root makes the project a Python plugin; with no `__main__.py` beside it the
+Python language host runs `python -m pulumi.run.plugin gpu-platform` (pulumi/pulumi v3.259.0,
+sdk/python/cmd/pulumi-language-python/main.go `RunPlugin`), which imports `gpu_platform` and, since the package
+root exports no component class (it imports no Pulumi SDK), runs this module (sdk/python/lib/pulumi/run/plugin).
+"""
+
+from gpu_platform.provider.serve import serve
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,26 @@
+"""The component package's schema: what GetSchema returns, committed as `schema.json` (`make schema`)."""
+
+import json
+import sys
+from typing import Any
+
+from pulumi.provider.experimental.component import ComponentProvider
+
+from ..options import PACKAGE
+from .serve import COMPONENTS, package_version
+
+__all__ = ["package_schema", "schema_text"]
+
+
+def package_schema() -> dict[str, Any]:
+    """The schema the SDK's analyzer infers from the hosted components, as the provider serves it."""
+    return json.loads(ComponentProvider(COMPONENTS, PACKAGE, None, package_version()).schema)
+
+
+def schema_text() -> str:
+    """`package_schema()` as committed: indented JSON with a final newline."""
+    return json.dumps(package_schema(), indent=2) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.stdout.write(schema_text())

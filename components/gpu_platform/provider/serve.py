@@ -1,0 +1,25 @@
+"""Serve the component package to the Pulumi engine (what `PulumiPlugin.yaml` runs, via `python -m gpu_platform`)."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from pulumi.provider.experimental import component_provider_host
+
+from ..options import PACKAGE
+from .component import GpuPlatform
+
+__all__ = ["COMPONENTS", "package_version", "serve"]
+
+COMPONENTS = [GpuPlatform]
+
+
+def package_version() -> str:
+    """The installed distribution's version (the schema's `version`)."""
+    try:
+        return version(PACKAGE)
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
+        return "0.0.0"
+
+
+def serve() -> None:
+    """Start the provider: it prints its port, then answers GetSchema and Construct until the engine stops it."""
+    component_provider_host(COMPONENTS, PACKAGE, version=package_version())
