@@ -1,0 +1,121 @@
+"""The component provider driven as the engine drives it: GetSchema and Construct over gRPC against a stub resource
+monitor, compared with the Python component under mocks on the same spec."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT
+from helpers.provider_rpc import STACK_URN, ProviderProcess, python_side
+from google.protobuf import json_format
+from pulumi.runtime.proto import engine_pb2
+
+TOKEN = "gpu-platform:index:GpuPlatform"
+OUTPUT_VALUE = {"4dabf18193072939515e22adb298388d": "d0e6a833031e9bbcd3f4e8bde6ca49a4"}  # rpc output value sig
+CLUSTER = "urn:pulumi:dev::gpu-platform::aws:eks/cluster:Cluster::ml-dev"
+
+
+@pytest.fixture(scope="module")
+def provider():
+    with ProviderProcess() as p:
+        yield p
+
+
+@pytest.fixture
+def fresh(provider):
+    """The provider with an empty record of registrations and logs."""
+    provider.monitor.registered.clear()
+    provider.monitor.outputs.clear()
+    provider.engine.logs.clear()
+    return provider
+
+
+def test_get_schema_returns_the_committed_schema(provider):
+    assert json.loads(provider.schema()) == json.loads((ROOT / "schema.json").read_text())
+
+
+@pytest.mark.parametrize("source", ["Pulumi.dev.yaml", "examples/gke-a2.yaml"])
+def test_construct_registers_what_the_python_component_registers(fresh, source):
+    from gpu_platform.load import read_spec_data
+
+    data = read_spec_data(ROOT / source)
+    expected, expected_outputs = python_side(data, "gpu-platform")
+    response = fresh.construct(TOKEN, "gpu-platform", data, parent=STACK_URN)
+    got = {r.urn: r for r in fresh.monitor.registered}
+    assert len(got) == len(fresh.monitor.registered), "no URN registered twice"
+    assert sorted(got) == sorted(r.urn for r in expected)
+    for want in expected:  # type, name, parent, inputs, aliases, dependencies, protect, retainOnDelete
+        assert got[want.urn] == want, want.urn
+    platform = f"urn:pulumi:dev::gpu-platform::pulumi:pulumi:Stack${TOKEN}::gpu-platform"
+    assert response.urn == platform
+    expected_outputs.pop(STACK_URN, None)
+    assert fresh.monitor.outputs == expected_outputs
+    assert json_format.MessageToDict(response.state) == expected_outputs[platform]
+
+
+def test_validation_warnings_reach_the_engine_log(fresh):
+    from gpu_platform import parse_spec
+    from gpu_platform.load import read_spec_data
+    from gpu_platform.validation import check_spec
+
+    data = read_spec_data(ROOT / "Pulumi.dev.yaml")
+    fresh.construct(TOKEN, "gpu-platform", data, parent=STACK_URN)
+    warnings = {m for sev, m, _ in fresh.engine.logs if sev == engine_pb2.WARNING}
+    expected = {str(f) for f in check_spec(parse_spec(data)) if f.severity == "warning"}
+    assert expected and expected <= warnings
+
+
+def _python_error(data) -> str:
+    from gpu_platform import SpecError, parse_spec
+
+    with pytest.raises(SpecError) as e:
+        parse_spec(data)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("break_it", [
+    lambda d: d["nodePools"][1]["sharing"].update(migLayout={"3g.40gb": 2, "1g.10gb": 1}),  # does not fit a GPU
+    lambda d: d["nodePools"][0]["sharing"].update(mode="shared"),  # not an enum value
+    lambda d: (d["nodePools"][2].update(minSize=9, maxSize=4), d["teams"][0]["quotas"].update(nope=1)),
+    lambda d: d["nodePools"][3].update(maxSize=2.5),  # a fraction for an integer
+    lambda d: d["nodePools"][3]["sharing"].update(replicas=True),
+], ids=["mig-layout", "enum", "two-errors", "fraction", "bool-for-int"])
+def test_bad_spec_fails_with_the_python_apis_errors_and_registers_nothing(fresh, dev_data, break_it):
+    import grpc
+
+    break_it(dev_data)
+    # a map's keys arrive in the wire's order (protobuf Struct), not the program's: messages quote them so
+    expected = _python_error(json.loads(json.dumps(dev_data, sort_keys=True)))
+    with pytest.raises(grpc.RpcError) as e:
+        fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
+    message = e.value.details()
+    assert expected in message, f"{message}\n--- expected ---\n{expected}"
+    # the SDK's provider server adds the stack of what a component raised: only the component's own frame
+    assert message.count("File ") == 1 and "provider/component.py" in message
+    assert fresh.monitor.registered == []
+
+
+def test_a_known_output_is_used_and_its_resource_waited_for(fresh, dev_data):
+    dev_data["clusterName"] = {**OUTPUT_VALUE, "value": "ml-dev", "dependencies": [CLUSTER]}
+    dev_data["aws"]["nodeRoleArn"] = {**OUTPUT_VALUE, "value": "arn:aws:iam::111122223333:role/gpu-nodes",
+                                      "dependencies": [CLUSTER]}
+    fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
+    groups = [r for r in fresh.monitor.registered if r.type == "aws:eks/nodeGroup:NodeGroup"]
+    assert groups and all(r.inputs["clusterName"] == "ml-dev" for r in groups)
+    assert all(r.inputs["nodeRoleArn"] == "arn:aws:iam::111122223333:role/gpu-nodes" for r in groups)
+    assert all(CLUSTER in r.dependencies for r in fresh.monitor.registered if r.parent != STACK_URN and r.custom)
+
+
+@pytest.mark.parametrize("output, problem", [
+    ({**OUTPUT_VALUE, "dependencies": [CLUSTER]}, "an unknown Output"),
+    ({**OUTPUT_VALUE, "value": "ml-dev", "secret": True}, "a secret"),
+])
+def test_an_unknown_or_secret_output_is_an_error_naming_the_field(fresh, dev_data, output, problem):
+    import grpc
+
+    dev_data["clusterName"] = output
+    with pytest.raises(grpc.RpcError) as e:
+        fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
+    assert f"clusterName: {problem}" in e.value.details()
+    assert fresh.monitor.registered == []
