@@ -38,3 +38,49 @@ def test_engine_reads_dev_stack_config_as_the_spec(tmp_path):
     value = json.loads(value) if isinstance(value, str) else value
     assert value == read_spec_data(ROOT / "Pulumi.dev.yaml")
     parse_spec(value)
+
+
+def _preview_env(tmp_path) -> dict[str, str]:
+    (tmp_path / "state").mkdir(exist_ok=True)
+    return {**os.environ, "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}", "PULUMI_CONFIG_PASSPHRASE": "x",
+            "PULUMI_SKIP_UPDATE_CHECK": "true"}
+
+
+def _copy_example(name: str, tmp_path):
+    """A copy of examples/<name> whose `packages:` entry points at this repository by absolute path."""
+    import yaml
+
+    project = tmp_path / name
+    shutil.copytree(ROOT / "examples" / name, project, ignore=shutil.ignore_patterns("node_modules", "sdks", "bin"))
+    manifest = yaml.safe_load((project / "Pulumi.yaml").read_text())
+    manifest["packages"]["gpu-platform"] = str(ROOT)
+    (project / "Pulumi.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return project
+
+
+def _previewed_types(project, env) -> set[str]:
+    _pulumi(["stack", "init", "dev", "--non-interactive"], project, env)
+    _pulumi(["config", "set", "aws:region", "us-east-1"], project, env)
+    out = subprocess.run(["pulumi", "preview", "--json", "--non-interactive"], cwd=project, env=env,
+                         capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-4000:] + out.stdout[-4000:]
+    return {step["newState"]["type"] for step in json.loads(out.stdout).get("steps", []) if step.get("newState")}
+
+
+def test_yaml_example_previews_through_the_component_package(tmp_path):
+    """Needs the cloud the dev stack names (AWS credentials and a kubeconfig), as any preview of it does."""
+    project = _copy_example("yaml-stack", tmp_path)
+    types = _previewed_types(project, _preview_env(tmp_path))
+    assert {"gpu-platform:index:GpuPlatform", "gpu-platform:index:EksGpuNodePool",
+            "aws:eks/nodeGroup:NodeGroup"} <= types
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not on PATH")
+def test_ts_example_previews_through_the_generated_sdk(tmp_path):
+    project = _copy_example("ts-stack", tmp_path)
+    env = _preview_env(tmp_path)
+    _pulumi(["package", "add", str(ROOT)], project, env)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=project, env=env, check=True,
+                   capture_output=True, timeout=900)
+    types = _previewed_types(project, env)
+    assert {"gpu-platform:index:GpuPlatform", "aws:eks/nodeGroup:NodeGroup"} <= types
