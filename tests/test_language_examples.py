@@ -105,3 +105,15 @@ def test_ts_program_uses_the_generated_sdk(package):
     assert manifest["dependencies"]["@pulumi/gpu-platform"] == "file:sdks/gpu-platform"
     project = yaml.safe_load((TS_STACK / "Pulumi.yaml").read_text())
     assert (TS_STACK / project["packages"]["gpu-platform"] / "PulumiPlugin.yaml").is_file()
+
+
+def test_readme_yaml_program_checks_against_the_schema_and_validates(validator):
+    from gpu_platform import parse_spec
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("<!-- section:languages -->", 1)[1].split("<!-- /section:languages -->", 1)[0]
+    program = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    [resource] = program["resources"].values()
+    assert resource["type"] == TOKEN
+    assert _errors(validator, resource["properties"]) == []
+    parse_spec(resource["properties"])
