@@ -83,3 +83,5 @@ def test_each_cloud_extra_installs_and_runs(tmp_path, wheels, extra, example):
     assert _run(bin_ / "gpu-platform", "validate", ROOT / example).returncode == 0
     sdk = {"aws": "pulumi_aws", "gcp": "pulumi_gcp"}[extra]
     assert _run(bin_ / "python", "-c", f"import {sdk}").returncode == 0
+    served = _run(bin_ / "python", "-m", "gpu_platform.provider.schema")  # the component package, as installed
+    assert served.returncode == 0 and served.stdout == (ROOT / "schema.json").read_text(), served.stderr[-3000:]

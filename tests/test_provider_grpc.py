@@ -115,7 +115,11 @@ def test_an_unknown_or_secret_output_is_an_error_naming_the_field(fresh, dev_dat
     import grpc
 
     dev_data["clusterName"] = output
+    dev_data["nodePools"][0]["minSize"] = -1  # reported with it: every error at once
     with pytest.raises(grpc.RpcError) as e:
         fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
-    assert f"clusterName: {problem}" in e.value.details()
+    message = e.value.details()
+    assert "2 error(s)" in message
+    assert f"  - clusterName: {problem}" in message
+    assert "  - nodePools[0].minSize: -1: Input should be greater than or equal to 0" in message
     assert fresh.monitor.registered == []

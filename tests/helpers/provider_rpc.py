@@ -18,7 +18,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, provider_pb2_grpc, resource_pb2
 from pulumi.runtime.proto import resource_pb2_grpc
 
-from .stack_urns import _urn
+from .stack_urns import make_urn
 
 # As MockMonitor.GetDeploymentInfo (no output values: inputs reach the monitor as plain values, as under mocks).
 FEATURES = [
@@ -78,7 +78,7 @@ class StubMonitor(resource_pb2_grpc.ResourceMonitorServicer):
         return resource_pb2.SupportsFeatureResponse(hasSupport=request.id != "outputValues")
 
     def RegisterResource(self, request, context):
-        urn = _urn(self.stack, self.project, request.parent, request.type, request.name)
+        urn = make_urn(self.stack, self.project, request.parent, request.type, request.name)
         with self.lock:
             self.registered.append(record(request, urn))
         if not request.custom:

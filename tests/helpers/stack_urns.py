@@ -53,7 +53,7 @@ def registrations(program: Callable[[], Any], project: str, stack: str) -> list[
     return found
 
 
-def _urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
+def make_urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
     # As pulumi.runtime.mocks.MockMonitor.make_urn builds it: the parent's own type before `$` (the engine's
     # resource.NewURN prefixes the parent's whole qualified type; the matching below is the same either way).
     if parent:
@@ -67,7 +67,7 @@ def _collapse(reg: Registration, alias: Any, stack: str, project: str, parent: s
         return alias.urn
     spec = alias.spec
     parent = "" if spec.noParent else (spec.parentUrn or parent)
-    return _urn(spec.stack or stack, spec.project or project, parent, spec.type or reg.type, spec.name or reg.name)
+    return make_urn(spec.stack or stack, spec.project or project, parent, spec.type or reg.type, spec.name or reg.name)
 
 
 def match_old_urns(regs: list[Registration], olds: set[str], stack: str, project: str) -> dict[str, str | None]:
@@ -90,7 +90,7 @@ def match_old_urns(regs: list[Registration], olds: set[str], stack: str, project
                 type_, name = urn.split("::")[2].split("$")[-1], urn.rsplit("::", 1)[-1]
                 if name.startswith(old_parent_name):
                     name = old_parent.rsplit("::", 1)[-1] + name[len(old_parent_name):]
-                candidates.append(_urn(stack, project, old_parent, type_, name))
+                candidates.append(make_urn(stack, project, old_parent, type_, name))
         hit = next((c for c in candidates if c in olds), None)
         found[reg.urn] = hit
         if hit and hit != reg.urn:

@@ -35,12 +35,12 @@ class GpuPlatform(platform.GpuPlatform):
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         converted = to_spec_data(dict(args))
         try:
-            if converted.findings:
-                raise SpecError(converted.findings)
             spec = parse_spec(converted.data)
         except SpecError as e:
             # The SDK appends the stack of what the component raised: keep it to this frame.
-            raise SpecError(e.findings) from None
+            raise SpecError(converted.merged(e.findings)) from None
+        if converted.findings:
+            raise SpecError(converted.findings)
         if converted.depends_on:
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=converted.depends_on))
         super().__init__(name, platform.GpuPlatformArgs(spec=spec), opts)

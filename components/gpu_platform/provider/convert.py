@@ -21,6 +21,8 @@ from ..spec import PlatformSpec
 
 __all__ = ["SpecData", "to_spec_data"]
 
+_UNUSABLE = object()  # an Output whose value cannot go into the spec: left out, its finding says why
+
 
 @dataclass
 class SpecData:
@@ -29,6 +31,11 @@ class SpecData:
     data: dict[str, Any]
     depends_on: list[pulumi.Resource] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+
+    def merged(self, found: list[Finding]) -> list[Finding]:
+        """These findings, then `found` (the spec's) without what it says about the values left out."""
+        left_out = {f.path for f in self.findings}
+        return [*self.findings, *(f for f in found if f.path not in left_out)]
 
 
 def to_spec_data(args: dict[str, Any]) -> SpecData:
@@ -51,7 +58,9 @@ def _model(model: type[BaseModel], data: Any, path: str, out: SpecData) -> Any:
     for key, value in data.items():
         info = model.model_fields.get(key)
         name = (info.alias or key) if info else key  # an unknown key stays, for the spec to name it
-        wire[name] = _value(info.annotation if info else Any, value, _join(path, name), out)
+        converted = _value(info.annotation if info else Any, value, _join(path, name), out)
+        if converted is not _UNUSABLE:
+            wire[name] = converted
     return wire
 
 
@@ -68,23 +77,29 @@ def _value(annotation: Any, value: Any, path: str, out: SpecData) -> Any:
     value = _resolved(value, path, out)
     annotation = _bare(annotation)
     origin = get_origin(annotation)
+    if value is _UNUSABLE:
+        return value
     if isinstance(value, Enum):
         return value.value
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return _model(annotation, value, path, out)
     if origin is list and isinstance(value, list):
         item = get_args(annotation)[0]
-        return [_value(item, v, _join(path, i), out) for i, v in enumerate(value)]
+        return _kept([_value(item, v, _join(path, i), out) for i, v in enumerate(value)])
     if origin is dict and isinstance(value, dict):
         item = get_args(annotation)[1]
         return {k: _value(item, v, _join(path, k), out) for k, v in value.items()}
     if isinstance(value, dict):
         return {k: _value(Any, v, _join(path, k), out) for k, v in value.items()}
     if isinstance(value, list):
-        return [_value(Any, v, _join(path, i), out) for i, v in enumerate(value)]
+        return _kept([_value(Any, v, _join(path, i), out) for i, v in enumerate(value)])
     if annotation is int and isinstance(value, float) and value.is_integer():
         return int(value)  # numbers travel as doubles; 1.5 stays 1.5 for the spec to reject
     return value
+
+
+def _kept(items: list[Any]) -> Any:
+    return _UNUSABLE if any(v is _UNUSABLE for v in items) else items
 
 
 def _resolved(value: Any, path: str, out: SpecData) -> Any:
@@ -101,16 +116,16 @@ def _resolved(value: Any, path: str, out: SpecData) -> Any:
     if not data.done():
         out.findings.append(Finding(path, "an Output whose value is not resolved; allowed: a value known when the "
                                           "platform is created"))
-        return None
+        return _UNUSABLE
     resolved = data.result()
     if not resolved.is_known:
         out.findings.append(Finding(path, "an unknown Output (a resource not created yet, as in a first preview); "
                                           "allowed: a value known when the platform is created: create that resource "
                                           "first, or pass its name as a plain value"))
-        return None
+        return _UNUSABLE
     if resolved.is_secret:
         out.findings.append(Finding(path, "a secret; allowed: a plain value (it names a cloud object and is written "
                                           "into the platform's resources in clear)"))
-        return None
+        return _UNUSABLE
     out.depends_on.extend(r for r in resolved.resources if r not in out.depends_on)
     return _resolved(resolved.value, path, out)
