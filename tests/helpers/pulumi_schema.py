@@ -17,7 +17,8 @@ def _prop(prop: dict[str, Any]) -> dict[str, Any]:
     if kind == "array":
         return {"type": "array", "items": _prop(prop["items"])}
     if kind == "object":
-        return {"type": "object", "additionalProperties": _prop(prop.get("additionalProperties", {"$ref": "pulumi.json#/Any"}))}
+        values = prop.get("additionalProperties", {"$ref": "pulumi.json#/Any"})
+        return {"type": "object", "additionalProperties": _prop(values)}
     return {"type": kind}
 
 

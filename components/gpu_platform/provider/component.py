@@ -14,7 +14,7 @@ __all__ = ["GpuPlatform"]
 
 
 class GpuPlatform(platform.GpuPlatform):
-    """The whole tiered GPU platform of one cluster, built from the platform spec (validated first, all errors at once)."""
+    """The tiered GPU platform of one cluster, built from the platform spec (validated first, every error at once)."""
 
     # The same outputs as the Python component; the string after each is its description in the schema.
     node_pool_names: pulumi.Output[list[str]]
