@@ -104,22 +104,40 @@ def test_a_known_output_is_used_and_its_resource_waited_for(fresh, dev_data):
     groups = [r for r in fresh.monitor.registered if r.type == "aws:eks/nodeGroup:NodeGroup"]
     assert groups and all(r.inputs["clusterName"] == "ml-dev" for r in groups)
     assert all(r.inputs["nodeRoleArn"] == "arn:aws:iam::111122223333:role/gpu-nodes" for r in groups)
-    assert all(CLUSTER in r.dependencies for r in fresh.monitor.registered if r.parent != STACK_URN and r.custom)
+    assert all(CLUSTER in r.dependencies for r in groups), "what uses the value waits for its resource"
 
 
-@pytest.mark.parametrize("output, problem", [
-    ({**OUTPUT_VALUE, "dependencies": [CLUSTER]}, "an unknown Output"),
-    ({**OUTPUT_VALUE, "value": "ml-dev", "secret": True}, "a secret"),
-])
-def test_an_unknown_or_secret_output_is_an_error_naming_the_field(fresh, dev_data, output, problem):
+def test_depends_on_reaches_every_child(fresh, dev_data):
+    fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN, depends_on=(CLUSTER,))
+    children = [r for r in fresh.monitor.registered if r.parent != STACK_URN]
+    assert len(children) > 90 and all(CLUSTER in r.dependencies for r in children)
+
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # rpc's unknown value
+
+
+def test_an_unknown_output_is_deferred_in_a_preview(fresh, dev_data):
+    dev_data["clusterName"] = {**OUTPUT_VALUE, "dependencies": [CLUSTER]}  # the cluster is not created yet
+    fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN, preview=True)
+    groups = [r for r in fresh.monitor.registered if r.type == "aws:eks/nodeGroup:NodeGroup"]
+    assert len(groups) == 4 and all(r.inputs["clusterName"] == UNKNOWN for r in groups)
+    assert all(CLUSTER in r.dependencies for r in groups)
+
+
+def test_a_secret_output_stays_secret(fresh, dev_data):
+    dev_data["aws"]["nodeRoleArn"] = {**OUTPUT_VALUE, "value": "arn:aws:iam::111122223333:role/gpu-nodes",
+                                      "secret": True}
+    fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
+    groups = [r for r in fresh.monitor.registered if r.type == "aws:eks/nodeGroup:NodeGroup"]
+    sig = "4dabf18193072939515e22adb298388d"
+    assert groups and all(r.inputs["nodeRoleArn"][sig] == "1b47061264138c4ac30d75fd1eb44270" for r in groups)
+    assert all(r.inputs["nodeRoleArn"]["value"] == "arn:aws:iam::111122223333:role/gpu-nodes" for r in groups)
+
+
+def test_an_output_that_resolves_to_a_bad_value_fails_naming_the_field(fresh, dev_data):
     import grpc
 
-    dev_data["clusterName"] = output
-    dev_data["nodePools"][0]["minSize"] = -1  # reported with it: every error at once
+    dev_data["clusterName"] = {**OUTPUT_VALUE, "value": "ml dev!", "dependencies": [CLUSTER]}
     with pytest.raises(grpc.RpcError) as e:
         fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
-    message = e.value.details()
-    assert "2 error(s)" in message
-    assert f"  - clusterName: {problem}" in message
-    assert "  - nodePools[0].minSize: -1: Input should be greater than or equal to 0" in message
-    assert fresh.monitor.registered == []
+    assert "clusterName: 'ml dev!' is not a cluster name" in e.value.details()

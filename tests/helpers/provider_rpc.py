@@ -172,12 +172,14 @@ class ProviderProcess:
         """GetSchema (version 0): the schema text."""
         return self.stub.GetSchema(provider_pb2.GetSchemaRequest(), timeout=self.timeout).schema
 
-    def construct(self, type_: str, name: str, inputs: dict[str, Any], parent: str = "") -> Any:
-        """Construct as the engine sends it for a program's `new GpuPlatform(name, inputs)` (an update, not a
-        preview); the registrations land in `self.monitor`."""
+    def construct(self, type_: str, name: str, inputs: dict[str, Any], parent: str = "", preview: bool = False,
+                  depends_on: tuple[str, ...] = ()) -> Any:
+        """Construct as the engine sends it for a program's `new GpuPlatform(name, inputs)` (an update unless
+        `preview`); the registrations land in `self.monitor`."""
         request = provider_pb2.ConstructRequest(
-            project=self.project, stack=self.stack, dryRun=False, parallel=4, monitorEndpoint=self.address,
-            type=type_, name=name, parent=parent, inputs=_struct(inputs), organization="organization")
+            project=self.project, stack=self.stack, dryRun=preview, parallel=4, monitorEndpoint=self.address,
+            type=type_, name=name, parent=parent, inputs=_struct(inputs), organization="organization",
+            dependencies=list(depends_on))
         return self.stub.Construct(request, timeout=self.timeout)
 
 

@@ -33,14 +33,9 @@ class GpuPlatform(platform.GpuPlatform):
     """OpenCost's API URL (absent when OpenCost is off)."""
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        converted = to_spec_data(dict(args))
         try:
-            spec = parse_spec(converted.data)
+            spec = parse_spec(to_spec_data(dict(args)))
         except SpecError as e:
             # The SDK appends the stack of what the component raised: keep it to this frame.
-            raise SpecError(converted.merged(e.findings)) from None
-        if converted.findings:
-            raise SpecError(converted.findings)
-        if converted.depends_on:
-            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=converted.depends_on))
+            raise SpecError(e.findings) from None
         super().__init__(name, platform.GpuPlatformArgs(spec=spec), opts)

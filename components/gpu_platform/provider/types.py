@@ -605,7 +605,7 @@ class NodePoolAws(TypedDict):
     capacity_reservation_id: NotRequired[pulumi.Input[str]]
     """EC2 capacity reservation (required for CAPACITY_BLOCK)."""
 
-    subnet_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
+    subnet_ids: NotRequired[list[pulumi.Input[str]]]
     """Subnets of this pool (default: aws.subnetIds)."""
 
     root_volume_gib: NotRequired[int]
@@ -708,7 +708,7 @@ class AwsSpec(TypedDict):
     region: str
     """AWS region of the EKS cluster."""
 
-    subnet_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
+    subnet_ids: NotRequired[list[pulumi.Input[str]]]
     """Default subnets of every node group."""
 
     node_role_arn: NotRequired[pulumi.Input[str]]
