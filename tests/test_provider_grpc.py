@@ -141,3 +141,14 @@ def test_an_output_that_resolves_to_a_bad_value_fails_naming_the_field(fresh, de
     with pytest.raises(grpc.RpcError) as e:
         fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
     assert "clusterName: 'ml dev!' is not a cluster name" in e.value.details()
+
+
+def test_an_output_where_the_spec_needs_a_plain_value_names_the_fields_that_take_outputs(fresh, dev_data):
+    import grpc
+
+    dev_data["labelDomain"] = {**OUTPUT_VALUE, "value": "gpu.example.com", "dependencies": [CLUSTER]}
+    with pytest.raises(grpc.RpcError) as e:
+        fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
+    assert "labelDomain: a Pulumi Input; allowed: a plain value. Only fields that name existing objects take" \
+        in e.value.details()
+    assert fresh.monitor.registered == []
