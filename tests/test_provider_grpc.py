@@ -134,12 +134,13 @@ def test_a_secret_output_stays_secret(fresh, dev_data):
     assert all(r.inputs["nodeRoleArn"]["value"] == "arn:aws:iam::111122223333:role/gpu-nodes" for r in groups)
 
 
-def test_an_output_that_resolves_to_a_bad_value_fails_naming_the_field(fresh, dev_data):
+def test_an_output_that_resolves_to_a_bad_value_fails_naming_the_field(dev_data):
     import grpc
 
     dev_data["clusterName"] = {**OUTPUT_VALUE, "value": "ml dev!", "dependencies": [CLUSTER]}
-    with pytest.raises(grpc.RpcError) as e:
-        fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
+    # its own process: what registers before the value resolves may still be in flight when Construct fails
+    with ProviderProcess() as provider, pytest.raises(grpc.RpcError) as e:
+        provider.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
     assert "clusterName: 'ml dev!' is not a cluster name" in e.value.details()
 
 

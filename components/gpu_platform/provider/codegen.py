@@ -4,8 +4,8 @@ The analyzer (pulumi.provider.experimental.analyzer) accepts TypedDicts and anno
 enums, lists, string-keyed dicts and `pulumi.Input[...]`, with real (not string) annotations; it reads a property's
 description from the string literal after its annotation. So every pydantic model of the spec becomes a TypedDict
 of the same name and field names (the analyzer camel-cases them into the spec's aliases), each StrEnum a mirror
-enum, and the values the spec lets be Pulumi Inputs (fields that name existing cloud objects) `pulumi.Input[str]`. Run `python -m gpu_platform.provider.codegen`
-after changing `spec.py`; a test fails while `types.py` differs from what this prints.
+enum, and each value the spec lets be a Pulumi Input (fields that name existing cloud objects) `pulumi.Input[str]`.
+Run `make schema` after changing `spec.py`; a test fails while `types.py` differs from what this prints.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ ARGS_NAME = "GpuPlatformArgs"  # the component's args: PlatformSpec's fields at 
 _DEFERRABLE = deferrable(None).__code__  # every validator `deferrable` makes shares this code
 
 
-def _takes_input(annotation: Any, metadata: list[Any] = ()) -> bool:  # type: ignore[assignment]
+def _takes_input(annotation: Any, metadata: tuple[Any, ...] = ()) -> bool:
     """Whether the spec lets this value be a Pulumi Input (its validator is `deferred.deferrable`)."""
     for item in metadata:
         func = getattr(item, "func", None)
         if getattr(func, "__code__", None) is _DEFERRABLE:
             return True
     if get_origin(annotation) is Annotated:
-        return _takes_input(get_args(annotation)[0], list(annotation.__metadata__))
+        return _takes_input(get_args(annotation)[0], annotation.__metadata__)
     if get_origin(annotation) in (Union, types.UnionType):
         return any(_takes_input(a) for a in get_args(annotation) if a is not type(None))
     return False
@@ -77,6 +77,11 @@ def _strip(annotation: Any) -> tuple[Any, bool]:
     return annotation, False
 
 
+def _annotation(field: Any) -> Any:
+    """A pydantic field's annotation with the outer `Annotated` metadata pydantic keeps apart put back."""
+    return Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+
+
 class _Collector:
     """Walks the model tree from PlatformSpec; records each model and enum once, in first-use order."""
 
@@ -107,12 +112,15 @@ class _Collector:
         raise TypeError(f"no Pulumi schema type for {annotation!r}")
 
     def field_expr(self, field: Any) -> str:
-        """The mirror type of a model field (pydantic keeps a field's outer `Annotated` metadata apart)."""
-        return self.expr(Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation)
+        """The mirror type of a model field."""
+        return self.expr(_annotation(field))
 
-    def takes_input(self, field: Any) -> bool:
+    @staticmethod
+    def takes_input(field: Any) -> bool:
         """Whether a field, or the items of a list field, may be Pulumi Inputs."""
-        return "pulumi.Input[" in self.field_expr(field)
+        annotation = _annotation(field)
+        bare, _ = _strip(annotation)
+        return _takes_input(annotation) or (get_origin(bare) is list and _takes_input(get_args(bare)[0]))
 
     def visit(self, model: type[BaseModel]) -> None:
         if model in self.models:
