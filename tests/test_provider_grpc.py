@@ -54,6 +54,23 @@ def test_construct_registers_what_the_python_component_registers(fresh, source):
     assert json_format.MessageToDict(response.state) == expected_outputs[platform]
 
 
+@pytest.mark.parametrize("source", ["Pulumi.dev.yaml", "examples/gke-a2.yaml"])
+def test_outputs_match_their_schema_types(fresh, source):
+    import jsonschema
+    from gpu_platform.load import read_spec_data
+    from helpers.pulumi_schema import resource_outputs_schema
+
+    data = read_spec_data(ROOT / source)
+    response = fresh.construct(TOKEN, "gpu-platform", data, parent=STACK_URN)
+    state = json_format.MessageToDict(response.state)
+    validator = jsonschema.Draft202012Validator(
+        resource_outputs_schema(json.loads((ROOT / "schema.json").read_text()), TOKEN))
+    assert [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(state)] == []
+    assert state["nodeGroups"].keys() == set(state["nodePoolNames"])
+    for tier in state["tiers"].values():
+        assert tier["nodeSelector"] == {f"{data['labelDomain']}/gpu-pool": tier["pool"]}
+
+
 def test_validation_warnings_reach_the_engine_log(fresh):
     from gpu_platform import parse_spec
     from gpu_platform.load import read_spec_data

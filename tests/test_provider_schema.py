@@ -4,6 +4,7 @@ the pydantic spec that cannot drift (every field, its camelCase alias, a compati
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import ROOT
@@ -84,6 +85,19 @@ def test_every_spec_field_has_a_mirror_with_its_alias_and_type(schema):
             _compatible(prop, target[props][alias], defs, schema, f"{name}.{alias}")
 
 
+def _input_types(schema) -> set[str]:
+    """The type tokens reachable from the resource's inputs (the rest describe its outputs)."""
+    found: set[str] = set()
+    todo = [schema["resources"][TOKEN]["inputProperties"]]
+    while todo:
+        text = json.dumps(todo.pop())
+        for token in re.findall(r'"#/types/([^"]+)"', text):
+            if token not in found:
+                found.add(token)
+                todo.append(schema["types"][token])
+    return found
+
+
 def test_fields_naming_cloud_objects_take_inputs_and_the_rest_is_plain(schema):
     from gpu_platform.provider.codegen import input_fields
     from gpu_platform.spec import PlatformSpec
@@ -91,7 +105,7 @@ def test_fields_naming_cloud_objects_take_inputs_and_the_rest_is_plain(schema):
     inputs = input_fields()
     assert ("PlatformSpec", "cluster_name") in inputs and ("AwsSpec", "subnet_ids") in inputs
     owners = {"PlatformSpec": schema["resources"][TOKEN]["inputProperties"],
-              **{t.rsplit(":", 1)[-1]: d.get("properties", {}) for t, d in schema["types"].items()}}
+              **{t.rsplit(":", 1)[-1]: schema["types"][t].get("properties", {}) for t in _input_types(schema)}}
     seen = set()
     for owner, props in owners.items():
         for alias, prop in props.items():

@@ -62,6 +62,13 @@ def invoke_result(token: str, args: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def computed_state(type_: str, state: dict[str, Any]) -> dict[str, Any]:
+    """A resource's outputs on both sides: its inputs, plus what its provider computes that the outputs read."""
+    if type_ == "aws:eks/nodeGroup:NodeGroup" and "nodeGroupNamePrefix" in state:  # the provider's suffix
+        return {"nodeGroupName": state["nodeGroupNamePrefix"] + "2026113000000000000000000a", **state}
+    return state
+
+
 class StubMonitor(resource_pb2_grpc.ResourceMonitorServicer):
     """Records registrations; custom resources get id `<name>-id` and their inputs back as outputs."""
 
@@ -83,7 +90,8 @@ class StubMonitor(resource_pb2_grpc.ResourceMonitorServicer):
             self.registered.append(record(request, urn))
         if not request.custom:
             return resource_pb2.RegisterResourceResponse(urn=urn)
-        return resource_pb2.RegisterResourceResponse(urn=urn, id=f"{request.name}-id", object=request.object)
+        state = computed_state(request.type, json_format.MessageToDict(request.object))
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=f"{request.name}-id", object=_struct(state))
 
     def RegisterResourceOutputs(self, request, context):
         with self.lock:
@@ -196,7 +204,7 @@ def python_side(data: dict[str, Any], name: str, project: str = "gpu-platform",
 
     class _Mocks(pulumi.runtime.Mocks):
         def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-            return f"{args.name}-id", dict(args.inputs)
+            return f"{args.name}-id", computed_state(args.typ, dict(args.inputs))
 
         def call(self, args: pulumi.runtime.MockCallArgs):
             return invoke_result(args.token, args.args)

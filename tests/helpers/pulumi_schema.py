@@ -31,11 +31,22 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 def resource_inputs_schema(package: dict[str, Any], token: str) -> dict[str, Any]:
     """The JSON Schema (2020-12) of the input properties of resource `token`, with every type of the package."""
     resource = package["resources"][token]
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            **_object(resource["inputProperties"], resource.get("requiredInputs", [])), "$defs": _defs(package)}
+
+
+def resource_outputs_schema(package: dict[str, Any], token: str) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of the output properties of resource `token`."""
+    resource = package["resources"][token]
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            **_object(resource["properties"], resource.get("required", [])), "$defs": _defs(package)}
+
+
+def _defs(package: dict[str, Any]) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     for name, t in package["types"].items():
         if "enum" in t:
             defs[name] = {"type": t["type"], "enum": [e["value"] for e in t["enum"]]}
         else:
             defs[name] = _object(t.get("properties", {}), t.get("required", []))
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            **_object(resource["inputProperties"], resource.get("requiredInputs", [])), "$defs": defs}
+    return defs

@@ -1,13 +1,12 @@
 """`GpuPlatform` as the component package serves it: the spec as typed inputs, then the Python component."""
 
-from typing import Any
-
 import pulumi
 
 from .. import platform
 from ..errors import SpecError
 from ..load import parse_spec
 from .convert import to_spec_data
+from .outputs import TeamOutput, TierOutput
 from .types import GpuPlatformArgs
 
 __all__ = ["GpuPlatform"]
@@ -16,14 +15,15 @@ __all__ = ["GpuPlatform"]
 class GpuPlatform(platform.GpuPlatform):
     """The tiered GPU platform of one cluster, built from the platform spec (validated first, every error at once)."""
 
-    # The same outputs as the Python component; the string after each is its description in the schema.
+    # The Python component's outputs, the per-team and per-tier maps typed (the SDK passes maps through as
+    # they are: their camelCase keys are the schema's); the string after each is its description in the schema.
     node_pool_names: pulumi.Output[list[str]]
     """The spec's pool names, in order."""
     tier_names: pulumi.Output[list[str]]
     """The spec's tier names, in order."""
-    teams: pulumi.Output[dict[str, Any]]
+    teams: pulumi.Output[dict[str, TeamOutput]]
     """Per team: namespaces, LocalQueue and ClusterQueue names, and the tiers it may use."""
-    tiers: pulumi.Output[dict[str, Any]]
+    tiers: pulumi.Output[dict[str, TierOutput]]
     """Per tier: the pod label, resource, node selector, tolerations and priority classes a workload carries."""
     node_groups: pulumi.Output[dict[str, str]]
     """Per pool: the cloud node group (EKS) or node pool (GKE) name."""

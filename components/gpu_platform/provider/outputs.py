@@ -1,0 +1,50 @@
+"""The shapes of GpuPlatform's per-team and per-tier outputs (`gpu_platform.outputs`), typed for other languages."""
+
+from typing import NotRequired, TypedDict
+
+__all__ = ["TeamOutput", "TierOutput", "Toleration"]
+
+
+class Toleration(TypedDict):
+    """A Kubernetes toleration a tier's pods carry."""
+
+    key: str
+    operator: str
+    value: NotRequired[str]
+    effect: str
+
+
+class TierOutput(TypedDict):
+    """What a workload of one tier carries once admitted (and may set itself)."""
+
+    labels: dict[str, str]
+    """The tier label (`<labelDomain>/gpu-tier: <tier>`)."""
+    pool: str
+    """The pool the tier runs on."""
+    resource: str
+    """The extended resource its pods request."""
+    node_selector: dict[str, str]
+    """The pool's node selector."""
+    tolerations: list[Toleration]
+    """The pool's taint and the GPU taint."""
+    priority_class_name: str
+    """The tier's PriorityClass."""
+    workload_priority_class_name: str
+    """The tier's Kueue WorkloadPriorityClass."""
+    priority: int
+    """The tier's priority value."""
+
+
+class TeamOutput(TypedDict):
+    """A team's namespaces and queues."""
+
+    namespaces: list[str]
+    """The team's namespaces."""
+    local_queue: str
+    """The LocalQueue name in each of its namespaces."""
+    cluster_queue: str
+    """Its ClusterQueue."""
+    tiers: list[str]
+    """The tiers it may run (those it has a quota for)."""
+    namespace_labels: dict[str, str]
+    """The labels the platform puts on its namespaces."""
