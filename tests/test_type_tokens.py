@@ -61,8 +61,12 @@ def test_dev_stack_keeps_every_urn(dev_registrations):
 def test_without_the_aliases_the_moved_components_would_be_replaced(dev_registrations):
     from dataclasses import replace
 
+    from gpu_platform.options import FORMER_TOKENS
+
     committed = set(DEV_URNS.read_text().split())
     bare = [replace(r, aliases=()) for r in dev_registrations]
-    kept = [u for u, old in match_old_urns(bare, committed, "dev", "gpu-platform").items() if old is not None]
-    # only the platform keeps its URN: every moved component and all its children would be replaced
-    assert kept == ["urn:pulumi:dev::gpu-platform::pulumi:pulumi:Stack$gpu-platform:index:GpuPlatform::gpu-platform"]
+    kept = {old for old in match_old_urns(bare, committed, "dev", "gpu-platform").values() if old is not None}
+    # every resource whose URN holds a former token (a moved component and all its children) would be replaced
+    with_former = {u for u in committed if any(f"{t}$" in u or f"{t}::" in u for t in FORMER_TOKENS.values())}
+    assert len(with_former) > 90
+    assert kept == committed - with_former
