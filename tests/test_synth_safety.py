@@ -125,3 +125,19 @@ def test_force_never_replaces_root_home_or_the_working_directory(runner, tmp_pat
     assert result.exit_code == 1 and "even with --force" in result.stderr, result.output
     assert (work / "keep.txt").read_text() == "x"
     assert not list(tmp_path.glob("**/.gpu-platform-synth-*"))
+
+
+def test_what_a_kill_leaves_next_to_out_is_cleaned_up_and_nothing_else(runner, tmp_path):
+    out = tmp_path / "out"
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
+    discarded = tmp_path / ".gpu-platform-synth-out-k1ll3d.discarded"  # killed while removing the earlier render
+    (discarded / "queues").mkdir(parents=True)
+    (discarded / "queues" / "a.yaml").write_text("x")
+    empty = tmp_path / ".gpu-platform-synth-out-3mpty"  # killed right after creating its staging directory
+    empty.mkdir()
+    foreign = tmp_path / ".gpu-platform-synth-out-notes"  # matches the prefix, but not ours
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep")
+    assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
+    assert not discarded.exists() and not empty.exists()
+    assert (foreign / "notes.txt").read_text() == "keep"

@@ -140,10 +140,30 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(errno, os.strerror(errno), str(b))
 
 
+_TRASH_SUFFIX = ".discarded"  # a staging directory renamed so before it is removed: ours whatever is left in it
+
+
 def _clean_stale_staging(parent: Path, name: str) -> None:
+    """Remove what a synth killed mid-way left next to `out`: staging directories marked as ours (a manifest,
+    the discard suffix) or still empty. Anything else matching the prefix is left alone."""
     for stale in parent.glob(f"{_STAGING_PREFIX}{name}-*"):
-        if stale.is_dir() and not stale.is_symlink() and (stale / MANIFEST).exists():
+        if not stale.is_dir() or stale.is_symlink():
+            continue
+        if stale.name.endswith(_TRASH_SUFFIX) or (stale / MANIFEST).exists() or not any(stale.iterdir()):
             shutil.rmtree(stale, ignore_errors=True)
+
+
+def _discard(path: Path) -> None:
+    """Remove a staging directory; renamed first (one atomic step), so a kill during the removal, which may take
+    the manifest before the rest, still leaves a directory the next synth recognises as its own."""
+    if not path.exists():
+        return
+    trash = path.with_name(path.name + _TRASH_SUFFIX)
+    try:
+        os.rename(path, trash)
+    except OSError:
+        trash = path
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -> dict[str, int]:
@@ -177,7 +197,7 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
         counts = _write_tree(artifacts, staging)
         _swap_in(staging, out)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        _discard(staging)
     return counts
 
 
@@ -229,7 +249,7 @@ def _swap_in(staging: Path, out: Path) -> None:
         os.rename(old / "previous", out)  # put the earlier render back
         raise
     finally:
-        shutil.rmtree(old, ignore_errors=True)
+        _discard(old)
     staging.mkdir()
 
 
