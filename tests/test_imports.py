@@ -1,4 +1,4 @@
-"""`validate` and `synth` are offline and cheap: they import no Pulumi SDK, cloud SDK or solver at all."""
+"""`validate` and `synth` are offline and cheap: they import no Pulumi SDK, cloud SDK or solver (scipy, highspy) at all."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from gpu_platform.load import load_spec
 from gpu_platform.synth import render_all
 from gpu_platform.validation import check_spec
 spec = load_spec(sys.argv[1]); check_spec(spec); render_all(spec)
-heavy = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulumi_policy", "boto3", "scipy", "grpc")
+heavy = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulumi_policy", "boto3", "scipy", "highspy", "grpc")
 print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
 """
 

@@ -27,6 +27,7 @@ __all__ = [
     "price_columns",
     "split_groups",
     "within_gap",
+    "within_plan",
     "without_dominated",
 ]
 
@@ -137,6 +138,18 @@ def within_gap(group: Group, duals: Duals, slack: float) -> Group:
                               if _route_reduced(group, cand, t, items, duals) <= slack]}
         reduced = _reduced_all(group, cand, _tables(group, cand, duals.tiers), duals)
         caps[cand] = int(np.flatnonzero(reduced <= slack).max(initial=-1)) + 1
+    return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
+
+
+def within_plan(group: Group, plan: tuple[Column, ...]) -> Group:
+    """`group` with the routes and node counts of `plan`'s direct pools put back, so the plan is one of its
+    solutions (a search can start from it); every plan of the group stays a real plan."""
+    slots, caps = dict(group.slots), dict(group.node_cap)
+    for col in plan:
+        if col.cand in group.direct:
+            (kind, tiers), = slots[col.cand].items()
+            slots[col.cand] = {kind: sorted(set(tiers) | col.tiers)}
+            caps[col.cand] = max(caps.get(col.cand, col.nodes), col.nodes)
     return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
 
 

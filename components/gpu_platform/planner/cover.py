@@ -3,7 +3,7 @@
 Variables: one binary per listed column; per direct candidate (exclusive, time-slicing, MPS) its node count
 and one binary per tier it may serve. Rows: every tier covered; per direct candidate, the units routed there
 fit its nodes, and a tier alone needs ceil(units / per node) of them (a cut that tightens the relaxation).
-Solved with HiGHS through `scipy.optimize.milp`.
+Solved with HiGHS through `highspy`, starting from the best plan known.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import LinearConstraint
 from scipy.sparse import lil_array
 
 from .columns import Column, Group
+from .highs import solve_mip
 
 __all__ = ["Cover", "solve_cover"]
 
@@ -77,6 +78,22 @@ class _Program:
                              np.zeros(len(self.routes))])
         return LinearConstraint(a.tocsr(), lb, ub)
 
+    def solution(self, plan: list[Column]) -> np.ndarray | None:
+        """`plan` as values of this program's variables; None when a pool of it is not in the program."""
+        x, index = np.zeros(self.size), {c: j for j, c in enumerate(self.cols)}
+        route = {(t, c): self.first_route + i for i, (t, c, _) in enumerate(self.routes)}
+        for col in plan:
+            if col.cand in self.node_var:
+                if col.nodes > self.group.max_nodes(col.cand) or any((t, col.cand) not in route for t in col.tiers):
+                    return None
+                x[self.node_var[col.cand]] = col.nodes
+                x[[route[(t, col.cand)] for t in col.tiers]] = 1
+            elif col in index:
+                x[index[col]] = 1
+            else:
+                return None
+        return x
+
     def columns(self, x: np.ndarray) -> list[Column]:
         out = [c for c, v in zip(self.cols, x) if v > 0.5]
         routed = [(t, c) for i, (t, c, _) in enumerate(self.routes) if x[self.first_route + i] > 0.5]
@@ -87,17 +104,19 @@ class _Program:
         return out
 
 
-def solve_cover(group: Group, cols: list[Column], time_limit: float, rel_gap: float) -> Cover | None:
+def solve_cover(group: Group, cols: list[Column], time_limit: float, rel_gap: float,
+                start: list[Column] | None = None, floor: float = -math.inf) -> Cover | None:
     """The cheapest plan of `group` whose MIG pools are among `cols` (cost inf when there is none); None when
-    the time limit stops the search before it finds one."""
+    the time limit stops the search before it finds one. `start` is a plan to begin from (its MIG pools must
+    be among `cols`), `floor` a lower bound proven outside this program."""
     prog = _Program(group, cols)
-    res = milp(prog.costs(), constraints=prog.rows(), integrality=np.ones(prog.size),
-               bounds=Bounds(np.zeros(prog.size), prog.upper()),
-               options={"time_limit": max(time_limit, 0.05), "mip_rel_gap": rel_gap})
-    if res.status == 2:  # infeasible: no plan is made of these columns and direct pools
+    rows = prog.rows()
+    res = solve_mip(prog.costs(), rows.A, rows.lb, rows.ub, prog.upper(), time_limit, rel_gap,
+                    prog.solution(start) if start else None, floor)
+    if res.status == "infeasible":  # no plan is made of these columns and direct pools
         return Cover((), math.inf, True, math.inf)
     if res.x is None:
         return None
     chosen = prog.columns(np.round(res.x))
     cost = sum(group.cost(c) for c in chosen)
-    return Cover(tuple(chosen), cost, res.status == 0, float(getattr(res, "mip_dual_bound", None) or 0.0))
+    return Cover(tuple(chosen), cost, res.status == "optimal", res.bound)

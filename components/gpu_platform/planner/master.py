@@ -1,6 +1,6 @@
 """Solve one tier group exactly: column generation for the bound, enumeration and a cover program for the plan.
 
-1. Column generation (HiGHS LP through `scipy.optimize.linprog`, exact knapsack pricing, at most one pool per
+1. Column generation (HiGHS LP through `highspy`, grown by columns and re-solved from its last basis; exact knapsack pricing, at most one pool per
    candidate) gives a lower bound L on the cost of any plan, with tier and candidate duals.
 2. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
    for a small slack s (0.2 % of L) and solves the cover program over them (`cover.solve_cover`). When that
@@ -18,11 +18,12 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import linprog
 from scipy.sparse import csc_array
 
-from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns, within_gap
+from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
+from .highs import ColumnLP
+from .local import improve, rounded
 
 __all__ = ["GroupPlan", "solve_group"]
 
@@ -31,6 +32,9 @@ _ENUM_LIMIT = 50_000  # pools listed for one proof step before the planner settl
 _SMOOTHING = 0.5  # weight of the best duals so far when pricing
 _CG_GAP = 2e-4  # column generation stops when the best bound is this close (relative) to the LP value
 _CG_SHARE = 0.4  # of the time limit, at most, for column generation
+_DIVE_SHARE = 0.2  # of the time left, at most, for the dive that finds the first plan
+_DIVE_ROUNDS = 4  # pricing rounds, at most, after each fixing
+_DIVE_FIX = 0.7  # the dive fixes every tier the LP serves at least this much on one candidate
 _FIRST_SLACK = 2e-3  # the first listing holds the pools within 0.2 % of the bound; then the slack doubles
 
 
@@ -44,24 +48,34 @@ class GroupPlan:
     optimal: bool
 
 
-def _matrix(group: Group, cols: list[Column]) -> tuple[csc_array, list[int], list[int]]:
-    """Cover rows (one per tier) over convexity rows (one per candidate), as `-cover <= -1, conv <= 1`."""
-    tiers, cands = sorted(group.units), sorted(group.slots)
-    row = {t: i for i, t in enumerate(tiers)}
-    conv = {c: len(tiers) + i for i, c in enumerate(cands)}
-    data = [(row[t], j, -1.0) for j, col in enumerate(cols) for t in col.tiers]
-    data += [(conv[col.cand], j, 1.0) for j, col in enumerate(cols)]
-    r, c, v = zip(*data)
-    return csc_array((v, (r, c)), shape=(len(tiers) + len(cands), len(cols))), tiers, cands
+class _Master:
+    """The column model's LP: a cover row (>= 1) per tier, a convexity row (<= 1) per candidate, grown by
+    columns on one HiGHS instance that re-optimises from its last basis."""
 
+    def __init__(self, group: Group, cols: list[Column]) -> None:
+        self.group, self.tiers, self.cands = group, sorted(group.units), sorted(group.slots)
+        self.row = {t: i for i, t in enumerate(self.tiers)}
+        self.row.update({("cand", c): len(self.tiers) + i for i, c in enumerate(self.cands)})
+        self.lp = ColumnLP(np.concatenate([np.ones(len(self.tiers)), np.full(len(self.cands), -np.inf)]),
+                           np.concatenate([np.full(len(self.tiers), np.inf), np.ones(len(self.cands))]))
+        self.cols: list[Column] = []
+        self.add(cols)
 
-def _lp(group: Group, cols: list[Column]) -> tuple[Duals, float]:
-    """The duals (clipped at 0) and the value of the column model's LP over `cols`."""
-    a, tiers, cands = _matrix(group, cols)
-    b = np.concatenate([-np.ones(len(tiers)), np.ones(len(cands))])
-    res = linprog([group.cost(c) for c in cols], A_ub=a, b_ub=b, bounds=(0, None), method="highs")
-    marg = [max(0.0, -float(m)) for m in res.ineqlin.marginals]
-    return Duals(dict(zip(tiers, marg)), dict(zip(cands, marg[len(tiers):]))), float(res.fun)
+    def add(self, cols: list[Column]) -> None:
+        """Append columns to the LP."""
+        rows = [sorted([self.row[t] for t in col.tiers] + [self.row[("cand", col.cand)]]) for col in cols]
+        ptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+        idx = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(ptr[-1]))
+        a = csc_array((np.ones(len(idx)), idx, ptr), shape=(len(self.row), len(cols)))
+        self.lp.add(np.array([self.group.cost(c) for c in cols], dtype=float), a)
+        self.cols += cols
+
+    def solve(self) -> tuple[Duals, float, np.ndarray]:
+        """The duals (clipped at 0), the value and the solution of the LP over the columns so far."""
+        value, x, y = self.lp.solve()
+        n = len(self.tiers)
+        return (Duals({t: max(0.0, float(v)) for t, v in zip(self.tiers, y[:n])},
+                      {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n:])}), value, x)
 
 
 def _mix(a: Duals, b: Duals, weight: float) -> Duals:
@@ -70,15 +84,18 @@ def _mix(a: Duals, b: Duals, weight: float) -> Duals:
                  {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()})
 
 
-def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals, float, bool]:
-    """Column generation: the duals with the best Lagrangian bound found, that bound, and whether it converged.
+def _generate(group: Group, cols: list[Column], deadline: float, lp: _Master | None = None,
+              rounds: float = math.inf) -> tuple[Duals, float, bool, np.ndarray]:
+    """Column generation: the duals with the best Lagrangian bound found, that bound, whether it converged, and
+    the last LP solution over `cols` (which grows by the columns generated).
 
     Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
     and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
     """
     known, center, bound = set(cols), None, -math.inf
+    lp = lp or _Master(group, cols)
     while True:
-        duals, value = _lp(group, cols)
+        duals, value, x = lp.solve()
         new: list[Column] = []
         for at in ([_mix(center, duals, _SMOOTHING), duals] if center else [duals]):
             new, lagrange = price_columns(group, at)
@@ -88,10 +105,12 @@ def _generate(group: Group, cols: list[Column], deadline: float) -> tuple[Duals,
             if new:
                 break
         converged = not new or value - bound <= _CG_GAP * abs(value)
-        if converged or time.perf_counter() > deadline:
-            return center, bound, converged
+        rounds -= 1
+        if converged or time.perf_counter() > deadline or rounds <= 0:
+            return center, bound, converged, x
         known.update(new)
         cols += new
+        lp.add(new)
 
 
 def _greedy(group: Group) -> list[Column]:
@@ -113,14 +132,51 @@ def _full(group: Group) -> list[Column]:
     return [merged(group, c, [t for ts in kinds.values() for t in ts]) for c, kinds in group.slots.items()]
 
 
+def _assignment_dive(group: Group, cols: list[Column], deadline: float) -> dict[int, int] | None:
+    """Tier -> candidate from diving on the column LP: fix the tiers the LP serves mostly on one candidate to
+    it (no other candidate may serve them), price new pools, repeat until every tier sits on one candidate.
+    A plan without proof; None when the time runs out."""
+    cols = list(cols)
+    lp = _Master(group, cols)
+    slots = {c: {k: list(ts) for k, ts in kinds.items()} for c, kinds in group.slots.items()}
+    while time.perf_counter() < deadline:
+        sub = replace(group, slots=slots)
+        _, _, _, x = _generate(sub, cols, deadline, lp, _DIVE_ROUNDS)
+        share: dict[int, dict[int, float]] = {t: {} for t in group.units}
+        for col, v in zip(cols, x):
+            for t in col.tiers if v > 1e-9 else ():
+                share[t][col.cand] = share[t].get(col.cand, 0.0) + float(v)
+        top = {t: max(sh.items(), key=lambda kv: kv[1]) for t, sh in share.items()}
+        if all(v > 1 - 1e-6 for _, v in top.values()):
+            return {t: c for t, (c, _) in top.items()}
+        open_ = {t: cv for t, cv in top.items() if cv[1] <= 1 - 1e-6}
+        fix = {t: c for t, (c, v) in open_.items() if v >= _DIVE_FIX} or dict(
+            [max(((t, c) for t, (c, _) in open_.items()), key=lambda tc: open_[tc[0]][1])])
+        for t, c in fix.items():
+            for other, kinds in slots.items():
+                if other != c:
+                    for k in kinds:
+                        kinds[k] = [u for u in kinds[k] if u != t]
+        lp.lp.forbid([j for j, col in enumerate(cols) if any(t in col.tiers and fix[t] != col.cand
+                                                            for t in col.tiers & fix.keys())])
+    return None
+
+
 def solve_group(group: Group, time_limit: float) -> GroupPlan:
     """The cheapest pools for one group found within `time_limit` seconds, with a proven lower bound."""
     deadline = time.perf_counter() + time_limit
     start = _greedy(group)
     generated = list({*start, *_full(group)})
-    duals, bound, converged = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
+    duals, bound, converged, x = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
     best, proven = Cover(tuple(start), sum(group.cost(c) for c in start), False), bound
+    dived = _assignment_dive(group, generated, time.perf_counter() + _DIVE_SHARE * (deadline - time.perf_counter()))
+    for where in (dived or {}, rounded(group, generated, x), {t: c.cand for c in start for t in c.tiers}):
+        if len(where) == len(group.units):
+            found = improve(group, where, deadline)
+            cost = sum(group.cost(c) for c in found)
+            best = Cover(tuple(found), cost, False) if cost < best.cost - 1e-9 else best
     solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound if converged else 0.0
+    searched = False  # whether a cover program over listed pools ran
     while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack:
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
@@ -128,16 +184,18 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         if listed is None:
             too_many, slack = slack, _next_slack(solved, slack, math.inf, bound)
             continue
-        found = solve_cover(within_gap(group, duals, slack), listed + list(best.columns),
-                            deadline - time.perf_counter(), REL_GAP)
+        searched = True
+        found = solve_cover(within_plan(within_gap(group, duals, slack), best.columns), listed + list(best.columns),
+                            deadline - time.perf_counter(), REL_GAP, list(best.columns), bound)
         best = found if found is not None and found.cost < best.cost else best
         if found is not None and found.optimal and found.cost <= bound + slack:
             return GroupPlan(best.columns, best.cost, best.cost, True)
         if found is not None:  # no plan within the slack is missing, so the program's bound holds up to it
             proven = max(proven, min(found.bound, bound + slack))
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
-    if best.columns == tuple(start) and time.perf_counter() < deadline:  # the compact model gets the time left
-        found = solve_cover(replace(group, direct=set(group.slots)), [], deadline - time.perf_counter(), REL_GAP)
+    if not searched and time.perf_counter() < deadline:  # the compact model gets the time left
+        found = solve_cover(replace(group, direct=set(group.slots)), [], deadline - time.perf_counter(), REL_GAP,
+                            list(best.columns), bound)
         best = found if found is not None and found.cost < best.cost else best
         proven = max(proven, found.bound if found is not None else proven)
     return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)

@@ -1,0 +1,128 @@
+"""One integer program on HiGHS through `highspy`: a starting plan, a time limit, the dual bound read back.
+
+`scipy.optimize.milp` runs the same solver but takes no starting solution, so HiGHS spent most of a large
+group's time rediscovering the plan the planner already had. Here the known plan is handed over with
+`Highs.setSolution` (highspy 1.15, `highspy/highs.py`), the search stops as soon as the incumbent is within
+the relative gap of HiGHS's own dual bound, or of a lower bound proven outside it (`floor`, through the MIP
+interrupt callback), and the dual bound is returned so a caller can report a true gap.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+from scipy.sparse import csc_array
+
+__all__ = ["MipResult", "solve_mip"]
+
+_LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
+
+
+@dataclass(frozen=True)
+class MipResult:
+    """What the search ended with: status, the best solution (None when it found none), its cost and bound."""
+
+    status: str  # optimal | infeasible | limit
+    x: np.ndarray | None
+    cost: float
+    bound: float
+
+
+def solve_mip(cost: np.ndarray, a: csc_array, row_lo: np.ndarray, row_hi: np.ndarray, col_hi: np.ndarray,
+              time_limit: float, rel_gap: float, start: np.ndarray | None = None, floor: float = -math.inf,
+              threads: int = 1) -> MipResult:
+    """min cost @ x with row_lo <= a @ x <= row_hi, 0 <= x <= col_hi, x integer.
+
+    `start` is a feasible solution to begin from; `floor` a lower bound on the optimum known from elsewhere
+    (the search stops once the incumbent is within `rel_gap` of it, and the bound returned is at least it).
+    """
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", _LOG)
+    h.setOptionValue("time_limit", max(float(time_limit), 0.05))
+    h.setOptionValue("mip_rel_gap", rel_gap)
+    h.setOptionValue("threads", threads)
+    h.setOptionValue("random_seed", 0)
+    lp = highspy.HighsLp()
+    a = csc_array(a)
+    lp.num_col_, lp.num_row_ = a.shape[1], a.shape[0]
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost.astype(float), np.zeros(a.shape[1]), col_hi.astype(float)
+    lp.row_lower_ = np.where(np.isinf(row_lo), -highspy.kHighsInf, row_lo).astype(float)
+    lp.row_upper_ = np.where(np.isinf(row_hi), highspy.kHighsInf, row_hi).astype(float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_ = a.indptr.astype(np.int32), a.indices.astype(np.int32)
+    lp.a_matrix_.value_ = a.data.astype(float)
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * a.shape[1]
+    h.passModel(lp)
+    if os.environ.get("GPU_PLATFORM_PLANNER_DUMP"):
+        h.writeModel(f"{os.environ['GPU_PLATFORM_PLANNER_DUMP']}-{a.shape[1]}.mps")
+    if start is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = list(map(float, start))
+        sol.value_valid = True
+        h.setSolution(sol)
+    if floor > -math.inf:
+        _stop_at(h, floor, rel_gap)
+    h.solve()
+    status = h.getModelStatus()
+    info = h.getInfo()
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return MipResult("infeasible", None, math.inf, math.inf)
+    has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value) if has_x else None
+    value = float(info.objective_function_value) if has_x else math.inf
+    bound = max(float(info.mip_dual_bound), floor)
+    done = status == highspy.HighsModelStatus.kOptimal or (has_x and value <= bound + rel_gap * abs(value))
+    return MipResult("optimal" if done else "limit", x, value, min(bound, value))
+
+
+def _stop_at(h: highspy.Highs, floor: float, rel_gap: float) -> None:
+    """Interrupt the search once its incumbent is within `rel_gap` of `floor` (a proven lower bound)."""
+
+    def check(event: highspy.highs.HighsCallbackEvent) -> None:
+        if event.data_out.objective_function_value <= floor + rel_gap * abs(floor):
+            event.interrupt()
+
+    h.cbMipInterrupt += check
+
+
+class ColumnLP:
+    """A linear program that grows by columns (column generation's master): HiGHS keeps the model and its
+    basis between solves, so each round re-optimises from the last basis instead of starting over."""
+
+    def __init__(self, row_lo: np.ndarray, row_hi: np.ndarray) -> None:
+        self._h = highspy.Highs()
+        self._h.setOptionValue("output_flag", False)
+        self._h.setOptionValue("threads", 1)
+        self._h.setOptionValue("presolve", "off")  # presolve would discard the basis kept between solves
+        self._h.setOptionValue("solver", "simplex")
+        inf = highspy.kHighsInf
+        self._h.addRows(len(row_lo), np.where(np.isinf(row_lo), -inf, row_lo).astype(float),
+                        np.where(np.isinf(row_hi), inf, row_hi).astype(float), 0,
+                        np.array([], dtype=np.int32), np.array([], dtype=np.int32), np.array([], dtype=float))
+
+    def add(self, cost: np.ndarray, a: csc_array) -> None:
+        """Append columns (0 <= x, no upper bound) with costs `cost` and entries `a` (rows x new columns)."""
+        a = csc_array(a)
+        n = a.shape[1]
+        if n:
+            self._h.addCols(n, cost.astype(float), np.zeros(n), np.full(n, highspy.kHighsInf), a.nnz,
+                            a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data.astype(float))
+            self._h.setOptionValue("simplex_strategy", 4)  # primal: the last basis stays primal feasible
+
+    def forbid(self, columns: list[int]) -> None:
+        """Fix these columns at 0."""
+        if columns:
+            idx = np.array(columns, dtype=np.int32)
+            zero = np.zeros(len(idx))
+            self._h.changeColsBounds(len(idx), idx, zero, zero)
+            self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
+    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(value, column values, row duals); a row's dual is >= 0 when its lower bound binds."""
+        self._h.run()
+        sol = self._h.getSolution()
+        return (float(self._h.getInfo().objective_function_value), np.asarray(sol.col_value),
+                np.asarray(sol.row_dual))

@@ -1,0 +1,116 @@
+"""A quick plan to start the exact search from: round the column LP, then improve by moving tiers.
+
+Each tier goes to the candidate the LP gives most of it to; then, until nothing helps, a tier moves to
+another candidate, two tiers in different pools swap, or a whole pool moves to another candidate, whenever
+that lowers the cost. The result is a valid plan with no claim to optimality: the integer program that
+follows starts from it (so its first incumbent is good) and does the proving.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+
+from .columns import Column, Group, merged
+
+__all__ = ["improve", "rounded"]
+
+
+def rounded(group: Group, cols: list[Column], x) -> dict[int, int]:
+    """tier -> candidate: where the LP solution `x` over `cols` serves most of each tier."""
+    share: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    for col, v in zip(cols, x):
+        if v > 1e-9:
+            for t in col.tiers:
+                share[t][col.cand] += float(v)
+    out = {}
+    for t in group.units:
+        if share[t]:
+            out[t] = max(share[t].items(), key=lambda kv: (kv[1], -kv[0]))[0]
+    return out
+
+
+class _State:
+    """Units per (candidate, kind) and the node count and cost they make."""
+
+    def __init__(self, group: Group, where: dict[int, int]) -> None:
+        self.group, self.where = group, dict(where)
+        self.kind = {(t, c): k for c, kinds in group.slots.items() for k, ts in kinds.items() for t in ts}
+        self.load: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for t, c in self.where.items():
+            self.load[c][self.kind[(t, c)]] += group.units[t]
+
+    def cost_of(self, cand: int, load: dict[str, int]) -> float:
+        nodes = max((math.ceil(u / self.group.per_node[(cand, k)]) for k, u in load.items() if u), default=0)
+        return self.group.price[cand] * nodes
+
+    def delta(self, changes: dict[int, dict[str, int]]) -> float:
+        """Cost change of adding `changes[c][k]` units (negative: removing) to each candidate's load."""
+        out = 0.0
+        for c, by_kind in changes.items():
+            now = self.load[c]
+            after = dict(now)
+            for k, u in by_kind.items():
+                after[k] = after.get(k, 0) + u
+            out += self.cost_of(c, after) - self.cost_of(c, now)
+        return out
+
+    def apply(self, moves: dict[int, int]) -> None:
+        for t, c in moves.items():
+            old = self.where[t]
+            self.load[old][self.kind[(t, old)]] -= self.group.units[t]
+            self.load[c][self.kind[(t, c)]] += self.group.units[t]
+            self.where[t] = c
+
+
+def _changes(state: _State, moves: dict[int, int]) -> dict[int, dict[str, int]]:
+    out: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for t, c in moves.items():
+        old, u = state.where[t], state.group.units[t]
+        out[old][state.kind[(t, old)]] -= u
+        out[c][state.kind[(t, c)]] += u
+    return out
+
+
+def improve(group: Group, where: dict[int, int], deadline: float) -> list[Column]:
+    """The plan `where` (tier -> candidate) after moves, swaps and pool moves that lower its cost."""
+    state = _State(group, where)
+    serves = defaultdict(list)
+    for (t, c) in state.kind:
+        serves[t].append(c)
+    improved = True
+    while improved and time.perf_counter() < deadline:
+        improved = False
+        for t in sorted(group.units):  # one tier to another candidate
+            best, to = -1e-7, None
+            for c in serves[t]:
+                if c != state.where[t] and (d := state.delta(_changes(state, {t: c}))) < best:
+                    best, to = d, c
+            if to is not None:
+                state.apply({t: to})
+                improved = True
+        tiers = sorted(group.units)
+        for i, a in enumerate(tiers):  # two tiers swap candidates
+            for b in tiers[i + 1:]:
+                ca, cb = state.where[a], state.where[b]
+                if ca != cb and (b, ca) in state.kind and (a, cb) in state.kind:
+                    if state.delta(_changes(state, {a: cb, b: ca})) < -1e-7:
+                        state.apply({a: cb, b: ca})
+                        improved = True
+        pools: dict[int, list[int]] = defaultdict(list)  # a whole pool to another candidate
+        for t, c in state.where.items():
+            pools[c].append(t)
+        for c, ts in pools.items():
+            common = set.intersection(*(set(serves[t]) for t in ts)) - {c}
+            best, to = -1e-7, None
+            for other in common:
+                if (d := state.delta(_changes(state, dict.fromkeys(ts, other)))) < best:
+                    best, to = d, other
+            if to is not None:
+                state.apply(dict.fromkeys(ts, to))
+                improved = True
+    on: dict[int, list[int]] = defaultdict(list)
+    for t, c in state.where.items():
+        on[c].append(t)
+    return [merged(group, c, ts) for c, ts in on.items()]
