@@ -6,6 +6,8 @@ import pytest
 from gpu_platform.catalog import INSTANCE_TYPES
 from gpu_platform.errors import SpecError
 from gpu_platform.planner import PlanningError, parse_demand, plan
+from gpu_platform.planner.candidates import allowed_types
+from gpu_platform.planner.demand import TRAINING_GPU_MODELS, catalog_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -102,3 +104,62 @@ def test_equal_cost_ties_go_to_the_preferred_sharing_mode():
     pool = result.pools[0]
     assert pool.candidate.mode.value == "mig" and dict(pool.candidate.layout) == {"7g.80gb": 1}
     assert result.optimal and result.hourly == pytest.approx(_price("p4de.24xlarge"))
+
+
+def test_a_gpus_tier_defaults_to_training_class_gpus():
+    # Without a GPU floor the cheapest GPU hour on AWS is a T4 (g4dn.xlarge); pre-training must not land there.
+    result = plan(parse_demand({"cloud": "aws", "tiers": [{"name": "pretrain", "gpus": 16}]}))
+    pool = result.pool_of("pretrain")
+    assert pool.candidate.itype.gpu_model in TRAINING_GPU_MODELS
+    assert pool.candidate.itype.name == min(
+        (t for t in INSTANCE_TYPES.values() if t.cloud == "aws" and t.gpu_model in TRAINING_GPU_MODELS),
+        key=lambda t: t.hourly_per_gpu).name
+    # Asking for any GPU, a model or a memory floor overrides the default.
+    anywhere = plan(parse_demand({"cloud": "aws", "tiers": [{"name": "pretrain", "gpus": 16, "gpuModel": "any"}]}))
+    assert anywhere.pool_of("pretrain").candidate.itype.gpu_model not in TRAINING_GPU_MODELS
+    assert anywhere.hourly < result.hourly
+    t4 = plan(parse_demand({"cloud": "aws", "tiers": [{"name": "inf", "gpus": 4, "gpuModel": "t4"}]}))
+    assert t4.pool_of("inf").candidate.itype.gpu_model == "T4"
+
+
+@pytest.mark.parametrize(("tier", "models"), [
+    ({"gpuModel": "H100"}, {"H100-80GB"}),
+    ({"gpuModel": ["H200", "A100-SXM4-80GB"]}, {"H200-141GB", "A100-SXM4-80GB"}),
+    ({"minGpuMemoryGiB": 100}, {"H200-141GB"}),
+    ({"minGpuMemoryGiB": 48, "gpuModel": "any"}, {"L40S", "A100-SXM4-80GB", "H100-80GB", "H200-141GB"}),
+    ({"gpuModel": "A100", "minGpuMemoryGiB": 41}, {"A100-SXM4-80GB"}),
+])
+def test_gpu_model_and_memory_floor_limit_every_pool_of_the_tier(tier, models):
+    d = parse_demand({"cloud": "aws", "tiers": [
+        {"name": "train", "gpus": 8, **tier},
+        {"name": "infer", "mig": {"profile": "1g.10gb", "instances": 9}, **tier},
+        {"name": "nb", "seats": {"count": 5, "perGpu": 4}, **tier}]})
+    result = plan(d)
+    used = {result.pool_of(t.name).candidate.itype.gpu_model for t in d.tiers}
+    assert used <= models
+    catalog = catalog_of(d)
+    assert {t.gpu_model for tier_ in d.tiers for t in allowed_types(d, tier_, catalog)} == models
+
+
+@pytest.mark.parametrize(("tier", "path", "words"), [
+    ({"gpus": 1, "gpuModel": "H10"}, "tiers[0].gpuModel", "did you mean 'H100'?"),
+    ({"gpus": 1, "gpuModel": ["T4", "a100-80"]}, "tiers[0].gpuModel[1]", "did you mean 'A100-SXM4-80GB'?"),
+    ({"gpus": 1, "instanceTypes": ["g5.xlarge"]}, "tiers[0].gpus", "training-class"),
+    ({"gpus": 1, "minGpuMemoryGiB": 200}, "tiers[0].minGpuMemoryGiB", "at least 200 GiB"),
+    ({"gpus": 1, "minGpuMemoryGiB": 0}, "tiers[0].minGpuMemoryGiB", "greater than or equal to 1"),
+    ({"seats": {"count": 2, "perGpu": 2}, "gpuModel": "T4", "instanceTypes": ["p5.48xlarge"]}, "tiers[0].gpuModel",
+     "H100-80GB (80 GB)"),
+])
+def test_gpu_floor_errors_name_field_value_and_what_is_allowed(tier, path, words):
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", "tiers": [{"name": "a", **tier}]})
+    assert any(f.path == path and words in f.message for f in info.value.findings), info.value.findings
+
+
+def test_every_gpu_floor_error_is_reported_at_once():
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", "tiers": [{"name": "a", "gpus": 1, "gpuModel": "H10"},
+                                                {"name": "b", "gpus": 1, "instanceTypes": ["g4dn.xlarge"]},
+                                                {"name": "c", "gpus": 1, "minGpuMemoryGiB": 500}]})
+    assert {f.path for f in info.value.findings} == {"tiers[0].gpuModel", "tiers[1].gpus",
+                                                     "tiers[2].minGpuMemoryGiB"}

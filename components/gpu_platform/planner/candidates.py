@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..catalog import Catalog, GpuModel, InstanceType, profiles_for
 from ..spec import SharingMode
-from .demand import Demand, DemandTier, accepted_modes
+from .demand import Demand, DemandTier, accepted_modes, gpu_fits
 from .mig_packing import Layout, maximal_layouts
 
 __all__ = ["Candidate", "allowed_types", "build_candidates", "unit_capacity"]
@@ -38,13 +38,14 @@ class Candidate:
 
 
 def allowed_types(demand: Demand, tier: DemandTier, catalog: Catalog) -> list[InstanceType]:
-    """The instance types a tier may run on: its own list, the file's, or every GPU type of the cloud."""
+    """The instance types a tier may run on: its own list, the file's, or every GPU type of the cloud, cut to
+    those whose GPU meets the tier's GPU model and memory floor (`demand.gpu_fits`)."""
     names = tier.instance_types or demand.instance_types
     cloud = demand.cloud.value if demand.cloud else None
     types = [catalog.instance(n) for n in names] if names else [
         t for t in catalog.instance_types.values() if t.cloud == cloud
     ]
-    return [t for t in types if t is not None and t.cloud == cloud]
+    return [t for t in types if t is not None and t.cloud == cloud and gpu_fits(tier, t.gpu_model, catalog)]
 
 
 def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[str, int] | None:

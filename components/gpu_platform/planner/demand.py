@@ -6,6 +6,7 @@ with every error at once, each naming its field path, the bad value and what is 
 
 from __future__ import annotations
 
+import difflib
 import re
 from enum import StrEnum
 from pathlib import Path
@@ -33,11 +34,14 @@ from ..spec import MAX_HOURLY_PRICE, Cloud, SharingMode
 __all__ = [
     "Demand",
     "DemandTier",
+    "TRAINING_GPU_MODELS",
     "Isolation",
     "MigDemand",
     "SeatDemand",
     "accepted_modes",
     "catalog_of",
+    "gpu_fits",
+    "gpu_models_of",
     "load_demand",
     "parse_demand",
 ]
@@ -89,6 +93,12 @@ class DemandTier(_Model):
         default=None, description="exclusive | hardware | process | none; default from what the tier needs."
     )
     instance_types: list[str] | None = Field(default=None, description="Allowed types (default: the file's).")
+    gpu_model: str | list[str] | None = Field(
+        default=None, description="GPU model(s) the tier may run on: a catalog name (H100-80GB) or family (H100), "
+        "or `any`; default for a `gpus` tier: training-class (A100, H100, H200), otherwise any.")
+    min_gpu_memory_gib: int | None = Field(
+        default=None, alias="minGpuMemoryGiB", ge=1, le=1024,
+        description="Least GPU memory per GPU, in GiB, against the catalog's nominal memory (80 for A100-80GB).")
     priority: int | None = Field(
         default=None, ge=-2147483648, le=1000000000, description="PriorityClass value (default: the spec's ladder by the pool's sharing mode)."
     )
@@ -100,6 +110,13 @@ class DemandTier(_Model):
         if len(given) != 1:
             raise ValueError(f"set exactly one of gpus, mig, seats (got {', '.join(given) or 'none'})")
         return self
+
+    @property
+    def gpu_model_names(self) -> tuple[str, ...]:
+        """`gpuModel` as a tuple of the names given (empty when unset)."""
+        if self.gpu_model is None:
+            return ()
+        return (self.gpu_model,) if isinstance(self.gpu_model, str) else tuple(self.gpu_model)
 
     @property
     def kind(self) -> str:
@@ -139,6 +156,44 @@ def accepted_modes(tier: DemandTier) -> list[SharingMode]:
     return {Isolation.PROCESS: [SharingMode.MPS], Isolation.NONE: [SharingMode.TIME_SLICING]}.get(iso, [])
 
 
+TRAINING_GPU_MODELS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-141GB")
+"""The catalog's training-class GPUs (NVLink/NVSwitch HGX boards, 40 GB or more, BF16/TF32 tensor cores): where a
+`gpus` tier that names no GPU model or memory floor may run. A10G, L4, L40S and T4 are inference-class."""
+
+
+def _families(catalog: Catalog) -> dict[str, tuple[str, ...]]:
+    """Lower-cased family (the name before its first '-': 'h100') and full name -> catalog GPU model names."""
+    out: dict[str, list[str]] = {}
+    for name in sorted(catalog.gpu_models):
+        out.setdefault(name.lower(), []).append(name)
+        family = name.split("-")[0].lower()
+        if family != name.lower():
+            out.setdefault(family, []).append(name)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def gpu_models_of(tier: DemandTier, catalog: Catalog) -> frozenset[str] | None:
+    """The GPU models a tier may run on, or None for any (unknown names are reported by `parse_demand`)."""
+    names = tier.gpu_model_names
+    if any(n.lower() == "any" for n in names):
+        return None
+    if names:
+        families = _families(catalog)
+        return frozenset(m for n in names for m in families.get(n.lower(), ()))
+    if tier.kind == "gpus" and tier.min_gpu_memory_gib is None:
+        return frozenset(TRAINING_GPU_MODELS)
+    return None
+
+
+def gpu_fits(tier: DemandTier, gpu_model: str, catalog: Catalog) -> bool:
+    """Whether a GPU of `gpu_model` meets the tier's GPU model and memory floor."""
+    models = gpu_models_of(tier, catalog)
+    gpu = catalog.gpu(gpu_model)
+    if models is not None and gpu_model not in models:
+        return False
+    return tier.min_gpu_memory_gib is None or (gpu is not None and gpu.memory_gb >= tier.min_gpu_memory_gib)
+
+
 def catalog_of(demand: Demand) -> Catalog:
     """The built-in catalog with the demand's price overrides and discount."""
     return Catalog.build((), demand.price_overrides, demand.discount_percent)
@@ -158,6 +213,19 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
             if itype is None or itype.cloud != cloud.value:
                 found.append(Finding(f"{path}[{j}]", f"{name!r} is not a {cloud.value} instance type in the catalog; "
                                      f"allowed: {', '.join(cloud_types)}"))
+    families = _families(catalog)
+    allowed_models = sorted({*(m for ms in families.values() for m in ms), *(k.upper() for k in families
+                                                                            if "-" not in k)}) + ["any"]
+    for i, tier in enumerate(demand.tiers):
+        for j, name in enumerate(tier.gpu_model_names):
+            if name.lower() != "any" and name.lower() not in families:
+                path = f"tiers[{i}].gpuModel" + (f"[{j}]" if isinstance(tier.gpu_model, list) else "")
+                same_family = [m for m in families.get(name.split("-")[0].lower(), ()) if "-" in m]
+                close = difflib.get_close_matches(name.upper(), same_family or allowed_models, n=1, cutoff=0.3)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                found.append(Finding(path, f"{name!r} is not a GPU model in the catalog; {hint}"
+                                     f"allowed: {', '.join(allowed_models)}"))
+    found += _gpu_floor_findings(demand, catalog, cloud)
     seen: set[str] = set()
     for i, tier in enumerate(demand.tiers):
         if len(tier.name) > 63 or not _DNS_LABEL.match(tier.name):
@@ -169,6 +237,38 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
             found.append(Finding(f"tiers[{i}].isolation", f"{tier.effective_isolation.value!r} cannot serve seats "
                                  "(seats share a GPU); allowed: process (MPS) or none (time-slicing); use mig for "
                                  "hardware isolation"))
+    return found
+
+
+def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
+    """A tier whose GPU model or memory floor leaves none of its instance types."""
+    found = []
+    families = _families(catalog)
+    for i, tier in enumerate(demand.tiers):
+        if any(n.lower() not in families and n.lower() != "any" for n in tier.gpu_model_names):
+            continue  # reported as unknown
+        names = tier.instance_types or demand.instance_types
+        types = [t for t in ([catalog.instance(n) for n in names] if names else catalog.instance_types.values())
+                 if t is not None and t.cloud == cloud.value]
+        if not types or any(gpu_fits(tier, t.gpu_model, catalog) for t in types):
+            continue
+        models = gpu_models_of(tier, catalog)
+        wants = []
+        if models is not None:
+            wants.append(f"a GPU of model {' or '.join(sorted(models))}")
+        if tier.min_gpu_memory_gib is not None:
+            wants.append(f"a GPU with at least {tier.min_gpu_memory_gib} GiB")
+        have = sorted({f"{t.gpu_model} ({catalog.gpu(t.gpu_model).memory_gb} GB)" for t in types
+                       if catalog.gpu(t.gpu_model)})
+        if tier.gpu_model_names:
+            path, fix = f"tiers[{i}].gpuModel", "name a model these types have, or allow types that have it"
+        elif tier.min_gpu_memory_gib is not None:
+            path, fix = f"tiers[{i}].minGpuMemoryGiB", "lower it, or allow types with more GPU memory"
+        else:
+            path, fix = (f"tiers[{i}].gpus", "a `gpus` tier runs on training-class GPUs unless it sets gpuModel "
+                         "(a model, or any) or minGpuMemoryGiB; allow such a type or set one of them")
+        found.append(Finding(path, f"no allowed instance type has {' and '.join(wants)}; the allowed types "
+                             f"have {', '.join(have)}; {fix}"))
     return found
 
 

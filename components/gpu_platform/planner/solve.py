@@ -104,7 +104,7 @@ class Plan:
 
 def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tuple[int, int, str]]:
     """(tier index, candidate index, unit kind) for every tier-candidate pair that works."""
-    out = []
+    out, problems = [], []
     for t, tier in enumerate(demand.tiers):
         allowed = {x.name for x in allowed_types(demand, tier, catalog)}
         found = False
@@ -114,9 +114,11 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
                 out.append((t, c, cap[0]))
                 found = True
         if not found:
-            raise PlanningError(f"tiers[{t}] ({tier.name}): no allowed instance type can serve it; allowed types: "
-                                f"{', '.join(sorted(allowed)) or 'none'}; check the MIG profile, seats per GPU "
-                                "(MPS <= 48) and isolation")
+            problems.append(f"tiers[{t}] ({tier.name}): no allowed instance type can serve it; allowed types: "
+                            f"{', '.join(sorted(allowed)) or 'none'}; check the MIG profile, seats per GPU "
+                            "(MPS <= 48), isolation, gpuModel and minGpuMemoryGiB")
+    if problems:
+        raise PlanningError("\n".join(problems))
     return out
 
 
