@@ -32,9 +32,10 @@ _ENUM_LIMIT = 50_000  # pools listed for one proof step before the planner settl
 _SMOOTHING = 0.5  # weight of the best duals so far when pricing
 _CG_GAP = 2e-4  # column generation stops when the best bound is this close (relative) to the LP value
 _CG_SHARE = 0.4  # of the time limit, at most, for column generation
-_DIVE_SHARE = 0.2  # of the time left, at most, for the dive that finds the first plan
+_DIVE_SHARE = 0.4  # of the time left, at most, for the dives that find the first plan
 _DIVE_ROUNDS = 4  # pricing rounds, at most, after each fixing
-_DIVE_FIX = 0.7  # the dive fixes every tier the LP serves at least this much on one candidate
+_DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this much on one candidate; one dive
+# per threshold (the first is quicker, the second slower and often better)
 _FIRST_SLACK = 2e-3  # the first listing holds the pools within 0.2 % of the bound; then the slack doubles
 
 
@@ -132,14 +133,14 @@ def _full(group: Group) -> list[Column]:
     return [merged(group, c, [t for ts in kinds.values() for t in ts]) for c, kinds in group.slots.items()]
 
 
-def _assignment_dive(group: Group, cols: list[Column], deadline: float) -> dict[int, int] | None:
+def _assignment_dive(group: Group, cols: list[Column], deadline: float, fix_at: float) -> dict[int, int]:
     """Tier -> candidate from diving on the column LP: fix the tiers the LP serves mostly on one candidate to
-    it (no other candidate may serve them), price new pools, repeat until every tier sits on one candidate.
-    A plan without proof; None when the time runs out."""
+    it (no other candidate may serve them), price new pools, repeat until every tier sits on one candidate;
+    at the deadline, each tier left goes where the LP serves most of it. A plan without proof."""
     cols = list(cols)
     lp = _Master(group, cols)
     slots = {c: {k: list(ts) for k, ts in kinds.items()} for c, kinds in group.slots.items()}
-    while time.perf_counter() < deadline:
+    while True:
         sub = replace(group, slots=slots)
         _, _, _, x = _generate(sub, cols, deadline, lp, _DIVE_ROUNDS)
         share: dict[int, dict[int, float]] = {t: {} for t in group.units}
@@ -147,10 +148,10 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float) -> dict[
             for t in col.tiers if v > 1e-9 else ():
                 share[t][col.cand] = share[t].get(col.cand, 0.0) + float(v)
         top = {t: max(sh.items(), key=lambda kv: kv[1]) for t, sh in share.items()}
-        if all(v > 1 - 1e-6 for _, v in top.values()):
+        if all(v > 1 - 1e-6 for _, v in top.values()) or time.perf_counter() > deadline:
             return {t: c for t, (c, _) in top.items()}
         open_ = {t: cv for t, cv in top.items() if cv[1] <= 1 - 1e-6}
-        fix = {t: c for t, (c, v) in open_.items() if v >= _DIVE_FIX} or dict(
+        fix = {t: c for t, (c, v) in open_.items() if v >= fix_at} or dict(
             [max(((t, c) for t, (c, _) in open_.items()), key=lambda tc: open_[tc[0]][1])])
         for t, c in fix.items():
             for other, kinds in slots.items():
@@ -159,7 +160,6 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float) -> dict[
                         kinds[k] = [u for u in kinds[k] if u != t]
         lp.lp.forbid([j for j, col in enumerate(cols) if any(t in col.tiers and fix[t] != col.cand
                                                             for t in col.tiers & fix.keys())])
-    return None
 
 
 def solve_group(group: Group, time_limit: float) -> GroupPlan:
@@ -169,8 +169,9 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     generated = list({*start, *_full(group)})
     duals, bound, converged, x = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
     best, proven = Cover(tuple(start), sum(group.cost(c) for c in start), False), bound
-    dived = _assignment_dive(group, generated, time.perf_counter() + _DIVE_SHARE * (deadline - time.perf_counter()))
-    for where in (dived or {}, rounded(group, generated, x), {t: c.cand for c in start for t in c.tiers}):
+    dive_end = time.perf_counter() + _DIVE_SHARE * (deadline - time.perf_counter())
+    dived = [_assignment_dive(group, generated, dive_end, fix) for fix in _DIVE_FIX]
+    for where in (*dived, rounded(group, generated, x), {t: c.cand for c in start for t in c.tiers}):
         if len(where) == len(group.units):
             found = improve(group, where, deadline)
             cost = sum(group.cost(c) for c in found)
