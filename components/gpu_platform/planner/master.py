@@ -29,6 +29,7 @@ __all__ = ["GroupPlan", "solve_group"]
 
 REL_GAP = 1e-6  # a plan within this relative gap of the bound is reported optimal
 _ENUM_LIMIT = 50_000  # pools listed for one proof step before the planner settles for the gap
+_ENUM_TRIES = 2  # listings that hold too many pools before the planner gives up listing
 _SMOOTHING = 0.5  # weight of the best duals so far when pricing
 _CG_GAP = 2e-4  # column generation stops when the best bound is this close (relative) to the LP value
 _CG_SHARE = 0.4  # of the time limit, at most, for column generation
@@ -177,13 +178,14 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             cost = sum(group.cost(c) for c in found)
             best = Cover(tuple(found), cost, False) if cost < best.cost - 1e-9 else best
     solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound if converged else 0.0
-    searched = False  # whether a cover program over listed pools ran
+    searched, failed = False, 0  # whether a cover program over listed pools ran; listings that held too many
     while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack:
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
         listed = enumerate_columns(group, duals, slack, _ENUM_LIMIT)
-        if listed is None:
-            too_many, slack = slack, _next_slack(solved, slack, math.inf, bound)
+        if listed is None:  # too many pools: a smaller slack once, then the compact model
+            failed += 1
+            too_many, slack = slack, _next_slack(solved, slack, math.inf, bound) if failed < _ENUM_TRIES else 0.0
             continue
         searched = True
         found = solve_cover(within_plan(within_gap(group, duals, slack), best.columns), listed + list(best.columns),
