@@ -1,14 +1,17 @@
 """Solve one tier group exactly: column generation for the bound, enumeration and a cover program for the plan.
 
-1. Column generation (HiGHS LP through `highspy`, grown by columns and re-solved from its last basis; exact knapsack pricing, at most one pool per
-   candidate) gives a lower bound L on the cost of any plan, with tier and candidate duals.
-2. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
+1. Column generation (an LP on one `highspy` model, grown by columns and re-solved from its last basis; exact
+   knapsack pricing, at most one pool per candidate) gives a lower bound L on the cost of any plan, with tier
+   and candidate duals.
+2. A first plan: two dives on that LP (fix the tiers it serves mostly on one candidate, price again, repeat),
+   LP rounding and the greedy plan, each improved by a local search (`local.improve`); the best one starts
+   every integer program below, so a time limit still returns a good plan.
+3. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
    for a small slack s (0.2 % of L) and solves the cover program over them (`cover.solve_cover`). When that
    program's optimum is within L + s, it is the true optimum: proven. Otherwise s doubles, up to the gap of
    the best plan found, until the time limit.
-3. When column generation does not converge in its share of the time, or no listing yields a plan (large
-   groups), the compact model, where every pool is modelled directly, gets the time left; the greedy plan
-   (each tier where it alone is cheapest) is the last resort.
+4. When column generation does not converge in its share of the time, or no listing holds few enough pools
+   (large groups), the compact model, where every pool is modelled directly, gets the time left.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Plan a fleet: which pools, instance types, node counts, MIG layouts and replicas serve a demand most cheaply.
 
 Tiers that can share no pool are planned apart (`columns.split_groups`); each group is solved exactly by
-column generation, enumeration and a set-cover program (`master.solve_group`, HiGHS through scipy). Minimises
+column generation, enumeration and a set-cover program (`master.solve_group`, HiGHS through highspy). Minimises
 $/hour; a second pass (`tiebreak`) breaks cost ties towards each tier's preferred sharing mode without changing
 the cost. The MIG packing figures (exact, first-fit, slice bound) are computed per GPU model alongside.
 """
