@@ -1,0 +1,148 @@
+"""The planner's solver pieces: HiGHS with a starting plan and an outside bound, the column LP grown in place,
+the dive and local search that give the first plan. Each is checked against an independent computation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from gpu_platform.planner import master
+from gpu_platform.planner.candidates import build_candidates
+from gpu_platform.planner.columns import split_groups, without_dominated
+from gpu_platform.planner.demand import catalog_of
+from gpu_platform.planner.highs import ColumnLP, solve_mip
+from gpu_platform.planner.local import improve
+from gpu_platform.planner.solve import _pairs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+from scipy.sparse import csc_array
+
+from helpers.planner import demand
+
+
+def _brute_min(cost, a, lo, hi, col_hi):
+    best = math.inf
+    for x in itertools.product(*(range(int(u) + 1) for u in col_hi)):
+        row = a @ np.array(x)
+        if np.all(row >= lo - 1e-9) and np.all(row <= hi + 1e-9):
+            best = min(best, float(cost @ np.array(x)))
+    return best
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 9), st.integers(1, 5)), min_size=2, max_size=6), st.integers(5, 20))
+def test_solve_mip_is_exact_and_its_bound_is_a_bound(items, need):
+    # Cover `need` units with items (cost, size), each used at most twice.
+    cost = np.array([c for c, _ in items], dtype=float)
+    a = csc_array(np.array([[s for _, s in items]], dtype=float))
+    lo, hi, col_hi = np.array([float(need)]), np.array([np.inf]), np.full(len(items), 2.0)
+    best = _brute_min(cost, a, lo, hi, col_hi)
+    res = solve_mip(cost, a, lo, hi, col_hi, 10, 1e-9)
+    if best == math.inf:
+        assert res.status == "infeasible"
+        return
+    assert res.status == "optimal" and res.cost == pytest.approx(best) and res.bound <= best + 1e-6
+    # Started from the all-max plan: same optimum.
+    start = solve_mip(cost, a, lo, hi, col_hi, 10, 1e-9, start=col_hi.copy())
+    assert start.cost == pytest.approx(best)
+
+
+def test_solve_mip_stops_when_the_incumbent_meets_an_outside_bound():
+    # Two items of cost 3 and 5 for sizes 2 and 3, need 6: optimum 9 (three of the first). Told that nothing
+    # costs less than 9, the search may stop at once with the starting plan 3 x item 0 and call it optimal.
+    cost, a = np.array([3.0, 5.0]), csc_array(np.array([[2.0, 3.0]]))
+    res = solve_mip(cost, a, np.array([6.0]), np.array([np.inf]), np.array([5.0, 5.0]), 10, 1e-9,
+                    start=np.array([3.0, 0.0]), floor=9.0)
+    assert res.status == "optimal" and res.cost == pytest.approx(9.0) and res.bound == pytest.approx(9.0)
+    # A floor below the optimum is only a floor: the bound reported stays at most the cost.
+    low = solve_mip(cost, a, np.array([6.0]), np.array([np.inf]), np.array([5.0, 5.0]), 10, 1e-9, floor=1.0)
+    assert low.cost == pytest.approx(9.0) and 1.0 <= low.bound <= 9.0 + 1e-9
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000))
+def test_column_lp_grown_in_place_matches_a_fresh_solve(seed):
+    rng = np.random.default_rng(seed)
+    rows, cols = 5, 12
+    dense = (rng.random((rows, cols)) < 0.5).astype(float)
+    dense[:, :rows] += np.eye(rows)  # every row coverable from the first columns
+    cost = rng.integers(1, 20, cols).astype(float)
+    lp = ColumnLP(np.ones(rows), np.full(rows, np.inf))
+    for lo, hi in ((0, rows), (rows, 8), (8, cols)):
+        lp.add(cost[lo:hi], csc_array(dense[:, lo:hi]))
+        value, x, duals = lp.solve()
+        fresh = linprog(cost[:hi], A_ub=-dense[:, :hi], b_ub=-np.ones(rows), bounds=(0, None), method="highs")
+        assert value == pytest.approx(fresh.fun, abs=1e-7)
+        assert np.all(dense[:, :hi] @ x[:hi] >= 1 - 1e-7)
+        assert duals @ np.ones(rows) == pytest.approx(fresh.fun, abs=1e-6)  # LP duality
+    lp.forbid([0])
+    value, x, _ = lp.solve()
+    fresh = linprog(cost, A_ub=-dense, b_ub=-np.ones(rows), bounds=[(0, 0)] + [(0, None)] * (cols - 1),
+                    method="highs")
+    assert x[0] == 0 and value == pytest.approx(fresh.fun, abs=1e-7)
+
+
+def _big_group(tiers: int, seed: int):
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_plan import random_demand
+
+    d = random_demand(tiers, seed)
+    catalog = catalog_of(d)
+    cands = build_candidates(d, catalog)
+    groups = split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands)
+    return without_dominated(max(groups, key=lambda g: len(g.units)))
+
+
+def _assert_plan(group, cols):
+    served = [t for c in cols for t in c.tiers]
+    assert sorted(served) == sorted(group.units)  # every tier in exactly one pool
+    assert len({c.cand for c in cols}) == len(cols)  # one pool per candidate
+    for col in cols:
+        for kind, tiers in group.slots[col.cand].items():
+            load = sum(group.units[t] for t in col.tiers if t in tiers)
+            assert load <= group.per_node[(col.cand, kind)] * col.nodes
+        assert all(any(t in ts for ts in group.slots[col.cand].values()) for t in col.tiers)
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_dive_and_local_search_give_a_valid_plan_above_the_bound(seed):
+    group = _big_group(24, seed)
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, bound, converged, _ = master._generate(group, cols, math.inf)
+    assert converged
+    greedy_where = {t: c.cand for c in start for t in c.tiers}
+    greedy = improve(group, greedy_where, math.inf)
+    _assert_plan(group, greedy)
+    assert sum(group.cost(c) for c in greedy) <= sum(group.cost(c) for c in start) + 1e-9  # never worse
+    for fix in (0.7, 0.95):
+        where = master._assignment_dive(group, cols, math.inf, fix)
+        assert set(where) == set(group.units)
+        plan = improve(group, where, math.inf)
+        _assert_plan(group, plan)
+        assert sum(group.cost(c) for c in plan) >= bound - 1e-6  # the bound is a bound
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb"]), st.integers(1, 60)),
+                min_size=2, max_size=6))
+def test_local_search_never_raises_cost(tiers):
+    d = demand(*({"name": f"t{i}", "mig": {"profile": p, "instances": n}} for i, (p, n) in enumerate(tiers)))
+    catalog = catalog_of(d)
+    cands = build_candidates(d, catalog)
+    for group in split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands):
+        # Start from every tier on its most expensive candidate.
+        where = {t: max((c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())),
+                        key=lambda c: group.price[c]) for t in group.units}
+        before = sum(master.merged(group, c, [t for t in where if where[t] == c]).nodes * group.price[c]
+                     for c in set(where.values()))
+        after = improve(group, where, math.inf)
+        _assert_plan(group, after)
+        assert sum(group.cost(c) for c in after) <= before + 1e-9
