@@ -92,6 +92,8 @@ def improve(group: Group, where: dict[int, int], deadline: float) -> list[Column
                 improved = True
         tiers = sorted(group.units)
         for i, a in enumerate(tiers):  # two tiers swap candidates
+            if time.perf_counter() > deadline:
+                break
             for b in tiers[i + 1:]:
                 ca, cb = state.where[a], state.where[b]
                 if ca != cb and (b, ca) in state.kind and (a, cb) in state.kind:
