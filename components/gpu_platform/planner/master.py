@@ -151,9 +151,9 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float, fix_at: 
         for col, v in zip(cols, x):
             for t in col.tiers if v > 1e-9 else ():
                 share[t][col.cand] = share[t].get(col.cand, 0.0) + float(v)
-        top = {t: max(sh.items(), key=lambda kv: kv[1]) for t, sh in share.items()}
-        if all(v > 1 - 1e-6 for _, v in top.values()) or time.perf_counter() > deadline:
-            return {t: c for t, (c, _) in top.items()}
+        top = {t: max(sh.items(), key=lambda kv: kv[1]) for t, sh in share.items() if sh}
+        if len(top) < len(share) or all(v > 1 - 1e-6 for _, v in top.values()) or time.perf_counter() > deadline:
+            return {t: c for t, (c, _) in top.items()}  # a tier left out (no LP solution): the caller skips it
         open_ = {t: cv for t, cv in top.items() if cv[1] <= 1 - 1e-6}
         fix = {t: c for t, (c, v) in open_.items() if v >= fix_at} or dict(
             [max(((t, c) for t, (c, _) in open_.items()), key=lambda tc: open_[tc[0]][1])])
@@ -164,6 +164,11 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float, fix_at: 
                         kinds[k] = [u for u in kinds[k] if u != t]
         lp.lp.forbid([j for j, col in enumerate(cols) if any(t in col.tiers and fix[t] != col.cand
                                                             for t in col.tiers & fix.keys())])
+        # Per candidate, one pool with every tier it may still serve: keeps the LP feasible.
+        have = set(cols)
+        full = [c for c in _full(replace(group, slots=slots)) if c.tiers and c not in have]
+        cols += full
+        lp.add(full)
 
 
 def solve_group(group: Group, time_limit: float) -> GroupPlan:
