@@ -7,7 +7,8 @@ from gpu_platform.catalog import INSTANCE_TYPES
 from gpu_platform.errors import SpecError
 from gpu_platform.planner import PlanningError, parse_demand, plan
 from gpu_platform.planner.candidates import allowed_types
-from gpu_platform.planner.demand import TRAINING_GPU_MODELS, catalog_of
+from gpu_platform.catalog import GPU_MODELS
+from gpu_platform.planner.demand import catalog_of, training_models
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,7 +107,13 @@ def test_equal_cost_ties_go_to_the_preferred_sharing_mode():
     assert result.optimal and result.hourly == pytest.approx(_price("p4de.24xlarge"))
 
 
+TRAINING_GPU_MODELS = {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-141GB"}
+
+
 def test_a_gpus_tier_defaults_to_training_class_gpus():
+    assert {n for n, g in GPU_MODELS.items() if g.training_class} == TRAINING_GPU_MODELS
+    assert training_models(catalog_of(parse_demand({"cloud": "aws", "tiers": [{"name": "a", "gpus": 1}]}))) == (
+        TRAINING_GPU_MODELS)
     # Without a GPU floor the cheapest GPU hour on AWS is a T4 (g4dn.xlarge); pre-training must not land there.
     result = plan(parse_demand({"cloud": "aws", "tiers": [{"name": "pretrain", "gpus": 16}]}))
     pool = result.pool_of("pretrain")

@@ -34,7 +34,6 @@ from ..spec import MAX_HOURLY_PRICE, Cloud, SharingMode
 __all__ = [
     "Demand",
     "DemandTier",
-    "TRAINING_GPU_MODELS",
     "Isolation",
     "MigDemand",
     "SeatDemand",
@@ -44,6 +43,7 @@ __all__ = [
     "gpu_models_of",
     "load_demand",
     "parse_demand",
+    "training_models",
 ]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -156,9 +156,10 @@ def accepted_modes(tier: DemandTier) -> list[SharingMode]:
     return {Isolation.PROCESS: [SharingMode.MPS], Isolation.NONE: [SharingMode.TIME_SLICING]}.get(iso, [])
 
 
-TRAINING_GPU_MODELS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-141GB")
-"""The catalog's training-class GPUs (NVLink/NVSwitch HGX boards, 40 GB or more, BF16/TF32 tensor cores): where a
-`gpus` tier that names no GPU model or memory floor may run. A10G, L4, L40S and T4 are inference-class."""
+def training_models(catalog: Catalog) -> frozenset[str]:
+    """The catalog's training-class GPU models (A100 40 and 80 GB, H100, H200): where a `gpus` tier that names
+    no GPU model or memory floor may run."""
+    return frozenset(name for name, gpu in catalog.gpu_models.items() if gpu.training_class)
 
 
 def _families(catalog: Catalog) -> dict[str, tuple[str, ...]]:
@@ -181,7 +182,7 @@ def gpu_models_of(tier: DemandTier, catalog: Catalog) -> frozenset[str] | None:
         families = _families(catalog)
         return frozenset(m for n in names for m in families.get(n.lower(), ()))
     if tier.kind == "gpus" and tier.min_gpu_memory_gib is None:
-        return frozenset(TRAINING_GPU_MODELS)
+        return training_models(catalog)
     return None
 
 
