@@ -73,45 +73,63 @@ def _changes(state: _State, moves: dict[int, int]) -> dict[int, dict[str, int]]:
     return out
 
 
+def _move_pass(state: _State, serves: dict[int, list[int]]) -> bool:
+    """Each tier to the candidate that lowers the cost most; True when one moved."""
+    moved = False
+    for t in sorted(state.group.units):
+        best, to = -1e-7, None
+        for c in serves[t]:
+            if c != state.where[t] and (d := state.delta(_changes(state, {t: c}))) < best:
+                best, to = d, c
+        if to is not None:
+            state.apply({t: to})
+            moved = True
+    return moved
+
+
+def _swap_pass(state: _State, deadline: float) -> bool:
+    """Two tiers on different candidates swap when that lowers the cost; True when one did."""
+    moved, tiers = False, sorted(state.group.units)
+    for i, a in enumerate(tiers):
+        if time.perf_counter() > deadline:
+            break
+        for b in tiers[i + 1:]:
+            ca, cb = state.where[a], state.where[b]
+            if ca != cb and (b, ca) in state.kind and (a, cb) in state.kind:
+                if state.delta(_changes(state, {a: cb, b: ca})) < -1e-7:
+                    state.apply({a: cb, b: ca})
+                    moved = True
+    return moved
+
+
+def _pool_pass(state: _State, serves: dict[int, list[int]]) -> bool:
+    """A whole pool to the candidate that serves all its tiers for less; True when one moved."""
+    pools: dict[int, list[int]] = defaultdict(list)
+    for t, c in state.where.items():
+        pools[c].append(t)
+    moved = False
+    for c, ts in pools.items():
+        best, to = -1e-7, None
+        for other in set.intersection(*(set(serves[t]) for t in ts)) - {c}:
+            if (d := state.delta(_changes(state, dict.fromkeys(ts, other)))) < best:
+                best, to = d, other
+        if to is not None:
+            state.apply(dict.fromkeys(ts, to))
+            moved = True
+    return moved
+
+
 def improve(group: Group, where: dict[int, int], deadline: float) -> list[Column]:
     """The plan `where` (tier -> candidate) after moves, swaps and pool moves that lower its cost."""
     state = _State(group, where)
-    serves = defaultdict(list)
-    for (t, c) in state.kind:
+    serves: dict[int, list[int]] = defaultdict(list)
+    for t, c in state.kind:
         serves[t].append(c)
-    improved = True
-    while improved and time.perf_counter() < deadline:
-        improved = False
-        for t in sorted(group.units):  # one tier to another candidate
-            best, to = -1e-7, None
-            for c in serves[t]:
-                if c != state.where[t] and (d := state.delta(_changes(state, {t: c}))) < best:
-                    best, to = d, c
-            if to is not None:
-                state.apply({t: to})
-                improved = True
-        tiers = sorted(group.units)
-        for i, a in enumerate(tiers):  # two tiers swap candidates
-            if time.perf_counter() > deadline:
-                break
-            for b in tiers[i + 1:]:
-                ca, cb = state.where[a], state.where[b]
-                if ca != cb and (b, ca) in state.kind and (a, cb) in state.kind:
-                    if state.delta(_changes(state, {a: cb, b: ca})) < -1e-7:
-                        state.apply({a: cb, b: ca})
-                        improved = True
-        pools: dict[int, list[int]] = defaultdict(list)  # a whole pool to another candidate
-        for t, c in state.where.items():
-            pools[c].append(t)
-        for c, ts in pools.items():
-            common = set.intersection(*(set(serves[t]) for t in ts)) - {c}
-            best, to = -1e-7, None
-            for other in common:
-                if (d := state.delta(_changes(state, dict.fromkeys(ts, other)))) < best:
-                    best, to = d, other
-            if to is not None:
-                state.apply(dict.fromkeys(ts, to))
-                improved = True
+    while time.perf_counter() < deadline:
+        moved = _move_pass(state, serves)
+        moved = _swap_pass(state, deadline) or moved
+        if not (_pool_pass(state, serves) or moved):
+            break
     on: dict[int, list[int]] = defaultdict(list)
     for t, c in state.where.items():
         on[c].append(t)
