@@ -7,7 +7,7 @@
    LP rounding and the greedy plan, each improved by a local search (`local.improve`); the best one starts
    every integer program below, so a time limit still returns a good plan.
 3. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
-   for a small slack s (0.2 % of L) and solves the cover program over them (`cover.solve_cover`). When that
+   for a small slack s (0.4 % of L, halved while the listing is too long) and solves the cover program over them (`cover.solve_cover`). When that
    program's optimum is within L + s, it is the true optimum: proven. Otherwise s doubles, up to the gap of
    the best plan found, until the time limit.
 4. When column generation does not converge in its share of the time, or no listing holds few enough pools
@@ -31,8 +31,8 @@ from .local import improve, rounded
 __all__ = ["GroupPlan", "solve_group"]
 
 REL_GAP = 1e-6  # a plan within this relative gap of the bound is reported optimal
-_ENUM_LIMIT = 50_000  # pools listed for one proof step before the planner settles for the gap
-_ENUM_TRIES = 2  # listings that hold too many pools before the planner gives up listing
+_ENUM_LIMIT = 12_000  # pools listed for one proof step; more make a program HiGHS rarely closes in time
+_ENUM_TRIES = 3  # listings that hold too many pools (each halves the slack) before the compact model
 _SMOOTHING = 0.5  # weight of the best duals so far when pricing
 _CG_GAP = 2e-4  # column generation stops when the best bound is this close (relative) to the LP value
 _CG_SHARE = 0.4  # of the time limit, at most, for column generation
@@ -40,7 +40,7 @@ _DIVE_SHARE = 0.4  # of the time left, at most, for the dives that find the firs
 _DIVE_ROUNDS = 4  # pricing rounds, at most, after each fixing
 _DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this much on one candidate; one dive
 # per threshold (the first is quicker, the second slower and often better)
-_FIRST_SLACK = 2e-3  # the first listing holds the pools within 0.2 % of the bound; then the slack doubles
+_FIRST_SLACK = 4e-3  # the first listing holds the pools within 0.4 % of the bound; then the slack doubles
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
         listed = enumerate_columns(group, duals, slack, _ENUM_LIMIT)
-        if listed is None:  # too many pools: a smaller slack once, then the compact model
+        if listed is None:  # too many pools: half the slack, at most twice, then the compact model
             failed += 1
             too_many, slack = slack, _next_slack(solved, slack, math.inf, bound) if failed < _ENUM_TRIES else 0.0
             continue
@@ -216,7 +216,7 @@ def _next_slack(solved: float, too_many: float, needed: float, bound: float) -> 
     """The next slack to list: double the last solved one, up to what the proof needs, below one that listed
     too many pools; 0 when no slack is left to try."""
     if too_many < math.inf:
-        low = solved or too_many / 8
+        low = solved or too_many / 2
         nxt = (low + too_many) / 2 if solved else low
     else:
         nxt = min(2 * solved, needed)
