@@ -33,15 +33,17 @@ class GpuModel:
 
 
 _ROWS = (
-    # name,            GB,  cc,  MIG,   PCI device IDs (mig-parted),                                 GKE accelerator,   training
-    ("A100-SXM4-40GB", 40, 8.0, True, ("0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"), "nvidia-tesla-a100", True),
-    ("A100-SXM4-80GB", 80, 8.0, True, ("0x20B210DE", "0x20B510DE", "0x20F310DE", "0x20F510DE"), "nvidia-a100-80gb", True),
-    ("H100-80GB", 80, 9.0, True, ("0x233010DE", "0x233110DE", "0x232210DE", "0x232410DE"), "nvidia-h100-80gb", True),
-    ("H200-141GB", 141, 9.0, True, ("0x233510DE", "0x233B10DE"), "nvidia-h200-141gb", True),
-    ("A10G", 24, 8.6, False, (), None, False),
-    ("L4", 24, 8.9, False, (), "nvidia-l4", False),
-    ("L40S", 48, 8.9, False, (), None, False),
-    ("T4", 16, 7.5, False, (), "nvidia-tesla-t4", False),
+    # name,            GB,  cc,  MIG,   PCI device IDs (mig-parted),                                 GKE accelerator
+    ("A100-SXM4-40GB", 40, 8.0, True, ("0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"), "nvidia-tesla-a100"),
+    ("A100-SXM4-80GB", 80, 8.0, True, ("0x20B210DE", "0x20B510DE", "0x20F310DE", "0x20F510DE"), "nvidia-a100-80gb"),
+    ("H100-80GB", 80, 9.0, True, ("0x233010DE", "0x233110DE", "0x232210DE", "0x232410DE"), "nvidia-h100-80gb"),
+    ("H200-141GB", 141, 9.0, True, ("0x233510DE", "0x233B10DE"), "nvidia-h200-141gb"),
+    ("A10G", 24, 8.6, False, (), None),
+    ("L4", 24, 8.9, False, (), "nvidia-l4"),
+    ("L40S", 48, 8.9, False, (), None),
+    ("T4", 16, 7.5, False, (), "nvidia-tesla-t4"),
 )
 
-GPU_MODELS: dict[str, GpuModel] = {row[0]: GpuModel(*row) for row in _ROWS}
+_TRAINING_CLASS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-141GB")
+
+GPU_MODELS: dict[str, GpuModel] = {row[0]: GpuModel(*row, training_class=row[0] in _TRAINING_CLASS) for row in _ROWS}

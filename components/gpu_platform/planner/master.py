@@ -7,9 +7,9 @@
    LP rounding and the greedy plan, each improved by a local search (`local.improve`); the best one starts
    every integer program below, so a time limit still returns a good plan.
 3. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
-   for a small slack s (0.4 % of L, halved while the listing is too long) and solves the cover program over them (`cover.solve_cover`). When that
-   program's optimum is within L + s, it is the true optimum: proven. Otherwise s doubles, up to the gap of
-   the best plan found, until the time limit.
+   for a small slack s (0.4 % of L, halved while the listing is too long) and solves the cover program over
+   them (`cover.solve_cover`). When that program's optimum is within L + s, it is the true optimum: proven.
+   Otherwise s doubles, up to the gap of the best plan found, until the time limit.
 4. When column generation does not converge in its share of the time, or no listing holds few enough pools
    (large groups), the compact model, where every pool is modelled directly, gets the time left.
 """
