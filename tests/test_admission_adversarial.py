@@ -36,11 +36,12 @@ def docs(request):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_hostile_pod(docs, case):
-    """A CREATE of the case's pod; with `old`, an UPDATE from the pod with that spec (labels and resources alike)."""
+    """A CREATE of the case's pod; with `old`, an UPDATE from the pod with that spec (and `old_labels`, else the
+    same labels; resources alike)."""
     pod = _pod(case)
     if case.get("mutation", True) and "old" not in case:
         pod = mutate(docs, pod, case["namespace"])
-    old = _pod({**case, "spec": case["old"]}) if "old" in case else None
+    old = _pod({**case, "spec": case["old"], "labels": case.get("old_labels", case.get("labels"))}) if "old" in case else None
     verdict = validate(docs, pod, case["namespace"], old=old)
     if case["expect"] == "admitted":
         assert verdict is None, verdict
@@ -226,3 +227,39 @@ def test_a_workload_cannot_claim_another_tiers_kueue_priority(docs):
                        "workload's GPU pod templates (gpu-dev); remove it: admission sets the tier's"), verdict
     assert validate(docs, _tiered_job("dev", "gpu-dev"), "research", policy_name=DENY_WORKLOADS_POLICY) is None
     assert validate(docs, _tiered_job("dev", None), "research", policy_name=DENY_WORKLOADS_POLICY) is None
+
+
+def _routed_job(priority: str, **template_spec) -> dict:
+    job = _tiered_job("dev", priority)
+    job["spec"]["template"]["spec"].update({"nodeSelector": {"gpu.example.com/gpu-pool": "gpu-dev"}, **template_spec})
+    return job
+
+
+def test_a_running_workload_cannot_be_relabelled_to_another_tiers_kueue_priority(docs):
+    """Kueue accepts a changed priority-class label on a running Job and re-prioritises its Workload (kueue v0.19.2
+    pkg/controller/jobframework/validation.go ValidateUpdateForWorkloadPriorityClassName forbids only adding it
+    to a running workload and removing it; reconciler.go ensureOneWorkload calls UpdateWorkloadPriority)."""
+    from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
+
+    old = _routed_job("gpu-dev")
+    verdict = validate(docs, _routed_job("gpu-train"), "research", old=old, policy_name=DENY_WORKLOADS_POLICY)
+    assert verdict is not None and "kueue.x-k8s.io/priority-class=gpu-train" in verdict, verdict
+    # an update that leaves the label alone (Kueue unsuspending it, a scale) is not checked
+    resumed = _routed_job("gpu-dev")
+    resumed["spec"]["suspend"] = False
+    assert validate(docs, resumed, "research", old=old, policy_name=DENY_WORKLOADS_POLICY) is None
+    # nor is one that sets it to the tier's own
+    assert validate(docs, _routed_job("gpu-dev"), "research", old=_routed_job(None),
+                    policy_name=DENY_WORKLOADS_POLICY) is None
+
+
+def test_a_gpu_template_cannot_carry_another_tiers_priority_class(docs):
+    """Without the Kueue label (the route failed open), Kueue takes the priority from the template's
+    priorityClassName (kueue v0.19.2 pkg/controller/jobframework/reconciler.go ExtractPriority)."""
+    from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
+
+    job = _routed_job(None, priorityClassName="gpu-train")
+    verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
+    assert verdict is not None and "priorityClassName gpu-train" in verdict, verdict
+    assert validate(docs, _routed_job(None, priorityClassName="gpu-dev"), "research",
+                    policy_name=DENY_WORKLOADS_POLICY) is None

@@ -114,15 +114,23 @@ _CONTAINERS = "object.spec.containers + (has(object.spec.initContainers) ? objec
 # blocked, but tolerations may be added to any pod, and the node selector and affinity of a pod held by scheduling
 # gates (kubernetes v1.34.0 pkg/apis/core/validation/validation.go ValidatePodUpdate): a privileged pod admitted
 # without a GPU toleration would otherwise gain one and be scheduled onto a GPU node when its gate is lifted.
-_CREATE_OR_RETIER = "request.operation == 'CREATE' || {new} != {old}"
 _PLACEMENT = (("tolerations", "[]"), ("nodeSelector", "{}"), ("affinity", "{}"))
 
 
 def _create_or_change(tier_key: str) -> str:
-    """CEL: a CREATE, or an UPDATE that changes the tier label, tolerations, node selector or affinity."""
+    """CEL: a CREATE, or an UPDATE that changes the tier label, the Kueue priority label, tolerations, node selector
+    or affinity.
+
+    Kueue re-prioritises a pod's Workload when its `kueue.x-k8s.io/priority-class` label changes, also while it
+    runs (kueue v0.19.2 pkg/controller/jobframework/validation.go ValidateUpdateForWorkloadPriorityClassName
+    forbids only adding it to a running pod and removing it; reconciler.go ensureOneWorkload ->
+    UpdateWorkloadPriority), so a label update could claim another tier's priority.
+    """
     changed = " || ".join(f"(has(object.spec.{f}) ? object.spec.{f} : {empty}) != "
                           f"(has(oldObject.spec.{f}) ? oldObject.spec.{f} : {empty})" for f, empty in _PLACEMENT)
-    return _CREATE_OR_RETIER.format(new=tier_label(tier_key), old=tier_label(tier_key, "oldObject")) + " || " + changed
+    labels = [(tier_label(k), tier_label(k, "oldObject")) for k in (tier_key, PRIORITY_LABEL)]
+    relabelled = " || ".join(f"{new} != {old}" for new, old in labels)
+    return f"request.operation == 'CREATE' || {relabelled} || {changed}"
 
 
 def _map(pairs: list[tuple[str, str]]) -> str:
@@ -317,27 +325,40 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
         dispatch = f"object.kind == {cel_str(k.kind)} ? ({k.all_templates}) : {dispatch}"
     tier_of = f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? t.metadata.labels[{cel_str(key)}] : '')"
     rules = [{"apiGroups": [g], "apiVersions": sorted({k.version for k in kinds if k.group == g}),
-              "operations": ["CREATE"], "resources": sorted({k.resource for k in kinds if k.group == g})}
+              "operations": ["CREATE", "UPDATE"], "resources": sorted({k.resource for k in kinds if k.group == g})}
              for g in dict.fromkeys(k.group for k in kinds)]
+    # Kueue re-prioritises a workload whose priority label changes, also while it runs (kueue v0.19.2
+    # pkg/controller/jobframework/validation.go ValidateUpdateForWorkloadPriorityClassName, reconciler.go
+    # ensureOneWorkload -> UpdateWorkloadPriority): updates are checked when they change that label.
+    relabelled = f"{tier_label(PRIORITY_LABEL)} != {tier_label(PRIORITY_LABEL, 'oldObject')}"
     policy = {
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
         "metadata": _meta(DENY_WORKLOADS_POLICY),
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": rules},
+            "matchConditions": [{"name": "create-or-priority-change",
+                                 "expression": f"request.operation == 'CREATE' || {relabelled}"}],
             "variables": [
                 {"name": "allowed", "expression": _allowed_map(spec)},
+                {"name": "gpuTemplates", "expression": f"({dispatch}).filter(t, {_template_requests_gpu()})"},
                 # The tier label of every pod template that requests nvidia.com/* ('' when it has none).
-                {"name": "gpuTiers", "expression": f"({dispatch}).filter(t, {_template_requests_gpu()}).map(t, {tier_of})"},
+                {"name": "gpuTiers", "expression": f"variables.gpuTemplates.map(t, {tier_of})"},
                 {"name": "unknown", "expression": "variables.gpuTiers.filter(x, !(x in variables.allowed))"},
                 {"name": "ungranted", "expression": f"variables.gpuTiers.filter(x, x in variables.allowed && "
                                                     f"!{granted(spec, 'x')})"},
                 # Kueue orders and preempts by this label; the route sets it only when absent, so a tenant could
                 # claim a higher tier's priority for a lower tier's GPUs.
                 {"name": "priorityClasses", "expression": _map([(t.name, priority_class_name(t)) for t in spec.tiers])},
-                {"name": "kueuePriority", "expression": f"has(object.metadata.labels) && {cel_str(PRIORITY_LABEL)} in "
-                                                        f"object.metadata.labels ? object.metadata.labels["
-                                                        f"{cel_str(PRIORITY_LABEL)}] : ''"},
+                {"name": "kueuePriority", "expression": tier_label(PRIORITY_LABEL)},
+                # Without that label Kueue takes the priority from the templates' priorityClassName (kueue v0.19.2
+                # pkg/controller/jobframework/reconciler.go ExtractPriority), e.g. when the route failed open.
+                {"name": "podPriorities", "expression": f"variables.gpuTemplates.filter(t, has(t.spec.priorityClassName) "
+                                                        f"&& {tier_of} in variables.priorityClasses && "
+                                                        f"t.spec.priorityClassName != variables.priorityClasses[{tier_of}])"
+                                                        ".map(t, 'tier ' + " + tier_of + " + ' sets priorityClassName ' + "
+                                                        "t.spec.priorityClassName + ' instead of ' + "
+                                                        f"variables.priorityClasses[{tier_of}])"},
             ],
             "validations": [
                 {"expression": "size(variables.unknown) == 0", "reason": "Forbidden",
@@ -355,6 +376,9 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                                       "variables.gpuTiers.filter(x, x in variables.priorityClasses).map(x, "
                                       "variables.priorityClasses[x]).join(', ') + '); remove it: admission sets the "
                                       "tier\\'s'"},
+                {"expression": "size(variables.podPriorities) == 0", "reason": "Forbidden",
+                 "messageExpression": "'a pod template of ' + variables.podPriorities[0] + ' (remove it: pods of a tier "
+                                      "run with the tier\\'s priority class)'"},
             ],
         },
     }
