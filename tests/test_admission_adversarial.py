@@ -263,3 +263,18 @@ def test_a_gpu_template_cannot_carry_another_tiers_priority_class(docs):
     assert verdict is not None and "priorityClassName gpu-train" in verdict, verdict
     assert validate(docs, _routed_job(None, priorityClassName="gpu-dev"), "research",
                     policy_name=DENY_WORKLOADS_POLICY) is None
+
+
+def test_a_team_namespace_admission_skips_is_an_error(dev_data):
+    """A team listing kube-system (or an added exemption) would run GPU pods that nothing checks or routes."""
+    from gpu_platform.errors import SpecError
+
+    dev_data["teams"][0]["namespaces"].append("kube-system")
+    dev_data["admission"] = {"additionalExemptNamespaces": ["falco"]}
+    dev_data["teams"][1]["namespaces"].append("falco")
+    with pytest.raises(SpecError) as e:
+        parse_spec(dev_data)
+    errors = {f.path: f.message for f in e.value.findings}
+    assert set(errors) == {"teams[0].namespaces[1]", "teams[1].namespaces[1]"}, errors
+    assert errors["teams[1].namespaces[1]"].startswith("'falco' is exempt from admission (")
+    assert "tiers of team 'production'" in errors["teams[1].namespaces[1]"]

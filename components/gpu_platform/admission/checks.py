@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..errors import Finding, RenderError
 from ..spec import MutationEngine, PlatformSpec
 from .jobs import JOB_KINDS
-from .render import engine_notes, mutation_engine
+from .render import engine_notes, exempt_namespaces, mutation_engine
 
 __all__ = ["check_admission"]
 
@@ -23,6 +23,22 @@ def check_admission(spec: PlatformSpec) -> Iterator[Finding]:
     for note in engine_notes(spec)[1:]:
         yield Finding("admission.mutation", note.removeprefix("admission: "), "warning")
     yield from _unrouted_integrations(spec)
+    yield from _exempt_team_namespaces(spec)
+
+
+def _exempt_team_namespaces(spec: PlatformSpec) -> Iterator[Finding]:
+    """A team namespace admission skips: its pods would be neither denied nor routed, and the team's grant labels
+    would sit on a namespace where nothing reads them (e.g. `kube-system`)."""
+    if not spec.admission.deny_unclassified and spec.admission.mutation == MutationEngine.NONE:
+        return
+    exempt = set(exempt_namespaces(spec))
+    for i, team in enumerate(spec.teams):
+        for j, ns in enumerate(team.namespaces):
+            if ns in exempt:
+                yield Finding(f"teams[{i}].namespaces[{j}]",
+                              f"{ns!r} is exempt from admission ({', '.join(sorted(exempt))}): GPU pods there would "
+                              f"be neither checked nor routed to the tiers of team {team.name!r}; use another "
+                              "namespace, or leave it out of admission.exemptNamespaces / additionalExemptNamespaces")
 
 
 def _unrouted_integrations(spec: PlatformSpec) -> Iterator[Finding]:
