@@ -88,12 +88,13 @@ def _lookup(r: Any, index: _Index) -> Callable[[Mapping[str, Any]], Any]:
 
 
 def check_pools_resolved(args: Any, report_violation: Report) -> None:
-    """Pools whose GPUs come from a launch template in the stack (EKS node groups, auto scaling groups) are classified."""
+    """Pools whose GPUs come from a launch template in the stack (EKS node groups, auto scaling groups, EC2
+    instances) are classified."""
     cfg = config_of(args)
     index = _Index.of(args.resources)
     checked = 0
     for r in index.node_pools:
-        if r.resource_type not in (EKS_NODE_GROUP, AWS_ASG):
+        if r.resource_type not in (EKS_NODE_GROUP, AWS_ASG, EC2_INSTANCE):
             continue
         alone = gpu_pool(r.resource_type, r.name, r.props)
         pool = next((p for p in index.resolved(r) if not p.uncertain), None)

@@ -47,8 +47,9 @@ NVIDIA_AWS_FAMILIES = frozenset({
     "p2", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
     "g3", "g3s", "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f", "g7e",
 })
-# GCE machine families with built-in NVIDIA GPUs (accelerator-optimized): A2, A3, A4, G2.
-_GCP_GPU_MACHINE_PREFIXES = ("a2-", "a3-", "a4-", "a4x-", "g2-")
+# GCE machine families with built-in NVIDIA GPUs (accelerator-optimized): A2, A3, A4, A4X, G2, and G4 (NVIDIA RTX
+# PRO 6000, cloud.google.com/compute/docs/accelerator-optimized-machines "G4 machine series").
+_GCP_GPU_MACHINE_PREFIXES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
 _NVIDIA_AMI_MARKERS = ("NVIDIA", "_GPU")
 
 
@@ -191,7 +192,8 @@ _USERDATA_TAINTS = re.compile(r"--register-with-taints[= ]+['\"]?([^\s'\"]+)")
 
 
 def _user_data(lt: Mapping[str, Any]) -> str:
-    raw = str(dig(lt, "userData", default=""))
+    """User data of a launch template or instance, decoded (an instance may give it as `userDataBase64`)."""
+    raw = str(dig(lt, "userData", default="") or dig(lt, "userDataBase64", default=""))
     try:
         return base64.b64decode(raw, validate=True).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
@@ -284,7 +286,8 @@ def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
         found.append(p)
     auto = mapping(props.get("clusterAutoscaling"))
     gpu_limits = [f"{dig(r, 'resourceType')} up to {_shown(dig(r, 'maximum', default='?'))}"
-                  for r in items(auto.get("resourceLimits")) if str(dig(r, "resourceType", default="")).startswith("nvidia-")
+                  for r in items(auto.get("resourceLimits"))
+                  if str(dig(r, "resourceType", default="")).lower().startswith("nvidia-")
                   and _count(dig(r, "maximum", default=1)) > 0]
     if auto.get("enabled") is True and gpu_limits:
         # Node auto-provisioning creates node pools for pending pods; their labels come from the pods, not the spec.
@@ -298,10 +301,13 @@ def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
     return found
 
 
-def _ec2_instance(name: str, props: Mapping[str, Any]) -> GpuPool | None:
-    """A self-managed GPU node: an EC2 instance of a GPU type whose user data joins a Kubernetes cluster."""
-    instance_type = str(props.get("instanceType") or "")
-    text = _user_data(props)
+def _ec2_instance(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> GpuPool | None:
+    """A self-managed GPU node: an EC2 instance of a GPU type whose user data joins a Kubernetes cluster; the
+    instance type and the user data may both come from its launch template (an instance's own win)."""
+    lt_ref = mapping(props.get("launchTemplate"))
+    lt = mapping(lookup(lt_ref)) if lookup and any(lt_ref.values()) else {}
+    instance_type = str(props.get("instanceType") or lt.get("instanceType") or "")
+    text = _user_data(props) or _user_data(lt)
     if not aws_gpu_type(instance_type) or not any(m in text for m in _JOINS_CLUSTER):
         return None
     labels, taints = _kubelet_labels_and_taints(text)
@@ -462,7 +468,7 @@ def _detect(resource_type: str, name: str, props: Mapping[str, Any], lookup: Loo
     elif resource_type == AWS_ASG:
         found = [_asg(name, props, lookup)]
     elif resource_type == EC2_INSTANCE:
-        found = [_ec2_instance(name, props)]
+        found = [_ec2_instance(name, props, lookup)]
     else:
         return []
     return [p for p in found if p is not None]
