@@ -43,7 +43,10 @@ WORKLOAD_TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
 # Kinds never scanned for embedded pod specs: charts carry values, CRDs carry schemas, not workloads.
 _NOT_WORKLOADS = ("kubernetes:helm.sh/", "kubernetes:apiextensions.k8s.io/", "kubernetes:core/v1:ConfigMap",
                   "kubernetes:core/v1:Secret", "kubernetes:yaml", "kubernetes:kustomize")
-_SCAN_DEPTH = 12
+# Deep enough for any object the engine can send: protobuf's default recursion limit (100 messages, two or three
+# per JSON level in a google.protobuf.Struct) stops deeper properties before the pack sees them.
+_SCAN_DEPTH = 64
+_NOT_POD_FIELDS = ("apiVersion", "kind", "metadata", "status")
 
 
 def _walk(value: Any, path: tuple[str, ...]) -> list[Any]:
@@ -67,6 +70,10 @@ def _scan(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
             return [value]
         if items(value.get("containers")):
             return [{"spec": value}]
+        single = next((mapping(value[k]) for k in ("container", "script") if isinstance(value.get(k), Mapping)), None)
+        if single is not None and (single.get("image") or single.get("resources")):
+            # one container beside its pod's fields and labels (Argo Workflows templates: container, script)
+            return [{"metadata": mapping(value.get("metadata")), "spec": {**value, "containers": [single]}}]
         return [t for v in value.values() for t in _scan(v, depth + 1)]
     return [t for v in items(value) for t in _scan(v, depth + 1)]
 
@@ -80,7 +87,9 @@ def is_workload_type(resource_type: str) -> bool:
 def pod_templates(resource_type: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Every pod (template) of a workload: mappings with `metadata` and `spec`."""
     if resource_type not in WORKLOAD_TYPES:
-        return _scan(dig(props, "spec", default={})) if is_workload_type(resource_type) else []
+        # every top-level field but the object's own metadata: a custom kind may keep its templates beside `spec`
+        body = {k: v for k, v in mapping(props).items() if k not in _NOT_POD_FIELDS}
+        return _scan(body) if is_workload_type(resource_type) else []
     return [mapping(t) for path in WORKLOAD_TYPES[resource_type] for t in (_walk(props, path) if path else [props])]
 
 
@@ -161,7 +170,12 @@ def device_access(spec: Any, cfg: PolicyConfig, requested: bool = False) -> list
         if dig(c, "securityContext", "privileged") is True:
             found.append(f"container {name!r} is privileged on a GPU node (it sees every GPU)")
         for e in items(dig(c, "env")):
-            if dig(e, "name") == "NVIDIA_VISIBLE_DEVICES" and str(dig(e, "value", default="")).lower() not in _NO_DEVICES:
+            if dig(e, "name") != "NVIDIA_VISIBLE_DEVICES":
+                continue
+            if dig(e, "valueFrom") is not None and dig(e, "value") is None:
+                # like admission: a value read from a ConfigMap, Secret or field cannot be checked here
+                found.append(f"container {name!r} sets NVIDIA_VISIBLE_DEVICES from valueFrom on a GPU node")
+            elif str(dig(e, "value", default="")).lower() not in _NO_DEVICES:
                 found.append(f"container {name!r} sets NVIDIA_VISIBLE_DEVICES={dig(e, 'value', default='')!s} on a "
                              "GPU node")
     for v in items(dig(spec, "volumes")):
