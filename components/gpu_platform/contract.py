@@ -15,6 +15,7 @@ __all__ = [
     "GPU_TAINT",
     "MIG_CONFIG_LABEL",
     "MIG_DISABLED_CONFIG",
+    "NODE_CONTROL_PATHS",
     "device_plugin_config_key",
     "mig_layout_name",
     "operator_enabled",
@@ -32,6 +33,12 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 MIG_DISABLED_CONFIG = "all-disabled"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+# Host paths that control a node: the container runtimes' sockets (a client starts privileged containers) and the
+# kubelet's directory (device-plugin registration socket, every pod's volumes and tokens). A pod that mounts one of
+# them, or a directory above one, reaches every GPU of its node. `/var/run` is listed beside `/run`: some images
+# keep it a directory, not the usual link.
+NODE_CONTROL_PATHS = ("/run/containerd", "/var/run/containerd", "/run/crio", "/var/run/crio", "/run/docker.sock",
+                      "/var/run/docker.sock", "/var/lib/kubelet", "/var/lib/containerd")
 DEPLOY_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
 GKE_NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts import Artifact, deep_merge, helm_release
-from ..contract import GPU_TAINT, operator_enabled, pool_label_key, team_label_key, tier_grant_prefix, tier_label_key
+from ..contract import GPU_TAINT, NODE_CONTROL_PATHS, operator_enabled, pool_label_key, team_label_key, tier_grant_prefix, tier_label_key
 from ..errors import RenderError
 from ..queues.priorities import priority_class_name
 from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
@@ -164,6 +164,14 @@ def _device_host_path() -> str:
             f"(size({seg}) == 1 || {seg}[1].startsWith('nvidia') || {seg}[1] == 'dri' || {seg}[1] == 'char')))")
 
 
+def _node_control_host_path() -> str:
+    """CEL: hostPath volume `v` is one of NODE_CONTROL_PATHS, below one, or a directory above one (`/run`, `/var`),
+    compared on normalised segments like the device paths."""
+    path = f"('/' + {_host_path_segments()}.join('/') + '/')"
+    controls = "[" + ", ".join(cel_str(p + "/") for p in NODE_CONTROL_PATHS) + "]"
+    return f"has(v.hostPath) && has(v.hostPath.path) && {controls}.exists(p, {path}.startsWith(p) || p.startsWith({path}))"
+
+
 _NO_DEVICES = "['', 'void', 'none', 'VOID', 'NONE']"
 
 
@@ -171,7 +179,8 @@ def device_access(pool_key: str) -> str:
     """CEL list: how the pod reaches GPU devices other than through its `nvidia.com/*` request ('' removed).
 
     DRA claims allocate devices outside the platform's tiers and quotas. On a GPU node (the pod requests a GPU,
-    tolerates the GPU nodes' taints, or names its node) a privileged container, a host `/dev` (or `/`) mount, or
+    tolerates the GPU nodes' taints, or names its node) a privileged container, a host `/dev` (or `/`) mount, a
+    mount of the runtime's or kubelet's sockets (NODE_CONTROL_PATHS), or
     NVIDIA_VISIBLE_DEVICES (a literal value other than void/none, or one taken from elsewhere) expose every GPU of
     the node, not only the ones allocated to the pod; an NVIDIA runtime class does the same for a pod that
     requests none.
@@ -184,10 +193,13 @@ def device_access(pool_key: str) -> str:
     env = ("variables.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
            f"(!has(e.value) || !(e.value in {_NO_DEVICES}))))")
     dev = f"has(object.spec.volumes) && object.spec.volumes.exists(v, {_device_host_path()})"
+    control = f"has(object.spec.volumes) && object.spec.volumes.exists(v, {_node_control_host_path()})"
     runtime = "has(object.spec.runtimeClassName) && object.spec.runtimeClassName.contains('nvidia')"
     parts = [(claims, "it claims devices through DRA resourceClaims"),
              (f"({on_gpu}) && ({privileged})", "a privileged container can run on a GPU node"),
              (f"({on_gpu}) && ({dev})", "it mounts the host's /dev and can run on a GPU node"),
+             (f"({on_gpu}) && ({control})", "it mounts the container runtime's or the kubelet's sockets (or a host "
+                                            "directory above them) and can run on a GPU node"),
              (f"({on_gpu}) && ({env})", "it sets NVIDIA_VISIBLE_DEVICES and can run on a GPU node"),
              (f"!variables.requested && ({on_gpu}) && ({runtime})",
               "it uses an NVIDIA runtime class and can run on a GPU node")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..contract import NODE_CONTROL_PATHS
 from .config import PolicyConfig, config_of
 from .props import dig, items, mapping
 
@@ -146,9 +147,13 @@ _DEVICE_DIRS = ("dri", "char")  # /dev/char/<major>:<minor> links lead to the sa
 
 def _device_host_path(path: str) -> bool:
     """Whether a hostPath is the host's `/`, `/dev`, or a GPU device node under it (`//dev/./nvidia0` too; the
-    API server rejects `..` segments)."""
+    API server rejects `..` segments), or one of the runtime's or kubelet's paths, below or above it
+    (NODE_CONTROL_PATHS: they start privileged containers)."""
     seg = [s for s in path.split("/") if s not in ("", ".")]
-    return not seg or (seg[0] == "dev" and (len(seg) == 1 or seg[1].startswith("nvidia") or seg[1] in _DEVICE_DIRS))
+    if not seg or (seg[0] == "dev" and (len(seg) == 1 or seg[1].startswith("nvidia") or seg[1] in _DEVICE_DIRS)):
+        return True
+    normal = "/" + "/".join(seg) + "/"
+    return any(normal.startswith(p + "/") or (p + "/").startswith(normal) for p in NODE_CONTROL_PATHS)
 
 
 def device_access(spec: Any, cfg: PolicyConfig, requested: bool = False) -> list[str]:
