@@ -224,3 +224,14 @@ def test_explain_refuses_more_pods_and_containers_than_it_evaluates_in_time(runn
     result = runner.invoke(main, ["explain", str(manifest), "--spec", str(DEV_STACK)])
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert fragment in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_explain_reads_a_workload_of_unknown_size_only_up_to_its_limit(tmp_path):
+    """A device or pipe reports size 0: explain read /dev/zero until the kernel killed it."""
+    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", "explain", "/dev/zero", "--spec", str(DEV_STACK)],
+                          capture_output=True, text=True, timeout=HANG_S, preexec_fn=_limited(1 << 30), cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "components")})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "/dev/zero is larger than 2 MiB; allowed: at most 2,097,152 bytes" in proc.stderr, proc.stderr

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ..errors import GpuPlatformError
+from ..inputs import InputLimitError, decode_utf8, read_bounded
 from ..load import YAML_LOADER
 
 __all__ = ["MAX_BYTES", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "MAX_POD_TEMPLATES",
@@ -64,15 +65,11 @@ def _objects(doc: Any, where: str) -> list[dict[str, Any]]:
 def load_manifests(path: str | Path) -> list[dict[str, Any]]:
     """Every object of a (multi-document) YAML or JSON manifest file. Raises ManifestError."""
     path = Path(path)
+    # read with a bound, not by its reported size: a device or a pipe (/dev/zero, <(...)) reports 0 bytes
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise ManifestError(f"{path}: {size:,} bytes; allowed: at most {MAX_BYTES:,} bytes")
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ManifestError(f"cannot read {path}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise ManifestError(f"{path} is not UTF-8 text (byte offset {e.start})") from None
+        text = decode_utf8(read_bounded(path, MAX_BYTES, "workload"), path, "workload")
+    except InputLimitError as e:
+        raise ManifestError(str(e)) from None
     try:
         docs = []
         for doc in yaml.load_all(text, Loader=YAML_LOADER):
