@@ -235,3 +235,26 @@ def test_explain_reads_a_workload_of_unknown_size_only_up_to_its_limit(tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "/dev/zero is larger than 2 MiB; allowed: at most 2,097,152 bytes" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(("spec", "fragment"), [
+    ({"volumes": [{"name": f"v{i}", "hostPath": {"path": f"/data/{i}"}} for i in range(1_001)]},
+     "1,001 volumes, tolerations, resource claims and container env, envFrom and volumeMounts entries"),
+    ({"tolerations": [{"key": f"k{i}", "operator": "Exists"} for i in range(600)],
+      "containers": [{"name": "m", "image": "x", "env": [{"name": f"E{i}", "value": "x"} for i in range(600)]}]},
+     "1,200 volumes, tolerations"),
+    ({"volumes": [{"name": "deep", "hostPath": {"path": "/a" * 2_049}}]},
+     "volume 'deep' has a hostPath of 4,098 characters; allowed: at most 4,096 (PATH_MAX)"),
+])
+def test_explain_refuses_more_pod_entries_than_its_cel_walks_in_time(runner, tmp_path, spec, fragment):
+    """The deny walks every volume, toleration and env entry, and splits each hostPath: 30,000 volumes in a
+    1.6 MB pod, or one path of 900,000 segments, ran for minutes."""
+    import json
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "m", "image": "x"}], **spec}}
+    manifest = tmp_path / "pod.json"
+    manifest.write_text(json.dumps(pod))
+    result = runner.invoke(main, ["explain", str(manifest), "--spec", str(DEV_STACK)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert fragment in result.stderr, result.stderr

@@ -150,26 +150,28 @@ def _tolerates_gpu_nodes(pool_key: str) -> str:
 _NODE_NAME = "has(object.spec.nodeName) && object.spec.nodeName != ''"
 
 
-def _host_path_segments() -> str:
-    """CEL: the path segments of hostPath volume `v`, without empty and `.` segments (`//dev/./x` is `/dev/x`;
-    the API server rejects `..`)."""
-    return "v.hostPath.path.split('/').filter(s, s != '' && s != '.')"
+# hostPath volume paths normalised once per request: segments without empty and `.` ones (`//dev/./x` is `/dev/x`;
+# the API server rejects `..`), joined with a leading and a trailing `/` (the host's root is `/`).
+_HOST_PATHS = ("has(object.spec.volumes) ? object.spec.volumes.filter(v, has(v.hostPath) && has(v.hostPath.path))"
+               ".map(v, v.hostPath.path.split('/').filter(s, s != '' && s != '.'))"
+               ".map(s, size(s) == 0 ? '/' : '/' + s.join('/') + '/') : []")
 
 
 def _device_host_path() -> str:
-    """CEL: hostPath volume `v` is the host's `/`, `/dev`, or a GPU device node under it (`/dev/nvidia*`,
+    """CEL: normalised host path `h` is the host's `/`, `/dev`, or a GPU device node under it (`/dev/nvidia*`,
     `/dev/dri`, or `/dev/char`, whose `<major>:<minor>` links lead to the same device nodes)."""
-    seg = _host_path_segments()
-    return (f"has(v.hostPath) && has(v.hostPath.path) && (size({seg}) == 0 || ({seg}[0] == 'dev' && "
-            f"(size({seg}) == 1 || {seg}[1].startsWith('nvidia') || {seg}[1] == 'dri' || {seg}[1] == 'char')))")
+    return ("h == '/' || h == '/dev/' || h.startsWith('/dev/nvidia') || h.startsWith('/dev/dri/') || "
+            "h.startsWith('/dev/char/')")
 
 
 def _node_control_host_path() -> str:
-    """CEL: hostPath volume `v` is one of NODE_CONTROL_PATHS, below one, or a directory above one (`/run`, `/var`),
-    compared on normalised segments like the device paths."""
-    path = f"('/' + {_host_path_segments()}.join('/') + '/')"
+    """CEL: normalised host path `h` is one of NODE_CONTROL_PATHS, below one, or a directory above one (`/run`,
+    `/var`)."""
     controls = "[" + ", ".join(cel_str(p + "/") for p in NODE_CONTROL_PATHS) + "]"
-    return f"has(v.hostPath) && has(v.hostPath.path) && {controls}.exists(p, {path}.startsWith(p) || p.startsWith({path}))"
+    tops = " || ".join(f"h.startsWith({cel_str(t)})" for t in dict.fromkeys("/" + p.split("/")[1] + "/"
+                                                                             for p in NODE_CONTROL_PATHS))
+    # the top-level test first: most host paths (/var/log, /mnt/data) are decided without the list
+    return f"({tops}) && {controls}.exists(p, h.startsWith(p) || p.startsWith(h))"
 
 
 _NO_DEVICES = "['', 'void', 'none', 'VOID', 'NONE']"
@@ -192,8 +194,8 @@ def device_access(pool_key: str) -> str:
                   "c.securityContext.privileged)")
     env = ("variables.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
            f"(!has(e.value) || !(e.value in {_NO_DEVICES}))))")
-    dev = f"has(object.spec.volumes) && object.spec.volumes.exists(v, {_device_host_path()})"
-    control = f"has(object.spec.volumes) && object.spec.volumes.exists(v, {_node_control_host_path()})"
+    dev = f"variables.hostPaths.exists(h, {_device_host_path()})"
+    control = f"variables.hostPaths.exists(h, {_node_control_host_path()})"
     runtime = "has(object.spec.runtimeClassName) && object.spec.runtimeClassName.contains('nvidia')"
     parts = [(claims, "it claims devices through DRA resourceClaims"),
              (f"({on_gpu}) && ({privileged})", "a privileged container can run on a GPU node"),
@@ -245,6 +247,7 @@ def _deny_variables(spec: PlatformSpec, key: str) -> list[dict[str, str]]:
         {"name": "priorityClasses", "expression": _map([(t.name, priority_class_name(t)) for t in spec.tiers])},
         {"name": "containers", "expression": _CONTAINERS},
         {"name": "requested", "expression": gpu_requested()},
+        {"name": "hostPaths", "expression": _HOST_PATHS},
         {"name": "access", "expression": device_access(pool_key)},
         {"name": "misplaced", "expression": _misplaced(spec, pool_key)},
         # "container '<name>' requests <resource>", the first outside the tier's per container (unknown tier: none).

@@ -11,8 +11,8 @@ from ..errors import GpuPlatformError
 from ..inputs import InputLimitError, decode_utf8, read_bounded
 from ..load import YAML_LOADER
 
-__all__ = ["MAX_BYTES", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "MAX_POD_TEMPLATES",
-           "ManifestError", "load_manifests"]
+__all__ = ["MAX_BYTES", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_HOST_PATH", "MAX_NODES",
+           "MAX_POD_LIST_ITEMS", "MAX_POD_TEMPLATES", "ManifestError", "load_manifests"]
 
 MAX_BYTES = 2 * 1024 * 1024  # far above any workload manifest; a bigger file is refused before parsing
 MAX_DOCUMENTS = 200
@@ -25,6 +25,14 @@ MAX_NODES = 200_000  # counts aliased nodes every time they appear (no "billion 
 MAX_POD_TEMPLATES = 25
 MAX_CONTAINERS = 100
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+# The deny's CEL also walks every volume, toleration and environment entry (celpy: about 1 ms each; 30,000
+# volumes in a 1.6 MB pod ran for minutes), and splits every hostPath into its segments (a 900,000-segment path
+# never finished): a file holds at most this many such entries, and a hostPath at most PATH_MAX characters
+# (Linux include/uapi/linux/limits.h: no longer path can be mounted).
+MAX_POD_LIST_ITEMS = 1_000
+MAX_HOST_PATH = 4096
+_POD_LISTS = ("volumes", "tolerations", "resourceClaims")
+_CONTAINER_ITEMS = ("env", "envFrom", "volumeMounts")
 
 
 class ManifestError(GpuPlatformError):
@@ -97,14 +105,18 @@ def load_manifests(path: str | Path) -> list[dict[str, Any]]:
 
 def _check_pod_count(objects: list[dict[str, Any]], path: Path) -> None:
     """Refuse a file with more pod specs or containers than explain evaluates in bounded time."""
-    templates = containers = 0
+    templates = containers = entries = 0
     stack: list[Any] = list(objects)
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
             if isinstance(node.get("containers"), list):
                 templates += 1
-                containers += sum(len(node[k]) for k in _CONTAINER_LISTS if isinstance(node.get(k), list))
+                lists = [node[k] for k in _CONTAINER_LISTS if isinstance(node.get(k), list)]
+                containers += sum(len(x) for x in lists)
+                entries += _list_items(node, _POD_LISTS) + sum(
+                    _list_items(c, _CONTAINER_ITEMS) for x in lists for c in x if isinstance(c, dict))
+                _check_host_paths(node, path)
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
@@ -114,3 +126,21 @@ def _check_pod_count(objects: list[dict[str, Any]], path: Path) -> None:
     if containers > MAX_CONTAINERS:
         raise ManifestError(f"{path}: {containers:,} containers in its pod specs; allowed: at most {MAX_CONTAINERS} "
                             "in one file (split the manifest)")
+    if entries > MAX_POD_LIST_ITEMS:
+        raise ManifestError(f"{path}: {entries:,} volumes, tolerations, resource claims and container env, envFrom "
+                            f"and volumeMounts entries in its pod specs; allowed: at most {MAX_POD_LIST_ITEMS:,} in one "
+                            "file (split the manifest)")
+
+
+def _list_items(node: dict[str, Any], keys: tuple[str, ...]) -> int:
+    return sum(len(node[k]) for k in keys if isinstance(node.get(k), list))
+
+
+def _check_host_paths(spec: dict[str, Any], path: Path) -> None:
+    volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
+    for v in volumes:
+        host = v.get("hostPath") if isinstance(v, dict) else None
+        p = host.get("path") if isinstance(host, dict) else None
+        if isinstance(p, str) and len(p) > MAX_HOST_PATH:
+            raise ManifestError(f"{path}: volume {str(v.get('name'))[:63]!r} has a hostPath of {len(p):,} characters; "
+                                f"allowed: at most {MAX_HOST_PATH:,} (PATH_MAX)")
