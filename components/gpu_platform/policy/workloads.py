@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..contract import NODE_CONTROL_PATHS
+from ..inputs import MAX_DOCUMENT_DEPTH
 from .config import PolicyConfig, config_of
 from .props import dig, items, mapping
 
@@ -44,9 +45,10 @@ WORKLOAD_TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
 # Kinds never scanned for embedded pod specs: charts carry values, CRDs carry schemas, not workloads.
 _NOT_WORKLOADS = ("kubernetes:helm.sh/", "kubernetes:apiextensions.k8s.io/", "kubernetes:core/v1:ConfigMap",
                   "kubernetes:core/v1:Secret", "kubernetes:yaml", "kubernetes:kustomize")
-# Deep enough for any object the engine can send: protobuf's default recursion limit (100 messages, two or three
-# per JSON level in a google.protobuf.Struct) stops deeper properties before the pack sees them.
-_SCAN_DEPTH = 64
+# Deep enough for any object the pack is given: `audit` reads documents nested up to MAX_DOCUMENT_DEPTH, and
+# protobuf's default recursion limit (100 messages, two or three per JSON level in a google.protobuf.Struct) stops
+# deeper properties before the engine hands them over.
+_SCAN_DEPTH = MAX_DOCUMENT_DEPTH
 _NOT_POD_FIELDS = ("apiVersion", "kind", "metadata", "status")
 
 
@@ -61,22 +63,42 @@ def _walk(value: Any, path: tuple[str, ...]) -> list[Any]:
     return _walk(nxt, rest) if nxt is not None else []
 
 
-def _scan(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
-    """Pod templates embedded anywhere in an unknown kind: mappings whose spec has a containers list."""
-    if depth > _SCAN_DEPTH:
-        return []
-    if isinstance(value, Mapping):
+_SCALARS = frozenset({str, int, float, bool, bytes})
+
+
+def _pod_like(node: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """`node` as a pod (template) when it is one: a spec with containers, a pod spec, or a template of one
+    container beside its pod's fields and labels (Argo Workflows templates: container, script)."""
+    if items(dig(node, "spec", "containers")):
+        return node
+    if items(node.get("containers")):
+        return {"spec": node}
+    for key in ("container", "script"):
+        single = mapping(node.get(key)) if key in node else None
+        if single and (single.get("image") or single.get("resources")):
+            return {"metadata": mapping(node.get("metadata")), "spec": {**node, "containers": [single]}}
+    return None
+
+
+def _scan(value: Any) -> list[Mapping[str, Any]]:
+    """Pod templates embedded anywhere in an unknown kind, in document order (iterative: a wide or deep object
+    costs no recursion, and scalars are never visited)."""
+    found: list[Mapping[str, Any]] = []
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
         # items(), not isinstance(list): the engine hands lists over as pulumi-policy's _ListProxy (a Sequence)
-        if items(dig(value, "spec", "containers")):
-            return [value]
-        if items(value.get("containers")):
-            return [{"spec": value}]
-        single = next((mapping(value[k]) for k in ("container", "script") if isinstance(value.get(k), Mapping)), None)
-        if single is not None and (single.get("image") or single.get("resources")):
-            # one container beside its pod's fields and labels (Argo Workflows templates: container, script)
-            return [{"metadata": mapping(value.get("metadata")), "spec": {**value, "containers": [single]}}]
-        return [t for v in value.values() for t in _scan(v, depth + 1)]
-    return [t for v in items(value) for t in _scan(v, depth + 1)]
+        if type(node) is dict or isinstance(node, Mapping):
+            pod = _pod_like(node)
+            if pod is not None:
+                found.append(pod)
+                continue
+            children = list(node.values())
+        else:
+            children = items(node)
+        if depth < _SCAN_DEPTH:
+            stack.extend((c, depth + 1) for c in reversed(children) if type(c) not in _SCALARS and c is not None)
+    return found
 
 
 def is_workload_type(resource_type: str) -> bool:
