@@ -141,3 +141,25 @@ def test_what_a_kill_leaves_next_to_out_is_cleaned_up_and_nothing_else(runner, t
     assert runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(out)]).exit_code == 0
     assert not discarded.exists() and not empty.exists()
     assert (foreign / "notes.txt").read_text() == "keep"
+
+
+def test_force_never_replaces_a_directory_holding_the_home_directory(runner, tmp_path, monkeypatch):
+    """`--out /home` would take every user's home with it."""
+    homes = tmp_path / "homes"
+    (homes / "alice").mkdir(parents=True)
+    (homes / "bob").mkdir()
+    (homes / "bob" / "thesis.tex").write_text("x")
+    monkeypatch.setenv("HOME", str(homes / "alice"))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["synth", str(DEV_STACK), "--out", str(homes), "--force"])
+    assert result.exit_code == 1 and "one holding your home directory" in result.stderr, result.output
+    assert (homes / "bob" / "thesis.tex").read_text() == "x"
+
+
+@pytest.mark.parametrize("system", ["/etc", "/usr", "/var", "/tmp", "/opt", "/usr/local", "/var/lib"])
+def test_force_never_replaces_a_system_directory(system):
+    """Checked before anything is written (the check alone is called: a failing test must not replace /usr)."""
+    from gpu_platform.synth import SynthConflictError, _check_replaceable
+
+    with pytest.raises(SynthConflictError, match="a system directory"):
+        _check_replaceable(Path(system))

@@ -201,15 +201,25 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
     return counts
 
 
+# Directories of the Filesystem Hierarchy Standard (3.0, chapters 3 and 4) and /usr/local, /var/lib: never a render.
+_SYSTEM_DIRS = frozenset(Path(p) for p in (
+    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt", "/proc", "/root",
+    "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin", "/usr/share",
+    "/var", "/var/lib", "/var/log", "/var/tmp"))
+
+
 def _check_replaceable(out: Path) -> None:
-    """Refuse, even with --force, to replace `/`, the home directory or a directory holding the working directory:
-    synth swaps the whole directory, so a slip of `--out` must not take a tree of unrelated files with it."""
+    """Refuse, even with --force, to replace `/`, a system directory, the home directory or one holding it, or a
+    directory holding the working directory: synth swaps the whole directory, so a slip of `--out` must not take a
+    tree of unrelated files with it."""
     try:
         home = Path.home().resolve()
     except (RuntimeError, KeyError):
         home = None
     cwd = Path.cwd().resolve()
-    what = ("the root directory" if out == Path(out.anchor) else "your home directory" if out == home
+    what = ("the root directory" if out == Path(out.anchor) else "a system directory" if out in _SYSTEM_DIRS
+            else "your home directory" if out == home
+            else "one holding your home directory" if home is not None and out in home.parents
             else "the working directory or one holding it" if cwd == out or out in cwd.parents else None)
     if what:
         raise SynthConflictError(f"--out {out} is {what}; synth replaces the whole --out directory, so it never "
