@@ -144,7 +144,31 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
     worst = w("pods25.yaml", "\n---\n".join(json.dumps(d) for d in _pods(25, 4)))
     rows.append(("25 pods of 4 containers (the limits: 25 pod specs, 100 containers), 10,000-GPU spec", "explain",
                  ["explain", worst, "--spec", fleet, "--namespace", "ns-0000", "--format", "json"]))
+    rows.append(("workload /dev/zero (reports 0 bytes, never ends)", "explain", ["explain", "/dev/zero", "--spec", dev]))
+    rows.append(("pod of 30,000 hostPath volumes (1.6 MB)", "explain",
+                 ["explain", w("vols30k.json", json.dumps(_volume_pod(30_000))), "--spec", dev]))
+    rows.append(("pod of 999 hostPath volumes (the limit: 1,000 entries)", "explain",
+                 ["explain", w("vols999.json", json.dumps(_volume_pod(999))), "--spec", dev, "--namespace", "research"]))
+    wide = w("wide.json", json.dumps(_unknown_kind_export(7_000)))
+    rows.append((f"export of {Path(wide).stat().st_size / MB:.1f} MB: 7,000 resources of an unknown kind, 2.5 M values "
+                 "scanned for pod specs", "audit", ["audit", wide]))
     return rows
+
+
+def _volume_pod(volumes: int) -> dict:
+    """A pod that tolerates every taint with `volumes` hostPath volumes (the deny normalises each path)."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"tolerations": [{"operator": "Exists"}], "containers": [{"name": "m", "image": "x"}],
+                     "volumes": [{"name": f"v{i}", "hostPath": {"path": f"/data/d{i}"}} for i in range(volumes)]}}
+
+
+def _unknown_kind_export(n: int) -> dict:
+    """Resources of a kind the pack does not know: every value is scanned for embedded pod specs (none here)."""
+    def tree() -> dict:
+        return {"a": [{"x": {"y": [1, 2, {"z": "w"}]}} for _ in range(60)]}
+    res = [{"type": "kubernetes:example.com/v1:Thing", "urn": f"urn:pulumi:s::p::thing::t{i}",
+            "inputs": {"metadata": {"name": f"t{i}"}, "spec": tree(), "extra": tree()}} for i in range(n)]
+    return {"version": 3, "deployment": {"manifest": {}, "resources": res}}
 
 
 def _pods(pods: int, containers: int) -> list[dict]:
@@ -194,8 +218,11 @@ def main() -> None:
                         f"{os.getloadavg()[0]:.1f}", title_justify="left")
     for col in ("input", "command", "s", "CPU s", "peak RSS MB", "exit", "message"):
         table.add_column(col, justify="right" if col in ("s", "CPU s", "peak RSS MB", "exit") else "left")
+    only = sys.argv[1] if len(sys.argv) > 1 else ""  # run only the rows whose label contains this text
     with tempfile.TemporaryDirectory() as d:
         for label, command, cmd in inputs(Path(d)):
+            if only not in label:
+                continue
             # RUSAGE_CHILDREN's max RSS is a high-water mark over all children: run each in its own wrapper.
             wrapper = subprocess.run([sys.executable, "-c", _WRAP, json.dumps(cmd)], capture_output=True, text=True,
                                      timeout=900)

@@ -254,15 +254,33 @@ def test_a_running_workload_cannot_be_relabelled_to_another_tiers_kueue_priority
 
 
 def test_a_gpu_template_cannot_carry_another_tiers_priority_class(docs):
-    """Without the Kueue label (the route failed open), Kueue takes the priority from the template's
-    priorityClassName (kueue v0.19.2 pkg/controller/jobframework/reconciler.go ExtractPriority)."""
+    """Without the Kueue label (the route failed open), Kueue takes the priority from the first template that names
+    a priorityClassName (kueue v0.19.2 pkg/controller/jobframework/reconciler.go ExtractPriority)."""
     from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
 
     job = _routed_job(None, priorityClassName="gpu-train")
     verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
-    assert verdict is not None and "priorityClassName gpu-train" in verdict, verdict
+    assert verdict is not None and verdict.startswith("a pod template sets priorityClassName gpu-train, not the "
+                                                      "priority of a tier of this workload's GPU pod templates (gpu-dev)"), verdict
     assert validate(docs, _routed_job(None, priorityClassName="gpu-dev"), "research",
                     policy_name=DENY_WORKLOADS_POLICY) is None
+    # with the label (the route ran, or set by hand and checked above) Kueue ignores the templates' classes
+    assert validate(docs, _routed_job("gpu-dev", priorityClassName="gpu-train"), "research",
+                    policy_name=DENY_WORKLOADS_POLICY) is None
+
+
+def test_a_cpu_head_cannot_carry_the_priority_of_a_ray_job(docs):
+    """A RayJob's CPU head comes first: its priorityClassName would be the workload's without the Kueue label."""
+    from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
+
+    worker = {"groupName": "g", "template": {"metadata": {"labels": {"gpu.example.com/gpu-tier": "dev"}}, "spec": {
+        "containers": [{"name": "w", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}
+    job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "r"}, "spec": {"rayClusterSpec": {
+        "headGroupSpec": {"template": {"spec": {"priorityClassName": "system-cluster-critical",
+                                                "containers": [{"name": "h", "image": "x"}]}}},
+        "workerGroupSpecs": [worker]}}}
+    verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
+    assert verdict is not None and "priorityClassName system-cluster-critical" in verdict, verdict
 
 
 def test_a_team_namespace_admission_skips_is_an_error(dev_data):

@@ -366,14 +366,15 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                 # claim a higher tier's priority for a lower tier's GPUs.
                 {"name": "priorityClasses", "expression": _map([(t.name, priority_class_name(t)) for t in spec.tiers])},
                 {"name": "kueuePriority", "expression": tier_label(PRIORITY_LABEL)},
-                # Without that label Kueue takes the priority from the templates' priorityClassName (kueue v0.19.2
-                # pkg/controller/jobframework/reconciler.go ExtractPriority), e.g. when the route failed open.
-                {"name": "podPriorities", "expression": f"variables.gpuTemplates.filter(t, has(t.spec.priorityClassName) "
-                                                        f"&& {tier_of} in variables.priorityClasses && "
-                                                        f"t.spec.priorityClassName != variables.priorityClasses[{tier_of}])"
-                                                        ".map(t, 'tier ' + " + tier_of + " + ' sets priorityClassName ' + "
-                                                        "t.spec.priorityClassName + ' instead of ' + "
-                                                        f"variables.priorityClasses[{tier_of}])"},
+                # Without that label Kueue takes the priority from the first template that names a priorityClassName,
+                # GPU or not (kueue v0.19.2 pkg/controller/jobframework/reconciler.go ExtractPriority,
+                # extractPriorityFromPodSets), e.g. when the route failed open: each must be one of the GPU tiers'.
+                {"name": "gpuClasses", "expression": "variables.gpuTiers.filter(x, x in variables.priorityClasses)"
+                                                     ".map(x, variables.priorityClasses[x])"},
+                {"name": "podPriorities", "expression": "variables.kueuePriority != '' || size(variables.gpuClasses) "
+                                                        f"== 0 ? [] : ({dispatch}).filter(t, has(t.spec) && "
+                                                        "has(t.spec.priorityClassName) && !(t.spec.priorityClassName "
+                                                        "in variables.gpuClasses)).map(t, t.spec.priorityClassName)"},
             ],
             "validations": [
                 {"expression": "size(variables.unknown) == 0", "reason": "Forbidden",
@@ -392,8 +393,10 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                                       "variables.priorityClasses[x]).join(', ') + '); remove it: admission sets the "
                                       "tier\\'s'"},
                 {"expression": "size(variables.podPriorities) == 0", "reason": "Forbidden",
-                 "messageExpression": "'a pod template of ' + variables.podPriorities[0] + ' (remove it: pods of a tier "
-                                      "run with the tier\\'s priority class)'"},
+                 "messageExpression": "'a pod template sets priorityClassName ' + variables.podPriorities[0] + ', not "
+                                      "the priority of a tier of this workload\\'s GPU pod templates (' + "
+                                      "variables.gpuClasses.join(', ') + '); without a kueue.x-k8s.io/priority-class "
+                                      "label Kueue queues and preempts by it: remove it'"},
             ],
         },
     }
