@@ -296,3 +296,54 @@ def test_a_team_namespace_admission_skips_is_an_error(dev_data):
     assert set(errors) == {"teams[0].namespaces[1]", "teams[1].namespaces[1]"}, errors
     assert errors["teams[1].namespaces[1]"].startswith("'falco' is exempt from admission (")
     assert "tiers of team 'production'" in errors["teams[1].namespaces[1]"]
+
+
+@pytest.fixture(scope="module")
+def volcano_docs():
+    from conftest import ROOT
+    from gpu_platform.load import read_spec_data
+    from gpu_platform.queues.render import render_namespaces
+
+    data = read_spec_data(ROOT / "Pulumi.dev.yaml")
+    data["scheduling"] = {"kueue": {"enabled": False}, "volcano": {"enabled": True}}
+    spec = parse_spec(data)
+    return render_admission(spec), render_namespaces(spec)
+
+
+_VOLCANO = [
+    ("PodGroup", {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "g"},
+                  "spec": {"minMember": 1, "queue": "production"}}),
+    ("Job", {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j"},
+             "spec": {"queue": "production", "tasks": []}}),
+    ("Pod", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {
+        "scheduling.volcano.sh/queue-name": "production"}}, "spec": {"containers": [{"name": "m", "image": "x"}]}}),
+]
+
+
+@pytest.mark.parametrize(("kind", "obj"), _VOLCANO, ids=[k for k, _ in _VOLCANO])
+def test_a_team_cannot_charge_another_teams_volcano_queue(volcano_docs, kind, obj):
+    """Volcano v1.15.1 checks only that a named queue exists and is open (pkg/webhooks/admission/podgroups/validate
+    validate_podgroup.go checkQueueState, jobs/validate/admit_job.go): with Volcano alone its queues hold the quota."""
+    from gpu_platform.admission.render import DENY_VOLCANO_QUEUES_POLICY
+
+    docs, namespaces = volcano_docs
+    verdict = validate(docs, obj, "research", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces)
+    assert verdict == (f"{kind} in namespace research may not use the Volcano queue production: work in a team "
+                       "namespace goes to its team's queue (research) or to default"), verdict
+    assert validate(docs, obj, "prod-inference", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces) is None
+
+    def naming(queue):
+        named = copy.deepcopy(obj)
+        if kind == "Pod":
+            named["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] = queue
+        else:
+            named["spec"]["queue"] = queue
+        return named
+
+    for queue in ("research", "default"):  # default is moved to the namespace's queue by Volcano's webhook
+        assert validate(docs, naming(queue), "research", policy_name=DENY_VOLCANO_QUEUES_POLICY,
+                        namespaces=namespaces) is None
+    assert "queue batch-ops" in validate(docs, naming("batch-ops"), "research", policy_name=DENY_VOLCANO_QUEUES_POLICY,
+                                         namespaces=namespaces)
+    # outside team namespaces no tier is granted, so no GPU pod runs there whatever queue it names
+    assert validate(docs, obj, "default", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces) is None

@@ -30,6 +30,7 @@ from .jobs import (
 __all__ = [
     "DENY_POLICY",
     "DENY_EPHEMERAL_POLICY",
+    "DENY_VOLCANO_QUEUES_POLICY",
     "DENY_WORKLOADS_POLICY",
     "NAMESPACE_GUARD_POLICY",
     "KEEP_ON_NODE_ANNOTATIONS",
@@ -41,6 +42,7 @@ __all__ = [
     "render_admission_artifacts",
     "render_deny",
     "render_deny_ephemeral",
+    "render_deny_volcano_queues",
     "render_deny_workloads",
     "render_denies",
     "render_namespace_guard",
@@ -51,6 +53,7 @@ DENY_POLICY = "gpu-platform-deny-unclassified"
 DENY_WORKLOADS_POLICY = "gpu-platform-deny-unclassified-workloads"
 NAMESPACE_GUARD_POLICY = "gpu-platform-namespace-grants"
 DENY_EPHEMERAL_POLICY = "gpu-platform-deny-ephemeral-device-access"
+DENY_VOLCANO_QUEUES_POLICY = "gpu-platform-deny-foreign-volcano-queues"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
 _KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
@@ -504,11 +507,57 @@ def render_deny_ephemeral(spec: PlatformSpec) -> list[dict[str, Any]]:
     return [policy, _deny_binding(spec, DENY_EPHEMERAL_POLICY)]
 
 
+def render_deny_volcano_queues(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding (with Volcano and teams): a PodGroup, a Volcano Job or a pod in a team
+    namespace may name only that namespace's Volcano queue (or `default`).
+
+    Volcano checks only that a named queue exists and is open (volcano v1.15.1
+    pkg/webhooks/admission/podgroups/validate/validate_podgroup.go checkQueueState,
+    pkg/webhooks/admission/jobs/validate/admit_job.go), and with Volcano alone its queues hold the teams' quotas:
+    without this a tenant could charge another team's queue. A team namespace's queue is its
+    `scheduling.volcano.sh/queue-name` annotation (kept to the spec by the namespace guard): work there names it or
+    `default` (which Volcano's PodGroup webhook moves to it). Other namespaces are left alone: their GPU pods are
+    denied anyway (no tier is granted there). The policy reads the namespace, so it does not grow with teams.
+    """
+    if not (spec.scheduling.volcano.enabled and spec.teams):
+        return []
+    annotations, key = "namespaceObject.metadata.annotations", cel_str(VOLCANO_QUEUE_ANNOTATION)
+    pod_queue = f"(has(object.metadata.annotations) && {key} in object.metadata.annotations ? object.metadata.annotations[{key}] : '')"
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+             {"apiGroups": ["scheduling.volcano.sh"], "apiVersions": ["v1beta1"], "operations": ["CREATE", "UPDATE"],
+              "resources": ["podgroups"]},
+             {"apiGroups": ["batch.volcano.sh"], "apiVersions": ["v1alpha1"], "operations": ["CREATE"],
+              "resources": ["jobs"]}]
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": _meta(DENY_VOLCANO_QUEUES_POLICY),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": rules},
+            "variables": [
+                {"name": "queue", "expression": f"object.kind == 'Pod' ? {pod_queue} : (has(object.spec) && "
+                                                "has(object.spec.queue) ? object.spec.queue : '')"},
+                {"name": "own", "expression": f"has({annotations}) && {key} in {annotations} ? {annotations}[{key}] : ''"},
+            ],
+            "validations": [
+                {"expression": "variables.own == '' || variables.queue in ['', 'default', variables.own]",
+                 "reason": "Forbidden",
+                 "messageExpression": "object.kind + ' in namespace ' + request.namespace + ' may not use the Volcano "
+                                      "queue ' + variables.queue + ': work in a team namespace goes to its team\\'s "
+                                      "queue (' + variables.own + ') or to default'"},
+            ],
+        },
+    }
+    return [policy, _deny_binding(spec, DENY_VOLCANO_QUEUES_POLICY)]
+
+
 def render_denies(spec: PlatformSpec) -> list[dict[str, Any]]:
-    """The validating objects for pods, ephemeral containers and workloads (when `admission.denyUnclassified`)."""
+    """The validating objects for pods, ephemeral containers, workloads and Volcano queues (when
+    `admission.denyUnclassified`)."""
     if not spec.admission.deny_unclassified:
         return []
-    return render_deny(spec) + render_deny_ephemeral(spec) + render_deny_workloads(spec)
+    return (render_deny(spec) + render_deny_ephemeral(spec) + render_deny_workloads(spec)
+            + render_deny_volcano_queues(spec))
 
 
 def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
