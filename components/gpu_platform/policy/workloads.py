@@ -64,14 +64,15 @@ def _walk(value: Any, path: tuple[str, ...]) -> list[Any]:
 
 
 _SCALARS = frozenset({str, int, float, bool, bytes})
+_POD_KEYS = frozenset({"spec", "containers", "container", "script"})
 
 
 def _pod_like(node: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """`node` as a pod (template) when it is one: a spec with containers, a pod spec, or a template of one
     container beside its pod's fields and labels (Argo Workflows templates: container, script)."""
-    if items(dig(node, "spec", "containers")):
+    if "spec" in node and items(dig(node, "spec", "containers")):
         return node
-    if items(node.get("containers")):
+    if "containers" in node and items(node.get("containers")):
         return {"spec": node}
     for key in ("container", "script"):
         single = mapping(node.get(key)) if key in node else None
@@ -89,15 +90,15 @@ def _scan(value: Any) -> list[Mapping[str, Any]]:
         node, depth = stack.pop()
         # items(), not isinstance(list): the engine hands lists over as pulumi-policy's _ListProxy (a Sequence)
         if type(node) is dict or isinstance(node, Mapping):
-            pod = _pod_like(node)
-            if pod is not None:
+            if not _POD_KEYS.isdisjoint(node.keys()) and (pod := _pod_like(node)) is not None:
                 found.append(pod)
                 continue
             children = list(node.values())
         else:
             children = items(node)
         if depth < _SCAN_DEPTH:
-            stack.extend((c, depth + 1) for c in reversed(children) if type(c) not in _SCALARS and c is not None)
+            depth += 1
+            stack.extend([(c, depth) for c in reversed(children) if type(c) not in _SCALARS and c is not None])
     return found
 
 
