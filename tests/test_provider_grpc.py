@@ -7,7 +7,7 @@ import json
 
 import pytest
 from conftest import ROOT
-from helpers.provider_rpc import STACK_URN, ProviderProcess, python_side
+from helpers.provider_rpc import STACK_URN, ProviderProcess, property_errors, python_side
 from google.protobuf import json_format
 from pulumi.runtime.proto import engine_pb2
 
@@ -108,8 +108,9 @@ def test_bad_spec_fails_with_the_python_apis_errors_and_registers_nothing(fresh,
         fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
     message = e.value.details()
     assert expected in message, f"{message}\n--- expected ---\n{expected}"
-    # the SDK's provider server adds the stack of what a component raised: only the component's own frame
-    assert message.count("File ") == 1 and "provider/component.py" in message
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "File " not in message, "no traceback"
+    # each finding also as the engine's input property error, which the CLI prints per property
+    assert [f"  - {path}: {reason}" for path, reason in property_errors(e.value)] == expected.splitlines()[1:]
     assert fresh.monitor.registered == []
 
 

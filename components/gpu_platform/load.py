@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import reprlib
 import sys
 from pathlib import Path
@@ -230,8 +231,21 @@ def parse_spec(data: dict[str, Any], source: str | None = None) -> PlatformSpec:
         spec = PlatformSpec.model_validate(data)
     except ValidationError as e:
         raise SpecError(pydantic_findings(PlatformSpec, e) + _rule_errors_elsewhere(data, e), source) from None
+    if infinite := _non_finite(data):  # in free-form values (valuesOverrides ...); typed fields reject them above
+        raise SpecError(infinite + check_spec(spec), source)
     ensure_valid(spec, source)
     return spec
+
+
+def _non_finite(data: Any, path: str = "") -> list[Finding]:
+    """NaN and infinities anywhere in plain data: JSON, Kubernetes and Helm values cannot carry them."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return [Finding(path, f"{data}: not a finite number; allowed: a finite number")]
+    if isinstance(data, dict):
+        return [f for k, v in data.items() for f in _non_finite(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(data, list | tuple):
+        return [f for i, v in enumerate(data) for f in _non_finite(v, f"{path}[{i}]")]
+    return []
 
 
 def revalidate(spec: PlatformSpec) -> PlatformSpec:

@@ -233,3 +233,19 @@ def python_side(data: dict[str, Any], name: str, project: str = "gpu-platform",
 
 
 STACK_URN = "urn:pulumi:dev::gpu-platform::pulumi:pulumi:Stack::gpu-platform-dev"
+
+
+def property_errors(error: Any) -> list[tuple[str, str]]:
+    """The (property path, reason) pairs of a failed Construct's InputPropertiesError details, as the engine reads
+    them (pulumi/pulumi v3.259.0 pkg/resource/deploy/source_eval.go `errorToMessage`)."""
+    from pulumi.runtime.proto import errors_pb2, status_pb2
+
+    metadata = dict(error.trailing_metadata() or ())
+    if "grpc-status-details-bin" not in metadata:
+        return []
+    found = []
+    for detail in status_pb2.Status.FromString(metadata["grpc-status-details-bin"]).details:
+        errors = errors_pb2.InputPropertiesError()
+        if detail.Unpack(errors):
+            found += [(e.property_path, e.reason) for e in errors.errors]
+    return found

@@ -1,6 +1,10 @@
 """`GpuPlatform` as the component package serves it: the spec as typed inputs, then the Python component."""
 
+from typing import Any
+
 import pulumi
+from pulumi.errors import InputPropertiesError
+from pulumi.provider.experimental.component import ComponentProvider
 
 from .. import platform
 from ..errors import SpecError
@@ -9,7 +13,7 @@ from .convert import to_spec_data
 from .outputs import TeamOutput, TierOutput
 from .types import GpuPlatformArgs
 
-__all__ = ["GpuPlatform"]
+__all__ = ["GpuPlatform", "SpecComponentProvider"]
 
 
 class GpuPlatform(platform.GpuPlatform):
@@ -33,9 +37,26 @@ class GpuPlatform(platform.GpuPlatform):
     """OpenCost's API URL (absent when OpenCost is off)."""
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        # `args` is typed for the schema; `SpecComponentProvider.map_inputs` hands over the validated spec.
+        super().__init__(name, args, opts)  # type: ignore[arg-type]
+
+
+class SpecComponentProvider(ComponentProvider):
+    """The SDK's component provider, with the Python API's validation in place of its input mapping.
+
+    The SDK maps inputs along the schema (pulumi 3.272, pulumi/provider/experimental/component.py
+    `map_input_properties`): it drops unknown keys, turns an object of the wrong type into `{}` (its defaults),
+    reports a null or a wrong-typed object as a missing property, and fails with a traceback on `int()` of a list,
+    an infinity or an Output. Here the request's camelCase inputs go to `parse_spec` as they came, and its findings
+    go back as the engine's input property errors (`InputPropertiesError`: the CLI prints each property path and
+    reason), before anything is registered.
+    """
+
+    def map_inputs(self, inputs: dict[str, Any], component_def: Any) -> Any:  # type: ignore[override]
+        """The validated spec as the Python component's args; every error at once as `InputPropertiesError`."""
         try:
-            spec = parse_spec(to_spec_data(dict(args)))
+            spec = parse_spec(to_spec_data(dict(inputs)))
         except SpecError as e:
-            # The SDK appends the stack of what the component raised: keep it to this frame.
-            raise SpecError(e.findings) from None
-        super().__init__(name, platform.GpuPlatformArgs(spec=spec), opts)
+            errors = [{"property_path": f.path, "reason": f.message} for f in e.findings]
+            raise InputPropertiesError(str(e), errors) from None
+        return platform.GpuPlatformArgs(spec=spec)

@@ -1,38 +1,41 @@
 """From the inputs a Pulumi program sends the component back to the spec's wire form (camelCase).
 
-The SDK's provider hands the component its inputs keyed by the mirror TypedDicts' (snake_case) names, enums as
-mirror enum members, numbers as they travel (doubles), and a value that depends on another resource, or is
-secret or unknown, as an `Output`. This module walks that data along the pydantic models, so the result is what a
-stack config holds, Outputs left in place for the fields that take them: `parse_spec` then validates it with the
-Python API's rules and messages, and defers the checks of those Outputs until they resolve (`deferred`).
+The engine's Construct request carries the program's inputs as the spec's camelCase object, numbers as doubles, a
+value that depends on another resource or is secret as an `Output`, a secret nested inside a value as the RPC's
+secret wrapper, and a value unknown during a preview as the RPC's unknown sentinel. This module walks that data along
+the pydantic models: whole doubles become ints where the spec takes an int, secrets and unknowns become `Output`s, and
+everything else (unknown keys, wrong types, nulls) stays as it came, so `parse_spec` reports it with the Python API's
+rules and messages, and defers the checks of the Outputs in the fields that take them (`deferred`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import types
-from enum import Enum
 from typing import Annotated, Any, Union, get_args, get_origin
 
+import pulumi
+from pulumi.runtime import rpc
 from pydantic import BaseModel
 
 from ..spec import PlatformSpec
 
 __all__ = ["to_spec_data"]
 
-
-def to_spec_data(args: dict[str, Any]) -> dict[str, Any]:
-    """The component's mapped inputs as the spec's camelCase object."""
-    return _model(PlatformSpec, args)
+_EXACT = 2**53  # doubles hold every integer up to here; a larger "whole" double is left for the spec to bound
 
 
-def _model(model: type[BaseModel], data: Any) -> Any:
-    if not isinstance(data, dict):
-        return _value(Any, data)
+def to_spec_data(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The Construct request's inputs (camelCase, as the engine deserialises them) as the spec's camelCase object."""
+    return _model(PlatformSpec, inputs)
+
+
+def _model(model: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    fields = {(f.alias or n): f for n, f in model.model_fields.items()}
     wire: dict[str, Any] = {}
     for key, value in data.items():
-        info = model.model_fields.get(key)
-        name = (info.alias or key) if info else key  # an unknown key stays, for the spec to name it
-        wire[name] = _value(info.annotation if info else Any, value)
+        info = fields.get(key)  # an unknown key stays, for the spec to name it
+        wire[key] = _value(info.annotation if info else Any, value)
     return wire
 
 
@@ -45,12 +48,24 @@ def _bare(annotation: Any) -> Any:
     return annotation
 
 
+def _output(value: Any, known: bool, secret: bool) -> pulumi.Output[Any]:
+    # pulumi/pulumi v3.259.0 sdk/python/lib/pulumi/provider/server.py `_select_value` builds its Outputs the same way.
+    loop = asyncio.get_event_loop()
+    futures = [loop.create_future() for _ in range(4)]
+    for future, result in zip(futures, (set(), value if known else None, known, secret), strict=True):
+        future.set_result(result)
+    return pulumi.Output(futures[0], futures[1], futures[2], futures[3])
+
+
 def _value(annotation: Any, value: Any) -> Any:
+    if isinstance(value, str) and value == rpc.UNKNOWN:  # unknown in a preview: an Output the spec defers or refuses
+        return _output(None, known=False, secret=False)
+    if rpc.is_rpc_secret(value):  # a secret inside a value (a secret at the top level is an Output already)
+        inner = rpc.unwrap_rpc_secret(value)
+        return _output(_value(annotation, inner), known=inner != rpc.UNKNOWN, secret=True)
     annotation = _bare(annotation)
     origin = get_origin(annotation)
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(value, dict):
         return _model(annotation, value)
     if isinstance(value, list):
         item = get_args(annotation)[0] if origin is list else Any
@@ -58,6 +73,6 @@ def _value(annotation: Any, value: Any) -> Any:
     if isinstance(value, dict):
         item = get_args(annotation)[1] if origin is dict else Any
         return {k: _value(item, v) for k, v in value.items()}
-    if annotation is int and isinstance(value, float) and value.is_integer():
+    if annotation is int and isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT:
         return int(value)  # numbers travel as doubles; 1.5 stays 1.5 for the spec to reject
     return value

@@ -4,9 +4,8 @@ import json
 import sys
 from typing import Any
 
-from pulumi.provider.experimental.component import ComponentProvider
-
 from ..options import PACKAGE
+from .component import SpecComponentProvider
 from .serve import COMPONENTS, package_version
 
 __all__ = ["package_schema", "schema_text"]
@@ -14,7 +13,7 @@ __all__ = ["package_schema", "schema_text"]
 
 def package_schema() -> dict[str, Any]:
     """The schema the SDK's analyzer infers from the hosted components, as the provider serves it."""
-    return json.loads(ComponentProvider(COMPONENTS, PACKAGE, None, package_version()).schema)
+    return json.loads(SpecComponentProvider(COMPONENTS, PACKAGE, None, package_version()).schema)
 
 
 def schema_text() -> str:

@@ -1,11 +1,12 @@
 """Serve the component package to the Pulumi engine (what `PulumiPlugin.yaml` runs, via `python -m gpu_platform`)."""
 
+import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from pulumi.provider.experimental import component_provider_host
+from pulumi.provider import main
 
 from ..options import PACKAGE
-from .component import GpuPlatform
+from .component import GpuPlatform, SpecComponentProvider
 
 __all__ = ["COMPONENTS", "package_version", "serve"]
 
@@ -21,5 +22,9 @@ def package_version() -> str:
 
 
 def serve() -> None:
-    """Start the provider: it prints its port, then answers GetSchema and Construct until the engine stops it."""
-    component_provider_host(COMPONENTS, PACKAGE, version=package_version())
+    """Start the provider: it prints its port, then answers GetSchema and Construct until the engine stops it.
+
+    As the SDK's `component_provider_host` (pulumi 3.272, pulumi/provider/experimental/host.py) does, with the
+    provider that validates inputs with the spec's rules.
+    """
+    main(SpecComponentProvider(COMPONENTS, PACKAGE, None, package_version()), sys.argv[1:])
