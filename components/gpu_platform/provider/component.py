@@ -7,7 +7,8 @@ from pulumi.errors import InputPropertiesError
 from pulumi.provider.experimental.component import ComponentProvider
 
 from .. import platform
-from ..errors import SpecError
+from ..errors import Finding, SpecError
+from ..inputs import MAX_DEPTH, MAX_VALUES, check_shape
 from ..load import parse_spec
 from .convert import to_spec_data
 from .outputs import TeamOutput, TierOutput
@@ -55,6 +56,10 @@ class SpecComponentProvider(ComponentProvider):
     def map_inputs(self, inputs: dict[str, Any], component_def: Any) -> Any:  # type: ignore[override]
         """The validated spec as the Python component's args; every error at once as `InputPropertiesError`."""
         try:
+            try:  # bound the request before walking it (parse_spec checks the same limits again)
+                check_shape(inputs, MAX_VALUES, MAX_DEPTH)
+            except ValueError as e:
+                raise SpecError([Finding("", f"spec too large: {e}")]) from None
             spec = parse_spec(to_spec_data(dict(inputs)))
         except SpecError as e:
             errors = [{"property_path": f.path, "reason": f.message} for f in e.findings]

@@ -15,6 +15,7 @@ import types
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import pulumi
+from pulumi.output import Unknown
 from pulumi.runtime import rpc
 from pydantic import BaseModel
 
@@ -58,7 +59,8 @@ def _output(value: Any, known: bool, secret: bool) -> pulumi.Output[Any]:
 
 
 def _value(annotation: Any, value: Any) -> Any:
-    if isinstance(value, str) and value == rpc.UNKNOWN:  # unknown in a preview: an Output the spec defers or refuses
+    if isinstance(value, Unknown) or (isinstance(value, str) and value == rpc.UNKNOWN):  # unknown in a preview: an
+        # Output, which the fields that take Inputs defer and every other field refuses
         return _output(None, known=False, secret=False)
     if rpc.is_rpc_secret(value):  # a secret inside a value (a secret at the top level is an Output already)
         inner = rpc.unwrap_rpc_secret(value)
