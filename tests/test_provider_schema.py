@@ -143,4 +143,7 @@ def test_outputs_are_the_python_components(schema, pulumi_mocks, dev_spec):
 def test_schema_is_valid_json_with_descriptions(schema):
     inputs = schema["resources"][TOKEN]["inputProperties"]
     assert all(p.get("description") for p in inputs.values())
+    undescribed = [f"{name}.{prop}" for name, t in schema["types"].items()
+                   for prop, p in t.get("properties", {}).items() if not p.get("description")]
+    assert undescribed == [], "every property of every type is described in the generated SDKs"
     assert json.loads(SCHEMA.read_text())["resources"][TOKEN]["description"]

@@ -9,9 +9,13 @@ class Toleration(TypedDict):
     """A Kubernetes toleration a tier's pods carry."""
 
     key: str
+    """The taint key it tolerates."""
     operator: str
+    """Equal (key and value match) or Exists (the key alone)."""
     value: NotRequired[str]
+    """The taint value (with Equal)."""
     effect: str
+    """The taint effect it tolerates, e.g. NoSchedule."""
 
 
 class TierOutput(TypedDict):
