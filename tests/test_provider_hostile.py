@@ -114,3 +114,14 @@ def test_every_error_is_reported_at_once(provider):
         provider.construct(TOKEN, "hostile", data, parent=STACK_URN)
     paths = {p for p, _ in property_errors(e.value)}
     assert {"scheduling", "bogus", "nodePools[0].maxSize"} <= paths
+
+
+def test_the_python_api_refuses_nan_in_free_form_values_too():
+    from gpu_platform import SpecError, parse_spec
+
+    data = copy.deepcopy(DEV)
+    data["monitoring"]["prometheus"] = {"valuesOverrides": {"grafana": {"ratio": float("nan")}}}
+    with pytest.raises(SpecError) as e:
+        parse_spec(data)
+    assert [str(f) for f in e.value.findings] == [
+        "monitoring.prometheus.valuesOverrides.grafana.ratio: nan: not a finite number; allowed: a finite number"]
