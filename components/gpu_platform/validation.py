@@ -218,6 +218,23 @@ def rule_catalog(spec: PlatformSpec) -> Iterator[Finding]:
                        "catalog.instanceTypes first")
 
 
+def rule_policy(spec: PlatformSpec) -> Iterator[Finding]:
+    """`policy.enforcement` names policies of the pack and their enforcement levels (the pack and `audit` read it)."""
+    from .policy import POLICIES, Enforcement  # the pack's table; imported only when a spec sets enforcement
+
+    if not spec.policy.enforcement:
+        return
+    names = [p.name for p in POLICIES]
+    levels = [e.value for e in Enforcement]
+    for name, level in spec.policy.enforcement.items():
+        if name not in names:
+            yield _err(f"policy.enforcement.{name}", f"{name!r} is not a policy of the pack; allowed: "
+                       f"{_choices(names, limit=len(names))}")
+        if level not in levels:
+            yield _err(f"policy.enforcement.{name}", f"{level!r} is not an enforcement level; allowed: "
+                       f"{', '.join(levels)}")
+
+
 def rule_cohorts(spec: PlatformSpec) -> Iterator[Finding]:
     """Nested cohorts have unique names and known, acyclic parents."""
     names = [c.name for c in spec.scheduling.cohorts]
@@ -250,6 +267,7 @@ CORE_RULES: tuple[Check, ...] = (
     rule_teams,
     rule_catalog,
     rule_cohorts,
+    rule_policy,
 )
 
 
