@@ -9,12 +9,13 @@ __all__ = ["SpecEnum"]
 
 
 class SpecEnum(StrEnum):
-    """A mirror of one of the spec's StrEnums.
+    """A mirror of one of the spec's StrEnums, for the schema's enum types.
 
-    The SDK's component provider turns an enum input into `EnumType(value)` before the component sees it
-    (pulumi/pulumi sdk/python/lib/pulumi/provider/experimental/component.py, `map_input_properties`) and reports an
-    unknown value without the allowed ones. Here an unknown value becomes a pseudo-member holding it, so the
-    spec's validation reports it exactly as the Python API does: field path, value and the allowed values.
+    The hosted provider validates the request's values with the spec itself (`SpecComponentProvider.map_inputs`),
+    so these classes only describe the allowed values. An unknown value still becomes a pseudo-member holding it
+    rather than a ValueError, so code that maps inputs along the schema (the SDK's `map_input_properties`,
+    pulumi/pulumi sdk/python/lib/pulumi/provider/experimental/component.py) leaves the spec to report it with the
+    field path, the value and the allowed values.
     """
 
     @classmethod
