@@ -129,3 +129,12 @@ def test_the_python_api_refuses_nan_in_free_form_values_too():
         parse_spec(data)
     assert [str(f) for f in e.value.findings] == [
         "monitoring.prometheus.valuesOverrides.grafana.ratio: nan: not a finite number; allowed: a finite number"]
+
+
+def test_a_secret_inside_values_overrides_stays_secret_in_the_release(provider):
+    data = copy.deepcopy(DEV)
+    data["gpuOperator"] = {"valuesOverrides": {"dcgmExporter": {"token": {**OUTPUT, "value": "s3cret", "secret": True}}}}
+    provider.monitor.registered.clear()
+    provider.construct(TOKEN, "secret", data, parent=STACK_URN)
+    [release] = [r for r in provider.monitor.registered if r.name == "secret-gpu-operator-release"]
+    assert release.inputs["values"]["dcgmExporter"]["token"] == {**SECRET, "value": "s3cret"}
