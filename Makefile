@@ -7,37 +7,49 @@ OUT     ?= build/$(STACK)
 
 .PHONY: setup synth test validate bench clean golden docs policy-pack schema
 
-$(BIN)/gpu-platform: pyproject.toml
+# Three install levels in one .venv: runtime (render, validate, cost: what `make synth` needs), dev (cloud SDKs and
+# the test toolchain, for `make test`), docs (MkDocs, for `make docs`). Each stamp is redone when pyproject changes.
+$(VENV)/.runtime: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-setup: $(BIN)/gpu-platform
+$(VENV)/.docs: $(VENV)/.runtime
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $@
 
-synth: setup
+setup: $(VENV)/.dev
+
+synth: $(VENV)/.runtime
 	$(BIN)/gpu-platform synth Pulumi.$(STACK).yaml --out $(OUT)
 
-validate: setup
+validate: $(VENV)/.runtime
 	$(BIN)/gpu-platform validate Pulumi.$(STACK).yaml
 
-test: setup
+test: $(VENV)/.dev
 	$(BIN)/python -m pytest
 
-golden: setup
+golden: $(VENV)/.dev
 	GPU_PLATFORM_UPDATE_GOLDEN=1 $(BIN)/python -m pytest tests -k golden
 
-docs: setup
-	$(BIN)/python -m gpu_platform.spec_reference README.md
+docs: $(VENV)/.docs  ## regenerate the spec and CLI references from the code, then build the site strictly
+	$(BIN)/python -m gpu_platform.spec_reference docs/reference/spec.md
+	$(BIN)/python -m gpu_platform.cli_reference docs/reference/cli.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 schema: setup  ## regenerate the provider's mirror types from spec.py, then the committed schema.json
 	$(BIN)/python -m gpu_platform.provider.codegen
 	$(BIN)/python -m gpu_platform.provider.schema > schema.json
 
-policy-pack: setup  ## the library's wheel inside policies/, so the pack installs from that folder alone
+policy-pack: $(VENV)/.runtime  ## the library's wheel inside policies/, so the pack installs from that folder alone
 	rm -rf policies/wheels && $(BIN)/pip wheel --quiet --no-deps -w policies/wheels .
 
-bench: setup
+bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/bench_spec.py
 
 clean:

@@ -16,14 +16,48 @@ REFERENCE = Path(os.environ.get("GPU_PLATFORM_REFERENCE", ROOT.parent / "shared"
 DEV_STACK = ROOT / "Pulumi.dev.yaml"
 
 
+# Where the upstream reference files are and how to get them (docs/testing.md, "Conformance data").
+REFERENCE_HELP = ("upstream reference data (CRDs, Helm values files) not found at {path}: put the reference "
+                  "folder at ../shared/reference beside the clone or set GPU_PLATFORM_REFERENCE=/path/to/reference "
+                  "(docs/testing.md#conformance-data)")
+# Fixtures that make a test a conformance test: the upstream files, and promtool (Debian package `prometheus`).
+CONFORMANCE_FIXTURES = frozenset({"reference", "promtool"})
+_skipped_for_reference: list[str] = []
+
+
 def reference_path(*parts: str) -> Path:
     """A file under ../shared/reference; skip (or fail in CI) when the reference data is absent."""
     path = REFERENCE.joinpath(*parts)
     if not path.exists():
         if os.environ.get("CI") == "true":
             pytest.fail(f"reference file missing in CI: {path}")
-        pytest.skip(f"upstream reference data not found at {path} (set GPU_PLATFORM_REFERENCE)")
+        pytest.skip(f"upstream reference file not found: {path} (set GPU_PLATFORM_REFERENCE)")
     return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that uses upstream data or promtool `conformance`; without the data, skip those at once."""
+    missing = not REFERENCE.is_dir() and os.environ.get("CI") != "true"
+    kept = []
+    for item in items:
+        uses = CONFORMANCE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if uses:
+            item.add_marker(pytest.mark.conformance)
+        if missing and "reference" in uses:
+            _skipped_for_reference.append(item.nodeid)
+        else:
+            kept.append(item)
+    if _skipped_for_reference:  # left out as a group, reported once in the terminal summary
+        config.hook.pytest_deselected(items=[i for i in items if i.nodeid in set(_skipped_for_reference)])
+        items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line naming what was skipped for missing reference data, and how to get it."""
+    if _skipped_for_reference:
+        terminalreporter.write_line(
+            f"conformance: skipped {len(_skipped_for_reference)} tests: "
+            + REFERENCE_HELP.format(path=REFERENCE), yellow=True)
 
 
 @pytest.fixture(scope="session")

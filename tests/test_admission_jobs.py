@@ -205,9 +205,9 @@ def test_readme_job_example_is_admitted_as_documented(dev_spec):
     import re
 
     import yaml
-    from conftest import ROOT
+    from helpers.docs import section
 
-    readme = (ROOT / "README.md").read_text()
+    readme = section("admission")
     block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.DOTALL) if b.startswith("# Job submitted"))
     namespace = re.match(r"# Job submitted in namespace (\S+)", block).group(1)
     documented = dict(re.findall(r"#\s+(kueue\.x-k8s\.io/[\w-]+): (\S+)", block))

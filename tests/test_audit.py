@@ -77,8 +77,9 @@ def test_bad_inputs_are_reported_without_traceback(tmp_path):
 def test_readme_guardrails_names_every_policy_and_config_field():
     from gpu_platform.policy import POLICIES, PolicyConfig
 
-    text = (ROOT / "README.md").read_text()
-    section = text.split("<!-- section:guardrails -->")[1].split("<!-- /section:guardrails -->")[0]
+    from helpers.docs import section as doc_section
+
+    section = doc_section("guardrails")
     for p in POLICIES:
         assert f"`{p.name}`" in section
     for f in PolicyConfig.model_fields.values():

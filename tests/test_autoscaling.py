@@ -238,5 +238,7 @@ def test_scaler_example_and_its_pod_monitor():
     assert all(labels.get(k) == v for k, v in monitor["spec"]["selector"]["matchLabels"].items())
     ports = {p["name"] for c in pod["spec"]["containers"] for p in c.get("ports", [])}
     assert {e["port"] for e in monitor["spec"]["podMetricsEndpoints"]} <= ports
-    readme = (root / "README.md").read_text()
+    from helpers.docs import all_text
+
+    readme = all_text()
     assert "in the dev stack (tier `dev`" not in readme and "examples/keda/chat-7b.yaml" in readme

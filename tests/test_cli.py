@@ -119,15 +119,41 @@ def test_synth_warns_when_a_mig_layout_changes_since_the_last_synth(runner, tmp_
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(dev_data))
     first = runner.invoke(main, ["synth", str(path), "--out", str(out)])
-    assert first.exit_code == 0 and "changes from" not in first.stdout
+    assert first.exit_code == 0 and "changes from" not in first.stderr
     dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 1, "2g.20gb": 2}
     dev_data["nodePools"][2]["sharing"]["replicas"] = 8  # not a MIG change
     path.write_text(yaml.safe_dump(dev_data))
     second = runner.invoke(main, ["synth", str(path), "--out", str(out)])
     assert second.exit_code == 0
-    text = " ".join(second.stdout.split())
+    text = " ".join(second.stderr.split())  # warnings go to stderr
     assert ("warning: nodePools[1].sharing: MIG layout of pool 'gpu-infer' changes from 'gpu-infer-3g40-2g20-1g10x2' "
             "to 'gpu-infer-3g40-2g20x2'") in text
     assert text.count("changes from") == 1
     third = runner.invoke(main, ["synth", str(path), "--out", str(out)])
-    assert "changes from" not in third.stdout
+    assert "changes from" not in third.stderr
+
+
+@pytest.mark.parametrize("command", [["synth", "--out", "OUT"], ["validate"], ["cost"]])
+def test_notes_and_warnings_go_to_stderr_for_every_command(runner, tmp_path, command):
+    """stdout holds only tables and reports; every note and warning is on stderr, for synth, validate and cost."""
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
+    res = runner.invoke(main, [args[0], str(DEV_STACK), *args[1:]])
+    assert res.exit_code == 0, res.output
+    assert "warning:" in res.stderr  # the dev stack always carries warnings (EFA on by default, KEDA)
+    for stream in ("note:", "warning:", "info:"):
+        assert stream not in res.stdout
+
+
+def test_unknown_instance_type_suggests_the_closest_names(runner, tmp_path, dev_data):
+    dev_data["nodePools"][0]["instanceType"] = "p4de.24xlarg"
+    dev_data["nodePools"][2]["instanceType"] = "p5.48xl"
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(dev_data))
+    res = runner.invoke(main, ["validate", str(path)])
+    assert res.exit_code == 1
+    first = next(line for line in res.stderr.splitlines() if "nodePools[0].instanceType" in line)
+    assert "did you mean 'p4de.24xlarge'?" in first
+    allowed = first.split("allowed: ", 1)[1]
+    assert allowed.startswith("p4de.24xlarge")  # the closest names come first, before the list is cut
+    third = next(line for line in res.stderr.splitlines() if "nodePools[2].instanceType" in line)
+    assert "did you mean 'p5.48xlarge'?" in third

@@ -24,9 +24,11 @@ from gpu_platform.explain.selectors import (
 )
 from gpu_platform.explain.workloads import KINDS
 
+from helpers.docs import section
+
 TIER = "gpu.example.com/gpu-tier"
 DEV = str(ROOT / "Pulumi.dev.yaml")
-README = (ROOT / "README.md").read_text()
+README = section("explain")  # the explain page, where the worked example is
 
 
 def run(*args: str):

@@ -267,8 +267,9 @@ def test_golden_dev_stack(dev_spec, golden):
 def test_readme_device_plugin_example_is_what_the_dev_stack_renders(dev_spec):
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("<!-- section:gpu-operator -->", 1)[1].split("<!-- /section:gpu-operator -->", 1)[0]
+    from helpers.docs import section as doc_section
+
+    section = doc_section("gpu-operator")
     block = next(b for b in section.split("```yaml\n")[1:] if b.startswith("# device-plugin entries"))
     documented = yaml.safe_load(block.split("```", 1)[0])
     configs = render_device_plugin_configs(dev_spec)

@@ -26,3 +26,43 @@ def test_validate_and_synth_import_no_sdk(spec):
     out = subprocess.run([sys.executable, "-c", _PROGRAM, str(ROOT / spec)], capture_output=True, text=True,
                          check=True, timeout=120).stdout
     assert json.loads(out) == []
+
+
+# Import names of the packages only the dev extra brings (pyproject [project.optional-dependencies] dev).
+_DEV_ONLY = ("pulumi_aws", "pulumi_gcp", "boto3", "botocore", "pytest", "hypothesis", "moto", "jsonschema",
+             "kubernetes_validate", "mkdocs")
+
+_BLOCKED_CLI = """
+import sys
+from importlib.abc import MetaPathFinder
+blocked = set(sys.argv[1].split(","))
+class Block(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in blocked:
+            raise ImportError(f"{name} is not in the runtime install")
+sys.meta_path.insert(0, Block())
+from gpu_platform.cli import main
+sys.argv = ["gpu-platform", *sys.argv[2:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("command", [["synth", "Pulumi.dev.yaml", "--out", "OUT"], ["validate", "Pulumi.dev.yaml"],
+                                     ["cost", "Pulumi.dev.yaml"]])
+def test_make_synth_needs_only_the_runtime_install(command, tmp_path):
+    """`make synth` installs the package without extras: synth, validate and cost run with no dev package at all."""
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
+    res = subprocess.run([sys.executable, "-c", _BLOCKED_CLI, ",".join(_DEV_ONLY), *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_makefile_installs_runtime_for_synth_and_dev_for_test():
+    import re
+
+    make = (ROOT / "Makefile").read_text()
+    deps = dict(re.findall(r"^([\w.$()/-]+):[ \t]*([^\n#]*)", make, flags=re.M))
+    assert deps["synth"].split() == ["$(VENV)/.runtime"]
+    assert deps["test"].split() == ["$(VENV)/.dev"]
+    runtime = make.split("$(VENV)/.runtime: pyproject.toml", 1)[1].split("\n\n", 1)[0]
+    assert "pip install --quiet -e .\n" in runtime and "[" not in runtime  # no extras for rendering

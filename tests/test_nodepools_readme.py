@@ -1,4 +1,4 @@
-"""The README's node pool section: the example is the real rendering, and every node pool option is documented."""
+"""The node pools page: the example is the real rendering, and every node pool option is documented."""
 
 from __future__ import annotations
 
@@ -6,20 +6,19 @@ import re
 
 import pytest
 import yaml
-from conftest import ROOT
+from helpers.docs import section as doc_section
 from gpu_platform.nodepools.render import render_node_pool
 from gpu_platform.spec import NodePool, NodePoolAws, NodePoolGcp
 
 
 @pytest.fixture(scope="module")
 def section() -> str:
-    text = (ROOT / "README.md").read_text()
-    return text.split("<!-- section:nodepools -->", 1)[1].split("<!-- /section:nodepools -->", 1)[0]
+    return doc_section("nodepools")
 
 
 def test_example_is_the_dev_stack_rendering(section, dev_spec):
     block = section.split("<!-- nodepools-example -->", 1)[1].split("<!-- /nodepools-example -->", 1)[0]
-    shown = yaml.safe_load(block.strip().removeprefix("```yaml").removesuffix("```"))
+    shown = yaml.safe_load(re.search(r"```yaml\n(.*?)```", block, flags=re.S).group(1))
     doc = render_node_pool(dev_spec, dev_spec.pools_by_name["gpu-infer"])
     doc["resources"] = [r for r in doc["resources"] if r["role"] == "lt"]
     del doc["capacity"]["units"]
@@ -35,4 +34,4 @@ def test_every_option_is_documented(section, model, prefix):
         alias = prefix + (field.alias or name)
         if prefix == "" and alias in ("aws", "gcp"):
             continue
-        assert alias in documented, f"{alias} is not in the README node pool options table"
+        assert alias in documented, f"{alias} is not in the node pools page options table"

@@ -1,4 +1,4 @@
-"""The README's observability section matches what the code renders."""
+"""The observability page matches what the code renders."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import re
 from pathlib import Path
 
 from gpu_platform.observability.alerts import ALERTS
+from helpers.docs import section
 from gpu_platform.observability.cost import cost_report
 from gpu_platform.observability.cost_cli import markdown_report
 from gpu_platform.observability.rules import RECORDED
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-SECTION = README.split("<!-- section:observability -->", 1)[1].split("<!-- /section:observability -->", 1)[0]
+SECTION = section("observability")
 
 
 def test_section_starts_with_a_heading():
-    assert SECTION.lstrip().startswith("## ")
+    assert SECTION.lstrip().startswith("# ")
 
 
 def test_cost_example_is_the_dev_stack_report(dev_spec):

@@ -153,8 +153,9 @@ def test_cli_plan_reports_bad_demand(tmp_path):
 
 
 def test_readme_example_plan_is_current():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("<!-- section:planner -->", 1)[1].split("<!-- /section:planner -->", 1)[0]
+    from helpers.docs import section as doc_section
+
+    section = doc_section("planner")
     blocks = section.split("```yaml\n")[1:]
     demand_text, fragment_text = (b.split("```", 1)[0] for b in blocks[:2])
     assert yaml.safe_load(demand_text) == yaml.safe_load((ROOT / "examples" / "demand-small.yaml").read_text())

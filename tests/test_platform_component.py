@@ -171,3 +171,30 @@ def test_a_secret_in_values_overrides_reaches_the_release(pulumi_mocks, dev_data
     values = wrapped["value"]
     assert values["grafana"]["adminPassword"] == "s3cret"
     assert values["grafana"]["sidecar"]["dashboards"]["enabled"] is True  # merged with the platform's values
+
+
+def test_a_component_used_alone_reports_field_paths(pulumi_mocks, dev_data):
+    """A sub-component given a bad spec raises SpecError naming the field, as GpuPlatform does, before registering."""
+    from gpu_platform.errors import SpecError
+    from gpu_platform.spec import PlatformSpec
+    from gpu_platform.queues import GpuQueues, GpuQueuesArgs
+
+    dev_data["tiers"][0]["pool"] = "gpu-missing"
+    spec = PlatformSpec.model_validate(dev_data)  # structurally valid; the cross-field rules have not run
+    with pytest.raises(SpecError) as e:
+        pulumi_mocks.run(lambda: GpuQueues("q", GpuQueuesArgs(spec=spec)))
+    assert isinstance(e.value, pulumi.RunError)  # shown by `pulumi up` without a traceback, as GpuPlatform's
+    assert any(f.path == "tiers[0].pool" and "gpu-missing" in f.message for f in e.value.findings)
+    assert pulumi_mocks.resources == []
+
+
+def test_a_node_pool_component_rejects_a_pool_the_spec_lacks(pulumi_mocks, dev_spec):
+    from gpu_platform.errors import SpecError
+    from gpu_platform.nodepools import EksGpuNodePool, EksGpuNodePoolArgs
+
+    with pytest.raises(SpecError) as e:
+        EksGpuNodePoolArgs(spec=dev_spec, pool="gpu-trian")
+    [finding] = e.value.findings
+    assert finding.path == "pool" and "'gpu-trian'" in finding.message and "gpu-train" in finding.message
+    rec = pulumi_mocks.run(lambda: EksGpuNodePool("train", EksGpuNodePoolArgs(spec=dev_spec, pool="gpu-train")))
+    assert rec.named("train").type == "gpu-platform:nodepools:EksGpuNodePool"

@@ -247,11 +247,10 @@ def test_volcano_queues_pass_the_webhook_rules(dev_data):
 
 
 def readme_queue_docs() -> list[dict[str, Any]]:
-    """YAML documents in the README's queues section."""
-    text = (ROOT / "README.md").read_text()
-    m = re.search(r"<!-- section:queues -->(.*?)<!-- /section:queues -->", text, re.S)
-    assert m, "README has no queues section"
-    blocks = re.findall(r"```yaml\n(.*?)```", m.group(1), re.S)
+    """YAML documents on the queues page."""
+    from helpers.docs import section
+
+    blocks = re.findall(r"```yaml\n(.*?)```", section("queues"), re.S)
     return [d for b in blocks for d in yaml.safe_load_all(b) if isinstance(d, dict) and "kind" in d]
 
 

@@ -294,8 +294,9 @@ def test_golden_aws_1000_a100(golden):
 def _readme_docs():
     import re
 
-    text = (ROOT / "README.md").read_text()
-    section = re.search(r"<!-- section:queues -->(.*?)<!-- /section:queues -->", text, re.S).group(1)
+    from helpers.docs import section as doc_section
+
+    section = doc_section("queues")
     return [d for b in re.findall(r"```yaml\n(.*?)```", section, re.S) for d in yaml.safe_load_all(b) if d]
 
 

@@ -1,82 +1,142 @@
-"""The README's examples run: spec blocks validate, the library snippet builds under mocks, the reference is current."""
+"""The README and the docs site: the two commands on top, a short README whose links resolve, generated reference
+pages that are current, every page in the navigation, and the documented commands, components and imports real."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import runpy
 
 import yaml
 from conftest import ROOT
+from helpers.docs import DOCS, README, all_text, page, pages
 
-README = (ROOT / "README.md").read_text()
+README_TEXT = README.read_text()
 
 
-def _blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
+def _blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
 
 
 def test_readme_starts_with_the_two_commands():
-    first = _blocks("sh")[0].strip().splitlines()
+    first = _blocks(README_TEXT, "sh")[0].strip().splitlines()
     assert [line.split("#")[0].strip() for line in first] == ["make synth", "make test"]
+    assert README_TEXT.index("make synth") < README_TEXT.index("\n## ")
 
 
-def test_spec_reference_is_generated_from_the_models():
-    from gpu_platform.spec_reference import BEGIN, END, render_spec_reference
+def test_readme_is_short_and_its_links_resolve():
+    assert len(README_TEXT.splitlines()) < 250
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README_TEXT)
+    assert links
+    for link in links:
+        assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
 
-    block = README.split(BEGIN, 1)[1].split(END, 1)[0]
-    assert block == "\n" + render_spec_reference(), "README spec reference is stale: run `make docs`"
+
+def test_spec_reference_page_is_generated_from_the_models():
+    from gpu_platform.spec_reference import render_spec_reference_page
+
+    assert page("reference/spec.md") == render_spec_reference_page(), \
+        "docs/reference/spec.md is stale: run `make docs`"
 
 
-def test_readme_stack_config_example_validates():
+def test_cli_reference_page_is_generated_from_the_commands():
+    from gpu_platform.cli_reference import render_cli_reference
+
+    assert page("reference/cli.md") == render_cli_reference(), "docs/reference/cli.md is stale: run `make docs`"
+
+
+def test_cli_reference_has_every_command_and_option():
+    from click.testing import CliRunner
+    from gpu_platform.cli import main
+
+    text = page("reference/cli.md")
+    for name in ("audit", "cost", "explain", "plan", "preflight", "synth", "validate"):
+        assert f"\n## {name}\n" in text
+        help_text = CliRunner().invoke(main, [name, "--help"]).output
+        for option in re.findall(r"^  (--[a-z-]+)", help_text.split("Options:")[-1], flags=re.M):
+            if option != "--help":
+                assert f"`{option}`" in text, f"{name} {option} is not in the CLI reference"
+
+
+def test_fields_required_by_validation_are_marked_so():
+    """The reference marks the fields the model leaves optional but validation requires, and validation does."""
+    import pytest
+    from gpu_platform.errors import SpecError
     from gpu_platform.load import parse_spec
+    from gpu_platform.spec_reference import VALIDATION_REQUIRED
 
-    configs = [yaml.safe_load(b) for b in _blocks("yaml") if b.startswith("config:")]
-    assert configs
-    for c in configs:
-        parse_spec(c["config"]["gpu-platform:platform"])
-
-
-def test_readme_catalog_snippet_validates(dev_data):
-    from gpu_platform.load import parse_spec
-
-    snippet = next(yaml.safe_load(b) for b in _blocks("yaml") if b.startswith("catalog:"))
-    dev_data.update(snippet)
-    spec = parse_spec(dev_data)
-    assert spec.hardware.instance("p4de.24xlarge").hourly_usd == 19.21
+    data = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]["gpu-platform:platform"]
+    reference = page("reference/spec.md")
+    for key in VALIDATION_REQUIRED:
+        model, field = key.split(".")
+        assert model == "AwsSpec"
+        with pytest.raises(SpecError) as e:
+            parse_spec({**data, "aws": {k: v for k, v in data["aws"].items() if k != field}})
+        assert any(f.path.endswith(f"aws.{field}") for f in e.value.findings), e.value.findings
+        row = next(line for line in reference.splitlines() if line.startswith(f"| `{field}` |"))
+        assert "required by validation" in row
 
 
-def test_readme_library_snippet_runs_under_mocks(pulumi_mocks):
-    code = next(b for b in _blocks("python") if "GpuPlatformArgs(spec=spec)" in b)
-    rec = pulumi_mocks.run(lambda: exec(compile(code, "README.md", "exec"), {}))
-    assert rec.named("ml").type == "gpu-platform:index:GpuPlatform"
+def test_every_page_is_in_the_navigation():
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    listed = set()
+
+    def walk(node):
+        if isinstance(node, str):
+            listed.add(node)
+        elif isinstance(node, dict):
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(nav)
+    on_disk = {str(p.relative_to(DOCS)) for p in pages()}
+    assert on_disk == listed, f"pages not in the nav: {on_disk - listed}; nav entries without a page: {listed - on_disk}"
 
 
 def test_every_documented_command_exists():
     from click.testing import CliRunner
     from gpu_platform.cli import main
 
-    documented = set(re.findall(r"^\| `gpu-platform (\w+)", README, flags=re.M))
-    assert documented >= {"validate", "synth", "cost", "preflight", "audit", "plan"}
+    documented = set(re.findall(r"^\| `gpu-platform (\w+)", all_text(), flags=re.M))
+    assert documented >= {"validate", "synth", "cost", "preflight", "audit", "plan", "explain"}
     for name in documented:
         res = CliRunner().invoke(main, [name, "--help"])
         assert res.exit_code == 0, f"`gpu-platform {name}` is documented but fails: {res.output}"
 
 
-def test_quick_start_capacity_table_is_what_synth_prints(tmp_path):
-    from click.testing import CliRunner
-    from gpu_platform.cli import main
+def test_every_documented_import_works():
+    """`from gpu_platform.x import A, B` anywhere in the docs (code or text) imports."""
+    statements = set(re.findall(r"from (gpu_platform[\w.]*) import ([\w, ]+)", all_text()))
+    assert len(statements) >= 5
+    for module, names in statements:
+        mod = importlib.import_module(module)
+        for name in (n.strip() for n in names.split(",") if n.strip()):
+            assert hasattr(mod, name), f"`from {module} import {name}` is documented but fails"
 
-    marker = "`make synth` on the dev stack prints the pools' capacity"
-    block = README.split(marker, 1)[1].split("```", 2)[1].strip("\n")
-    res = CliRunner().invoke(main, ["synth", str(ROOT / "Pulumi.dev.yaml"), "--out", str(tmp_path)])
-    assert res.exit_code == 0
-    assert res.stdout.startswith(block + "\n"), "README capacity table differs from what synth prints"
+
+def test_domain_packages_export_their_components():
+    expected = {
+        "gpu_platform.nodepools": ["EksGpuNodePool", "EksGpuNodePoolArgs", "KarpenterGpuNodePool", "GkeGpuNodePool",
+                                   "GpuNodeAddons", "EksNodeHealth"],
+        "gpu_platform.observability": ["GpuObservability", "GpuObservabilityArgs"],
+        "gpu_platform.autoscaling": ["GpuAutoscaling", "GpuAutoscalingArgs"],
+        "gpu_platform.queues": ["GpuQueues", "GpuQueuesArgs"],
+        "gpu_platform.gpu_operator": ["GpuOperator", "GpuOperatorArgs"],
+        "gpu_platform.admission": ["GpuAdmission", "GpuAdmissionArgs"],
+    }
+    for module, names in expected.items():
+        mod = importlib.import_module(module)
+        for name in names:
+            assert name in mod.__all__ and getattr(mod, name).__name__ == name, f"{module}.{name}"
 
 
 def test_component_table_matches_registrations(pulumi_mocks, dev_spec):
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
-    documented = set(re.findall(r"^\| `\w+` \| `(gpu-platform:[\w:]+)` \|", README, flags=re.M))
+    documented = set(re.findall(r"^\| `\w+` \| `(gpu-platform:[\w:]+)` \|", page("components.md"), flags=re.M))
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
     registered = {r.type for r in rec.resources if r.type.startswith("gpu-platform:")}
     assert registered <= documented
@@ -92,7 +152,7 @@ def test_readme_eks_program_is_the_example_and_builds_cluster_and_platform(pulum
     import pulumi
 
     path = ROOT / "examples" / "eks-and-platform" / "__main__.py"
-    block = next(b for b in _blocks("python") if "aws.eks.Cluster(" in b)
+    block = next(b for b in _blocks(README_TEXT, "python") if "aws.eks.Cluster(" in b)
     assert block == path.read_text(), "README block differs from examples/eks-and-platform/__main__.py"
     # the mocks run every program as project gpu-platform
     pulumi.runtime.set_all_config({"gpu-platform:subnetIds": '["subnet-a", "subnet-b"]'})

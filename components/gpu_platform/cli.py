@@ -166,10 +166,11 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
         docs = sum(len(a.documents) for a in artifacts if a.kind == kind)
         summary.add_row(f"{kind}/", str(n), str(docs))
     out.print(summary)
+    # Notes and warnings go to stderr, as for validate and cost: stdout holds only the tables.
     for a in artifacts:
         for note in a.notes:
-            out.print(f"[cyan]note[/]: {note}")
-    print_findings([f for f in findings if f.severity != "error"], out)
+            err.print(f"[cyan]note[/]: {escape(note)}")
+    print_findings([f for f in findings if f.severity != "error"])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,12 @@ from typing import Any
 
 import pulumi
 
-__all__ = ["FORMER_TOKENS", "PACKAGE", "child_options", "registration", "type_token", "waits_for"]
+from .errors import SpecError
+from .spec import PlatformSpec
+from .validation import ensure_component_args
+
+__all__ = ["FORMER_TOKENS", "PACKAGE", "PlatformSpecError", "check_component_args", "child_options", "registration",
+           "type_token", "waits_for"]
 
 PACKAGE = "gpu-platform"
 
@@ -24,6 +29,24 @@ FORMER_TOKENS = {
     "GpuAdmission": "gpu-platform:admission:GpuAdmission",
     "GpuAutoscaling": "gpu-platform:autoscaling:GpuAutoscaling",
 }
+
+
+class PlatformSpecError(SpecError, pulumi.RunError):
+    """The spec given to GpuPlatform (or to one of its components) is invalid: every error, shown by
+    `pulumi preview` / `up` without a traceback.
+
+    A SpecError (catch it as one) that is also a `pulumi.RunError`, whose message Pulumi's Python host logs alone
+    where any other exception is "Program failed with an unhandled exception" and a stack trace
+    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec, commit 061aba8).
+    """
+
+
+def check_component_args(spec: PlatformSpec, pool: str | None = None) -> None:
+    """A component's args check (`validation.ensure_component_args`), raising PlatformSpecError as GpuPlatform does."""
+    try:
+        ensure_component_args(spec, pool)
+    except SpecError as e:
+        raise PlatformSpecError(e.findings, e.source) from None
 
 
 def waits_for(opts: pulumi.ResourceOptions | None, *after: pulumi.Resource | None) -> Any:

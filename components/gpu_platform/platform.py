@@ -16,22 +16,13 @@ from .nodepools.addons import render_node_addons
 from .nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
 from .nodepools.health import render_node_monitoring_addon
 from .observability.component import GpuObservability, GpuObservabilityArgs
-from .options import waits_for
+from .options import PlatformSpecError, waits_for
 from .outputs import platform_outputs
 from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec, Provisioner
 from .validation import ensure_valid
 
 __all__ = ["GpuPlatform", "GpuPlatformArgs", "PlatformArgsError", "PlatformSpecError"]
-
-
-class PlatformSpecError(SpecError, pulumi.RunError):
-    """The spec given to GpuPlatform is invalid: every error, shown by `pulumi preview` / `up` without a traceback.
-
-    A SpecError (catch it as one) that is also a `pulumi.RunError`, whose message Pulumi's Python host logs alone
-    where any other exception is "Program failed with an unhandled exception" and a stack trace
-    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec, commit 061aba8).
-    """
 
 
 class PlatformArgsError(ClusterInputError, pulumi.RunError):

@@ -6,15 +6,17 @@ and returns every finding: errors, warnings and notes. Nothing here creates reso
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator
 
 from .catalog import layout_fits, profiles_for
 from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, SpecError
-from .spec import Cloud, PlatformSpec, SharingMode
+from .spec import Cloud, NodePoolAws, NodePoolGcp, PlatformSpec, SharingMode
 
-__all__ = ["CORE_RULES", "DOMAIN_CHECKS", "DOMAIN_CHECK_PATHS", "Check", "check_spec", "ensure_valid"]
+__all__ = ["CORE_RULES", "DOMAIN_CHECKS", "DOMAIN_CHECK_PATHS", "Check", "check_spec", "ensure_component_args",
+           "ensure_valid"]
 
 Check = Callable[[PlatformSpec], Iterable[Finding]]
 
@@ -41,10 +43,18 @@ def _unique(path: str, names: list[str], what: str) -> Iterator[Finding]:
         seen.add(name)
 
 
-def _choices(values: Iterable[str], limit: int = 12) -> str:
+def _choices(values: Iterable[str], limit: int = 12, near: str | None = None) -> str:
+    """Up to `limit` allowed values; with `near`, the closest to it come first, so a cut list keeps them."""
     vals = sorted(values)
+    close = difflib.get_close_matches(near, vals, n=limit, cutoff=0.5) if near else []
+    vals = close + [v for v in vals if v not in close]
     more = f", ... ({len(vals) - limit} more)" if len(vals) > limit else ""
     return ", ".join(vals[:limit]) + more
+
+
+def _did_you_mean(value: str, values: Iterable[str]) -> str:
+    close = difflib.get_close_matches(value, sorted(values), n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def rule_top_level(spec: PlatformSpec) -> Iterator[Finding]:
@@ -78,14 +88,16 @@ def rule_pools(spec: PlatformSpec) -> Iterator[Finding]:
         p = f"nodePools[{i}]"
         if pool.min_size > pool.max_size:
             yield _err(f"{p}.minSize", f"{pool.min_size} is greater than maxSize {pool.max_size}; allowed: 0..maxSize")
-        if "gcp" in pool.model_fields_set and spec.cloud == Cloud.AWS:
+        # A section equal to its default is not "set": model_dump(by_alias=True) writes both, and loads back.
+        if "gcp" in pool.model_fields_set and spec.cloud == Cloud.AWS and pool.gcp != NodePoolGcp():
             yield _err(f"{p}.gcp", "set, but cloud is 'aws'; use nodePools[].aws for EKS options")
-        if "aws" in pool.model_fields_set and spec.cloud == Cloud.GCP:
+        if "aws" in pool.model_fields_set and spec.cloud == Cloud.GCP and pool.aws != NodePoolAws():
             yield _err(f"{p}.aws", "set, but cloud is 'gcp'; use nodePools[].gcp for GKE options")
         itype = hw.instance(pool.instance_type)
         if itype is None:
-            yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is not in the catalog for {spec.cloud.value}; "
-                       f"allowed: {_choices(cloud_types)}, or describe it under catalog.instanceTypes")
+            yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is not in the catalog for {spec.cloud.value}"
+                       f"{_did_you_mean(pool.instance_type, cloud_types)}; allowed: "
+                       f"{_choices(cloud_types, near=pool.instance_type)}, or describe it under catalog.instanceTypes")
             continue
         if itype.cloud != spec.cloud.value:
             yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is a {itype.cloud} type but cloud is "
@@ -303,9 +315,31 @@ def check_spec(spec: PlatformSpec) -> list[Finding]:
     return findings + list(deferred_findings(spec))
 
 
+# Specs that passed ensure_valid, by id, holding the spec so its id is not reused; GpuPlatform validates once and
+# the components it composes (each of which validates a spec given to it alone) find it here.
+_VALIDATED: dict[int, PlatformSpec] = {}
+_VALIDATED_MAX = 64
+
+
 def ensure_valid(spec: PlatformSpec, source: str | None = None) -> list[Finding]:
     """Raise SpecError with every error, or return the warnings and notes."""
     findings = check_spec(spec)
     if any(f.severity == "error" for f in findings):
         raise SpecError(findings, source)
+    if len(_VALIDATED) >= _VALIDATED_MAX:
+        _VALIDATED.pop(next(iter(_VALIDATED)))
+    _VALIDATED[id(spec)] = spec
     return findings
+
+
+def ensure_component_args(spec: PlatformSpec, pool: str | None = None) -> None:
+    """The check of a component's args: the spec is valid (once per spec object) and names `pool`, if given.
+
+    Raises SpecError with every finding's field path, as GpuPlatform does, so a component used alone never fails
+    later with a bare error on a reference the rules would have caught.
+    """
+    if _VALIDATED.get(id(spec)) is not spec:
+        ensure_valid(spec)
+    if pool is not None and pool not in spec.pools_by_name:
+        names = ", ".join(p.name for p in spec.node_pools)
+        raise SpecError([Finding("pool", f"{pool!r} is not a pool of the spec; allowed: one of {names}")])

@@ -26,7 +26,7 @@ Sources (re-check them when a pin moves):
   so node series carry kube-state-metrics' own namespace/pod as target labels.
 - Kueue v0.19.2 `pkg/metrics/metrics.go`: kueue_pending_workloads{cluster_queue, status, replica_role}; the
   chart's ServiceMonitor (`charts/kueue/templates/prometheus/monitor.yaml`, no honorLabels) adds target labels.
-- gpu_app_queue_depth is the application's own gauge (README "Observability"), scraped by the user's
+- gpu_app_queue_depth is the application's own gauge (docs/observability.md), scraped by the user's
   PodMonitor: target labels only.
 """
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .. import k8s
-from ..options import child_options, registration
+from ..options import check_component_args, child_options, registration
 from ..spec import PlatformSpec
 from .render import render_denies, render_kyverno_release, render_namespace_guard, render_routes
 
@@ -19,6 +19,9 @@ class GpuAdmissionArgs:
     """Inputs of GpuAdmission: the validated spec. The Kubernetes provider comes in `opts.providers`."""
 
     spec: PlatformSpec
+
+    def __post_init__(self) -> None:
+        check_component_args(self.spec)
 
 
 class GpuAdmission(pulumi.ComponentResource):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..k8s import helm_release_resource, k8s_objects
-from ..options import child_options, registration
+from ..options import check_component_args, child_options, registration
 from ..spec import PlatformSpec
 from .render import render_gpu_operator
 
@@ -19,6 +19,9 @@ class GpuOperatorArgs:
     """Inputs of GpuOperator: the validated spec. The Kubernetes provider comes in `opts.providers`."""
 
     spec: PlatformSpec
+
+    def __post_init__(self) -> None:
+        check_component_args(self.spec)
 
 
 class GpuOperator(pulumi.ComponentResource):

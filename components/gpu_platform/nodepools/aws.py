@@ -11,9 +11,9 @@ import pulumi
 import pulumi_aws as aws
 
 from ..k8s import k8s_object
-from ..options import child_options, registration
-from ..wiring import input_of, kwargs_of
+from ..options import check_component_args, child_options, registration
 from ..spec import NodePool, PlatformSpec
+from ..wiring import input_of, kwargs_of
 from .efa import render_efa_security_group, render_placement_group, uses_efa, uses_placement_group
 from .eks import (
     CA_TEMPLATE_PREFIX,
@@ -72,6 +72,9 @@ class EksGpuNodePoolArgs:
     spec: PlatformSpec
     pool: str
 
+    def __post_init__(self) -> None:
+        check_component_args(self.spec, self.pool)
+
 
 class EksGpuNodePool(pulumi.ComponentResource):
     """A GPU pool on EKS (`gpu-platform:index:EksGpuNodePool`): launch template, node group, ASG tags, and on
@@ -126,6 +129,9 @@ class EksNodeHealthArgs:
 
     spec: PlatformSpec
 
+    def __post_init__(self) -> None:
+        check_component_args(self.spec)
+
 
 class EksNodeHealth(pulumi.ComponentResource):
     """What takes a node with a faulty GPU out of service on EKS (`gpu-platform:index:EksNodeHealth`).
@@ -152,6 +158,9 @@ class KarpenterGpuNodePoolArgs:
 
     spec: PlatformSpec
     pool: str
+
+    def __post_init__(self) -> None:
+        check_component_args(self.spec, self.pool)
 
 
 class KarpenterGpuNodePool(pulumi.ComponentResource):

@@ -237,7 +237,8 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
         yield Finding(f"nodePools[{i}].minSize", f"{pool.min_size} on a Karpenter pool: Karpenter keeps no minimum "
                       "(nodes come for pending pods and go when empty), so it is not applied; use a managed node "
                       "group for warm capacity", "warning")
-    if pool.aws.provisioner != Provisioner.KARPENTER and "karpenter" in pool.aws.model_fields_set:
+    if (pool.aws.provisioner != Provisioner.KARPENTER and "karpenter" in pool.aws.model_fields_set
+            and pool.aws.karpenter != type(pool.aws.karpenter)()):  # the default, as model_dump writes it, is unset
         yield Finding(p, "set, but aws.provisioner is managed-node-group; set aws.provisioner: karpenter or remove "
                       "it", "warning")
 

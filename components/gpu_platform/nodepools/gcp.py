@@ -8,7 +8,7 @@ from functools import partial
 import pulumi
 import pulumi_gcp as gcp
 
-from ..options import child_options, registration
+from ..options import check_component_args, child_options, registration
 from ..spec import PlatformSpec
 from ..wiring import input_of, kwargs_of
 from .gke import node_pool_name, render_gke_node_pool, replacement_fields
@@ -23,6 +23,9 @@ class GkeGpuNodePoolArgs:
 
     spec: PlatformSpec
     pool: str
+
+    def __post_init__(self) -> None:
+        check_component_args(self.spec, self.pool)
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):

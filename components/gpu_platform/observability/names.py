@@ -47,7 +47,7 @@ KUEUE_METRICS = frozenset({"kueue_pending_workloads", "kueue_admitted_active_wor
 # Ready (`kube_node_status_condition{node,condition,status}`): the remediation alert reads them to tell a node
 # that repair took out of service (cordoned, rebooted, replaced) from one still scheduling pods.
 KSM_NODE_HEALTH = frozenset({"kube_node_spec_unschedulable", "kube_node_status_condition"})
-# Exported by the user's application on time-sliced pools (see README "observability").
+# Exported by the user's application on time-sliced pools (see docs/observability.md).
 APP_QUEUE_DEPTH = "gpu_app_queue_depth"
 KNOWN_METRICS = (frozenset({f for f, _, _ in DCGM_METRICS}) | KSM_METRICS | KSM_NODE_HEALTH | KUEUE_METRICS
                  | {APP_QUEUE_DEPTH})

@@ -46,9 +46,9 @@ __all__ = [
 ]
 
 
-# Where each policy's documentation lives (README section "The policies"); a published pack can point it at
+# Where each policy's documentation lives (docs/guardrails.md, "The policies"); a published pack can point it at
 # the project's hosted docs with GPU_PLATFORM_DOCS_URL.
-DOCS_URL = os.environ.get("GPU_PLATFORM_DOCS_URL", "README.md#the-policies-mandatory-by-default")
+DOCS_URL = os.environ.get("GPU_PLATFORM_DOCS_URL", "docs/guardrails.md#the-policies-mandatory-by-default")
 
 
 @dataclass(frozen=True)

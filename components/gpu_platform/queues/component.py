@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 
 from .. import k8s
-from ..options import child_options, registration
+from ..options import check_component_args, child_options, registration
 from ..spec import PlatformSpec
 from .render import render_queues
 
@@ -18,6 +18,9 @@ class GpuQueuesArgs:
     """Inputs of GpuQueues: the validated spec. The Kubernetes provider comes in `opts.providers`."""
 
     spec: PlatformSpec
+
+    def __post_init__(self) -> None:
+        check_component_args(self.spec)
 
 
 class GpuQueues(pulumi.ComponentResource):
