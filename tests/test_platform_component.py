@@ -197,4 +197,4 @@ def test_a_node_pool_component_rejects_a_pool_the_spec_lacks(pulumi_mocks, dev_s
     [finding] = e.value.findings
     assert finding.path == "pool" and "'gpu-trian'" in finding.message and "gpu-train" in finding.message
     rec = pulumi_mocks.run(lambda: EksGpuNodePool("train", EksGpuNodePoolArgs(spec=dev_spec, pool="gpu-train")))
-    assert rec.named("train").type == "gpu-platform:nodepools:EksGpuNodePool"
+    assert rec.named("train").type == "gpu-platform:index:EksGpuNodePool"
