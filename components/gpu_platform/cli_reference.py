@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from .cli import main
+from .spec_reference import write_if_changed
 
 __all__ = ["render_cli_reference", "write_page"]
 
@@ -72,12 +73,7 @@ def render_cli_reference() -> str:
 
 def write_page(path: str | Path) -> bool:
     """Write the page to `path`; True when its content changed."""
-    path = Path(path)
-    new = render_cli_reference()
-    if path.exists() and path.read_text() == new:
-        return False
-    path.write_text(new)
-    return True
+    return write_if_changed(path, render_cli_reference())
 
 
 if __name__ == "__main__":  # pragma: no cover

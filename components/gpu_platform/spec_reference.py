@@ -117,14 +117,18 @@ def render_spec_reference_page() -> str:
     return f"{_INTRO}\n{render_spec_reference()}"
 
 
+def write_if_changed(path: str | Path, text: str) -> bool:
+    """Write a generated page to `path` unless it already holds `text`; True when its content changed."""
+    path = Path(path)
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
 def write_page(path: str | Path) -> bool:
     """Write the page to `path`; True when its content changed."""
-    path = Path(path)
-    new = render_spec_reference_page()
-    if path.exists() and path.read_text() == new:
-        return False
-    path.write_text(new)
-    return True
+    return write_if_changed(path, render_spec_reference_page())
 
 
 if __name__ == "__main__":  # pragma: no cover
