@@ -4,9 +4,6 @@ registration the provider makes, answering as `pulumi.runtime.mocks.MockMonitor`
 
 from __future__ import annotations
 
-import os
-import select
-import subprocess
 import sys
 import threading
 from concurrent import futures
@@ -17,6 +14,8 @@ import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, provider_pb2_grpc, resource_pb2
 from pulumi.runtime.proto import resource_pb2_grpc
+
+from gpu_platform.policy.analyzer import PackStartError, start_plugin, stop_plugin
 
 from .stack_urns import make_urn
 
@@ -150,30 +149,17 @@ class ProviderProcess:
         port = self.server.add_insecure_port("127.0.0.1:0")
         self.server.start()
         self.address = f"127.0.0.1:{port}"
-        self.proc = subprocess.Popen([sys.executable, "-m", "gpu_platform", self.address], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=dict(os.environ))
-        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
-        line = self.proc.stdout.readline().decode().strip() if ready else ""
-        if not line.isdigit():
-            self.__exit__()
-            raise RuntimeError(f"the provider printed no port: {line!r}")
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{line}")
-        grpc.channel_ready_future(self.channel).result(timeout=self.timeout)
+        try:
+            self.proc, self.channel = start_plugin([sys.executable, "-m", "gpu_platform", self.address],
+                                                   self.timeout, "the provider")
+        except PackStartError:
+            self.server.stop(None)
+            raise
         self.stub = provider_pb2_grpc.ResourceProviderStub(self.channel)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if getattr(self, "channel", None) is not None:
-            self.channel.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+        stop_plugin(self.proc, self.channel)
         self.server.stop(None)
 
     def schema(self) -> str:

@@ -18,7 +18,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, plugin_pb2
 
 from .resources import StackResource
 
-__all__ = ["PackProcess", "PackStartError"]
+__all__ = ["PackProcess", "PackStartError", "start_plugin", "stop_plugin"]
 
 _LEVELS = {"advisory": 0, "mandatory": 1, "disabled": 2, "remediate": 3}
 
@@ -37,6 +37,35 @@ def _struct(props: dict[str, Any]) -> struct_pb2.Struct:
     return s
 
 
+def start_plugin(cmd: list[str], timeout: float, label: str) -> tuple[subprocess.Popen, grpc.Channel]:
+    """Start a Pulumi plugin process and connect to it as the engine does: the plugin prints its gRPC port as
+    the first line of stdout. Raises PackStartError (naming `label`) when no port comes within `timeout`."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    line = proc.stdout.readline().decode().strip() if ready else ""
+    if not line.isdigit():
+        stop_plugin(proc, None)
+        raise PackStartError(f"{label} printed no port within {timeout}s: {line!r}")
+    channel = grpc.insecure_channel(f"127.0.0.1:{line}")
+    grpc.channel_ready_future(channel).result(timeout=timeout)
+    return proc, channel
+
+
+def stop_plugin(proc: subprocess.Popen | None, channel: grpc.Channel | None) -> None:
+    """Close the channel, terminate the process (kill it after 10 s) and close its pipes."""
+    if channel is not None:
+        channel.close()
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    for pipe in (proc.stdout, proc.stderr) if proc else ():
+        pipe.close()
+
+
 class PackProcess:
     """A running policy pack (`python -m pulumi.policy <engine> <dir>`); use as a context manager."""
 
@@ -49,29 +78,12 @@ class PackProcess:
 
     def __enter__(self) -> PackProcess:
         cmd = [self.python, "-m", "pulumi.policy", self.engine, str(self.pack_dir)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
-        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
-        line = self.proc.stdout.readline().decode().strip() if ready else ""
-        if not line.isdigit():
-            self.__exit__()
-            raise PackStartError(f"policy pack in {self.pack_dir} printed no port within {self.timeout}s: {line!r}")
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{line}")
-        grpc.channel_ready_future(self.channel).result(timeout=self.timeout)
+        self.proc, self.channel = start_plugin(cmd, self.timeout, f"policy pack in {self.pack_dir}")
         self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.channel is not None:
-            self.channel.close()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        for pipe in (self.proc.stdout, self.proc.stderr) if self.proc else ():
-            pipe.close()
+        stop_plugin(self.proc, self.channel)
 
     def info(self) -> analyzer_pb2.AnalyzerInfo:
         """GetAnalyzerInfo: the pack's name, policies, levels and initial config."""
