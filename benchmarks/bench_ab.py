@@ -23,8 +23,12 @@ def run(components: str, args: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of one command with the library from `components`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _CODE, *args], env={**os.environ, "PYTHONPATH": components},
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CODE, *args],
+        env={**os.environ, "PYTHONPATH": components},
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
@@ -41,8 +45,10 @@ def main() -> None:
         for components in (a, b):
             results[components].append(run(components, args))
     for components, rows in results.items():
-        print(f"{components}: wall median {statistics.median(r[0] for r in rows):.3f} s, CPU median "
-              f"{statistics.median(r[1] for r in rows):.3f} s ({len(rows)} runs)")
+        print(
+            f"{components}: wall median {statistics.median(r[0] for r in rows):.3f} s, CPU median "
+            f"{statistics.median(r[1] for r in rows):.3f} s ({len(rows)} runs)"
+        )
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -32,8 +32,14 @@ def main() -> None:
         r = render_gpu_operator(spec)
         ms = median_ms(lambda: render_gpu_operator(spec), RUNS)
         layouts = len((r.mig_parted_config or {}).get("mig-configs", {})) - (1 if r.mig_parted_config else 0)
-        table.add_row(f"{gpus:,}", str(teams), str(len(spec.node_pools)), str(len(r.device_plugin_configs)),
-                      str(layouts), f"{ms:.2f}")
+        table.add_row(
+            f"{gpus:,}",
+            str(teams),
+            str(len(spec.node_pools)),
+            str(len(r.device_plugin_configs)),
+            str(layouts),
+            f"{ms:.2f}",
+        )
     Console().print(table)
 
 

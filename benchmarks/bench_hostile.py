@@ -28,7 +28,8 @@ from specgen import make_spec  # noqa: E402
 
 MB = 1024 * 1024
 BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9))
+    f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(9)
+)
 
 
 def _spec_with(**extra) -> dict:
@@ -41,18 +42,29 @@ def _many_teams(teams: int = 2_000, namespaces: int = 2) -> dict:
     """The most teams a spec may hold (2,000) and 5,000 namespaces in all (2 or 3 each), quotas on two tiers."""
     spec = make_spec(10_000, 1_000)
     tiers = [t["name"] for t in spec["tiers"]]
-    spec["teams"] = [{"name": f"team-{k:05d}", "namespaces": [f"ns-{k:05d}-{j}" for j in range(namespaces + (k < 1000))],
-                      "quotas": {tiers[k % len(tiers)]: 1, tiers[(k * 7) % len(tiers)]: 1}} for k in range(teams)]
+    spec["teams"] = [
+        {
+            "name": f"team-{k:05d}",
+            "namespaces": [f"ns-{k:05d}-{j}" for j in range(namespaces + (k < 1000))],
+            "quotas": {tiers[k % len(tiers)]: 1, tiers[(k * 7) % len(tiers)]: 1},
+        }
+        for k in range(teams)
+    ]
     return spec
 
 
 def _many_tiers() -> dict:
     """The most pools (500) and tiers (1,000) a spec may hold: exclusive pools with two tiers each."""
     spec = make_spec(100, 10)
-    spec["nodePools"] = [{"name": f"pool-{i:04d}", "instanceType": "p4de.24xlarge", "sharing": {"mode": "exclusive"},
-                          "maxSize": 2} for i in range(500)]
-    spec["tiers"] = [{"name": f"tier-{i:04d}-{j}", "pool": f"pool-{i:04d}", "priority": 1000 + i * 2 + j}
-                     for i in range(500) for j in range(2)]
+    spec["nodePools"] = [
+        {"name": f"pool-{i:04d}", "instanceType": "p4de.24xlarge", "sharing": {"mode": "exclusive"}, "maxSize": 2}
+        for i in range(500)
+    ]
+    spec["tiers"] = [
+        {"name": f"tier-{i:04d}-{j}", "pool": f"pool-{i:04d}", "priority": 1000 + i * 2 + j}
+        for i in range(500)
+        for j in range(2)
+    ]
     spec["teams"] = [{"name": "team-0", "namespaces": ["ns-0"], "quotas": {"tier-0000-0": 1}}]
     return spec
 
@@ -67,16 +79,40 @@ def _most_values() -> dict:
 def _export(n_groups: int) -> dict:
     res = []
     for i in range(n_groups):
-        res.append({"type": "aws:ec2/launchTemplate:LaunchTemplate", "urn": f"urn:pulumi:s::p::lt::lt{i}",
-                    "inputs": {"name": f"lt{i}", "instanceType": "p4d.24xlarge", "userData": "x" * 100,
-                               "metadataOptions": {"httpTokens": "required"}}})
-        res.append({"type": "aws:eks/nodeGroup:NodeGroup", "urn": f"urn:pulumi:s::p::ng::ng{i}",
-                    "inputs": {"nodeGroupName": f"ng{i}", "launchTemplate": {"name": f"lt{i}"},
-                               "labels": {"gpu.example.com/gpu-pool": f"p{i}"},
-                               "scalingConfig": {"maxSize": 4}}})
-        res.append({"type": "kubernetes:core/v1:Pod", "urn": f"urn:pulumi:s::p::pod::pod{i}",
-                    "inputs": {"metadata": {"name": f"p{i}"}, "spec": {"containers": [
-                        {"name": "m", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}})
+        res.append(
+            {
+                "type": "aws:ec2/launchTemplate:LaunchTemplate",
+                "urn": f"urn:pulumi:s::p::lt::lt{i}",
+                "inputs": {
+                    "name": f"lt{i}",
+                    "instanceType": "p4d.24xlarge",
+                    "userData": "x" * 100,
+                    "metadataOptions": {"httpTokens": "required"},
+                },
+            }
+        )
+        res.append(
+            {
+                "type": "aws:eks/nodeGroup:NodeGroup",
+                "urn": f"urn:pulumi:s::p::ng::ng{i}",
+                "inputs": {
+                    "nodeGroupName": f"ng{i}",
+                    "launchTemplate": {"name": f"lt{i}"},
+                    "labels": {"gpu.example.com/gpu-pool": f"p{i}"},
+                    "scalingConfig": {"maxSize": 4},
+                },
+            }
+        )
+        res.append(
+            {
+                "type": "kubernetes:core/v1:Pod",
+                "urn": f"urn:pulumi:s::p::pod::pod{i}",
+                "inputs": {
+                    "metadata": {"name": f"p{i}"},
+                    "spec": {"containers": [{"name": "m", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+                },
+            }
+        )
     return {"version": 3, "deployment": {"manifest": {}, "resources": res}}
 
 
@@ -86,6 +122,7 @@ def _pad_to(text: str, size: int) -> str:
 
 def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
     """(label, file, command args) for every measured case."""
+
     def w(name: str, text: str) -> str:
         (tmp / name).write_text(text)
         return str(tmp / name)
@@ -107,11 +144,20 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
     for label, path in cases.items():
         for cmd in (["validate", path], ["synth", path, "--out", out, "--force"], ["cost", path]):
             rows.append((label, cmd[0], cmd))
-    demand = w("demand.yaml", yaml.safe_dump({"cloud": "aws", "instanceTypes": ["p4d.24xlarge", "p4de.24xlarge",
-                                                                                "p5.48xlarge"],
-                                              "tiers": [{"name": "train", "gpus": 100_000},
-                                                        {"name": "inf", "mig": {"profile": "3g.40gb", "instances": 700_000}},
-                                                        {"name": "nb", "seats": {"count": 4_800_000, "perGpu": 4}}]}))
+    demand = w(
+        "demand.yaml",
+        yaml.safe_dump(
+            {
+                "cloud": "aws",
+                "instanceTypes": ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"],
+                "tiers": [
+                    {"name": "train", "gpus": 100_000},
+                    {"name": "inf", "mig": {"profile": "3g.40gb", "instances": 700_000}},
+                    {"name": "nb", "seats": {"count": 4_800_000, "perGpu": 4}},
+                ],
+            }
+        ),
+    )
     rows.append(("largest demand (100,000 GPUs + 700,000 MIG + 4.8 M seats)", "plan", ["plan", demand]))
     rows.append(("demand alias bomb", "plan", ["plan", w("dbomb.yaml", BOMB)]))
     export = tmp / "export.json"
@@ -122,62 +168,152 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
             break
         n = int(n * 1.5) + 1
     export.write_text(json.dumps(_export(int(n / 1.5))))
-    rows.append((f"export of {export.stat().st_size / MB:.1f} MB, {3 * int(n / 1.5):,} resources (node groups, "
-                 "templates, pods)", "audit", ["audit", str(export)]))
+    rows.append(
+        (
+            f"export of {export.stat().st_size / MB:.1f} MB, {3 * int(n / 1.5):,} resources (node groups, "
+            "templates, pods)",
+            "audit",
+            ["audit", str(export)],
+        )
+    )
     at_limit = w("limit.json", json.dumps(_export(6_666)))
-    rows.append((f"export of {Path(at_limit).stat().st_size / MB:.1f} MB, 19,998 resources (the limit is 20,000)", "audit",
-                 ["audit", at_limit]))
+    rows.append(
+        (
+            f"export of {Path(at_limit).stat().st_size / MB:.1f} MB, 19,998 resources (the limit is 20,000)",
+            "audit",
+            ["audit", at_limit],
+        )
+    )
     heavy = w("heavy.json", json.dumps(_heavy_export(8_000)))
-    rows.append((f"export of {Path(heavy).stat().st_size / MB:.1f} MB: 8,000 GPU pods of 7 containers, every "
-                 "check failing", "audit", ["audit", heavy]))
-    rows.append(("export of 16 MB of empty objects (5.6 M)", "audit",
-                 ["audit", w("objects.json", '{"deployment": {"resources": [' + ",".join(["{}"] * (int(16 * MB) // 3 - 20))
-                             + "]}}")]))
+    rows.append(
+        (
+            f"export of {Path(heavy).stat().st_size / MB:.1f} MB: 8,000 GPU pods of 7 containers, every check failing",
+            "audit",
+            ["audit", heavy],
+        )
+    )
+    rows.append(
+        (
+            "export of 16 MB of empty objects (5.6 M)",
+            "audit",
+            [
+                "audit",
+                w(
+                    "objects.json",
+                    '{"deployment": {"resources": [' + ",".join(["{}"] * (int(16 * MB) // 3 - 20)) + "]}}",
+                ),
+            ],
+        )
+    )
     rows.append(("export, JSON 100,000 deep", "audit", ["audit", w("deep.json", "[" * 100_000 + "]" * 100_000)]))
-    rows.append(("spec with a 5,000-digit integer", "validate", ["validate", w("digits.yaml", "cloud: aws\nmaxSize: "
-                                                                             + "9" * 5_000 + "\n")]))
+    rows.append(
+        (
+            "spec with a 5,000-digit integer",
+            "validate",
+            ["validate", w("digits.yaml", "cloud: aws\nmaxSize: " + "9" * 5_000 + "\n")],
+        )
+    )
     dev = str(HERE.parent / "Pulumi.dev.yaml")
     rows.append(("manifest alias bomb (1 KB)", "explain", ["explain", w("mbomb.yaml", BOMB), "--spec", dev]))
-    rows.append(("pod of 14,000 containers (1.7 MB)", "explain",
-                 ["explain", w("pod14k.json", json.dumps(_pods(1, 14_000)[0])), "--spec", dev]))
+    rows.append(
+        (
+            "pod of 14,000 containers (1.7 MB)",
+            "explain",
+            ["explain", w("pod14k.json", json.dumps(_pods(1, 14_000)[0])), "--spec", dev],
+        )
+    )
     fleet = str(tmp / "fleet.yaml")
     worst = w("pods25.yaml", "\n---\n".join(json.dumps(d) for d in _pods(25, 4)))
-    rows.append(("25 pods of 4 containers (the limits: 25 pod specs, 100 containers), 10,000-GPU spec", "explain",
-                 ["explain", worst, "--spec", fleet, "--namespace", "ns-0000", "--format", "json"]))
-    rows.append(("workload /dev/zero (reports 0 bytes, never ends)", "explain", ["explain", "/dev/zero", "--spec", dev]))
-    rows.append(("pod of 30,000 hostPath volumes (1.6 MB)", "explain",
-                 ["explain", w("vols30k.json", json.dumps(_volume_pod(30_000))), "--spec", dev]))
-    rows.append(("pod of 999 hostPath volumes (the limit: 1,000 entries)", "explain",
-                 ["explain", w("vols999.json", json.dumps(_volume_pod(999))), "--spec", dev, "--namespace", "research"]))
+    rows.append(
+        (
+            "25 pods of 4 containers (the limits: 25 pod specs, 100 containers), 10,000-GPU spec",
+            "explain",
+            ["explain", worst, "--spec", fleet, "--namespace", "ns-0000", "--format", "json"],
+        )
+    )
+    rows.append(
+        ("workload /dev/zero (reports 0 bytes, never ends)", "explain", ["explain", "/dev/zero", "--spec", dev])
+    )
+    rows.append(
+        (
+            "pod of 30,000 hostPath volumes (1.6 MB)",
+            "explain",
+            ["explain", w("vols30k.json", json.dumps(_volume_pod(30_000))), "--spec", dev],
+        )
+    )
+    rows.append(
+        (
+            "pod of 999 hostPath volumes (the limit: 1,000 entries)",
+            "explain",
+            ["explain", w("vols999.json", json.dumps(_volume_pod(999))), "--spec", dev, "--namespace", "research"],
+        )
+    )
     wide = w("wide.json", json.dumps(_unknown_kind_export(7_000)))
-    rows.append((f"export of {Path(wide).stat().st_size / MB:.1f} MB: 7,000 resources of an unknown kind, 2.5 M values "
-                 "scanned for pod specs", "audit", ["audit", wide]))
+    rows.append(
+        (
+            f"export of {Path(wide).stat().st_size / MB:.1f} MB: 7,000 resources of an unknown kind, 2.5 M values "
+            "scanned for pod specs",
+            "audit",
+            ["audit", wide],
+        )
+    )
     return rows
 
 
 def _volume_pod(volumes: int) -> dict:
     """A pod that tolerates every taint with `volumes` hostPath volumes (the deny normalises each path)."""
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-            "spec": {"tolerations": [{"operator": "Exists"}], "containers": [{"name": "m", "image": "x"}],
-                     "volumes": [{"name": f"v{i}", "hostPath": {"path": f"/data/d{i}"}} for i in range(volumes)]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{"name": "m", "image": "x"}],
+            "volumes": [{"name": f"v{i}", "hostPath": {"path": f"/data/d{i}"}} for i in range(volumes)],
+        },
+    }
 
 
 def _unknown_kind_export(n: int) -> dict:
     """Resources of a kind the pack does not know: every value is scanned for embedded pod specs (none here)."""
+
     def tree() -> dict:
         return {"a": [{"x": {"y": [1, 2, {"z": "w"}]}} for _ in range(60)]}
-    res = [{"type": "kubernetes:example.com/v1:Thing", "urn": f"urn:pulumi:s::p::thing::t{i}",
-            "inputs": {"metadata": {"name": f"t{i}"}, "spec": tree(), "extra": tree()}} for i in range(n)]
+
+    res = [
+        {
+            "type": "kubernetes:example.com/v1:Thing",
+            "urn": f"urn:pulumi:s::p::thing::t{i}",
+            "inputs": {"metadata": {"name": f"t{i}"}, "spec": tree(), "extra": tree()},
+        }
+        for i in range(n)
+    ]
     return {"version": 3, "deployment": {"manifest": {}, "resources": res}}
 
 
 def _pods(pods: int, containers: int) -> list[dict]:
     """Tiered GPU pods that tolerate every taint, each container with an env entry and a GPU limit."""
     labels = {"gpu.bench.io/gpu-tier": "tier-0000-0"}  # specgen's label domain and first tier (team-0000's)
-    return [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "labels": labels},
-             "spec": {"tolerations": [{"operator": "Exists"}], "containers": [
-                 {"name": f"c{j}", "image": "x", "env": [{"name": "A", "value": "b"}],
-                  "resources": {"limits": {"nvidia.com/gpu": 1}}} for j in range(containers)]}} for i in range(pods)]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}", "labels": labels},
+            "spec": {
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [
+                    {
+                        "name": f"c{j}",
+                        "image": "x",
+                        "env": [{"name": "A", "value": "b"}],
+                        "resources": {"limits": {"nvidia.com/gpu": 1}},
+                    }
+                    for j in range(containers)
+                ],
+            },
+        }
+        for i in range(pods)
+    ]
 
 
 def _heavy_export(pods: int) -> dict:
@@ -185,16 +321,31 @@ def _heavy_export(pods: int) -> dict:
     NVIDIA_VISIBLE_DEVICES, device mounts, nodeName (the most work per byte found for `audit`)."""
     res = []
     for i in range(pods):
-        containers = [{"name": f"c{j}", "image": "x", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}],
-                       "securityContext": {"privileged": True},
-                       "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "1"}, "requests": {"nvidia.com/gpu": 2}}}
-                      for j in range(7)]
-        res.append({"type": "kubernetes:core/v1:Pod", "urn": f"urn:pulumi:s::p::pod::pod{i}",
-                    "inputs": {"metadata": {"name": f"p{i}", "labels": {"gpu.example.com/gpu-tier": "x"}},
-                               "spec": {"nodeName": "n", "tolerations": [{"operator": "Exists"}],
-                                        "containers": containers,
-                                        "volumes": [{"name": f"v{k}", "hostPath": {"path": "/dev/nvidia0"}}
-                                                    for k in range(4)]}}})
+        containers = [
+            {
+                "name": f"c{j}",
+                "image": "x",
+                "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}],
+                "securityContext": {"privileged": True},
+                "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "1"}, "requests": {"nvidia.com/gpu": 2}},
+            }
+            for j in range(7)
+        ]
+        res.append(
+            {
+                "type": "kubernetes:core/v1:Pod",
+                "urn": f"urn:pulumi:s::p::pod::pod{i}",
+                "inputs": {
+                    "metadata": {"name": f"p{i}", "labels": {"gpu.example.com/gpu-tier": "x"}},
+                    "spec": {
+                        "nodeName": "n",
+                        "tolerations": [{"operator": "Exists"}],
+                        "containers": containers,
+                        "volumes": [{"name": f"v{k}", "hostPath": {"path": "/dev/nvidia0"}} for k in range(4)],
+                    },
+                },
+            }
+        )
     return {"version": 3, "deployment": {"manifest": {}, "resources": res}}
 
 
@@ -213,9 +364,12 @@ def run(cmd: list[str]) -> tuple[float, float, float, int, str]:
 
 
 def main() -> None:
-    table = Table(title=f"hostile inputs: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                        f"Python {platform.python_version()}, {date.today()}, load average "
-                        f"{os.getloadavg()[0]:.1f}", title_justify="left")
+    table = Table(
+        title=f"hostile inputs: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, {date.today()}, load average "
+        f"{os.getloadavg()[0]:.1f}",
+        title_justify="left",
+    )
     for col in ("input", "command", "s", "CPU s", "peak RSS MB", "exit", "message"):
         table.add_column(col, justify="right" if col in ("s", "CPU s", "peak RSS MB", "exit") else "left")
     only = sys.argv[1] if len(sys.argv) > 1 else ""  # run only the rows whose label contains this text
@@ -224,14 +378,17 @@ def main() -> None:
             if only not in label:
                 continue
             # RUSAGE_CHILDREN's max RSS is a high-water mark over all children: run each in its own wrapper.
-            wrapper = subprocess.run([sys.executable, "-c", _WRAP, json.dumps(cmd)], capture_output=True, text=True,
-                                     timeout=900)
+            wrapper = subprocess.run(
+                [sys.executable, "-c", _WRAP, json.dumps(cmd)], capture_output=True, text=True, timeout=900
+            )
             if wrapper.returncode:
                 raise SystemExit(wrapper.stderr)
             wall, cpu, rss, code, last = json.loads(wrapper.stdout)
             table.add_row(label, command, f"{wall:.2f}", f"{cpu:.2f}", f"{rss:.0f}", str(code), last)
-            print(f"{label} | {command} | {wall:.2f} s | {cpu:.2f} CPU s | {rss:.0f} MB | exit {code} | {last}",
-                  flush=True)
+            print(
+                f"{label} | {command} | {wall:.2f} s | {cpu:.2f} CPU s | {rss:.0f} MB | exit {code} | {last}",
+                flush=True,
+            )
     Console(width=200).print(table)
 
 

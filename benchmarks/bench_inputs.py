@@ -57,24 +57,51 @@ def main() -> None:
     from specgen import SIZES, make_spec
 
     table = Table(title=f"spec fields as Inputs, CPU ms, median of {RUNS} ({platform.python_version()})")
-    for col in ("GPUs", "teams", "documents", "validate plain", "validate Inputs", "notes", "plain scan ms",
-                "swap ms", "tokens", "revalidate ms"):
+    for col in (
+        "GPUs",
+        "teams",
+        "documents",
+        "validate plain",
+        "validate Inputs",
+        "notes",
+        "plain scan ms",
+        "swap ms",
+        "tokens",
+        "revalidate ms",
+    ):
         table.add_column(col, justify="right")
     for gpus, teams in SIZES:
         data = make_spec(gpus, teams)
         plain = parse_spec(data)
-        inputs = parse_spec({**data, "clusterName": _Input(), "aws": {
-            **data["aws"], "nodeRoleArn": _Input(), "subnetIds": [_Input() for _ in data["aws"]["subnetIds"]]}})
+        inputs = parse_spec(
+            {
+                **data,
+                "clusterName": _Input(),
+                "aws": {
+                    **data["aws"],
+                    "nodeRoleArn": _Input(),
+                    "subnetIds": [_Input() for _ in data["aws"]["subnetIds"]],
+                },
+            }
+        )
         plain_docs = [d for a in render_all(plain) for d in a.documents]
         input_docs = [d for a in render_all(inputs) for d in a.documents]
         from gpu_platform.deferred import tokens_in
 
         tokens = sum(len(tokens_in(d)) for d in input_docs)
         notes = sum("Pulumi Input" in f.message for f in check_spec(inputs))
-        table.add_row(f"{gpus:,}", f"{teams:,}", f"{len(input_docs):,}", f"{_cpu_ms(lambda: check_spec(plain)):.1f}",
-                      f"{_cpu_ms(lambda: check_spec(inputs)):.1f}", str(notes),
-                      f"{_cpu_ms(lambda: _swap(plain_docs)):.1f}", f"{_cpu_ms(lambda: _swap(input_docs)):.1f}",
-                      f"{tokens:,}", f"{_cpu_ms(lambda: revalidate(inputs)):.1f}")
+        table.add_row(
+            f"{gpus:,}",
+            f"{teams:,}",
+            f"{len(input_docs):,}",
+            f"{_cpu_ms(lambda: check_spec(plain)):.1f}",
+            f"{_cpu_ms(lambda: check_spec(inputs)):.1f}",
+            str(notes),
+            f"{_cpu_ms(lambda: _swap(plain_docs)):.1f}",
+            f"{_cpu_ms(lambda: _swap(input_docs)):.1f}",
+            f"{tokens:,}",
+            f"{_cpu_ms(lambda: revalidate(inputs)):.1f}",
+        )
     Console(width=160).print(table)
 
 

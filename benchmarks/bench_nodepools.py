@@ -18,7 +18,6 @@ sys.path.insert(0, str(HERE))
 RUNS = 7
 
 
-
 def _resource_count(doc: dict) -> int:
     """Provider resources of one pool: the primary one plus each related one (one per ASG tag)."""
     related = doc.get("resources", [])
@@ -32,8 +31,11 @@ def main() -> None:
     from gpu_platform.nodepools.render import render_nodepool_artifacts
     from specgen import SIZES, make_spec, median_ms
 
-    table = Table(title=f"nodepools render, median of {RUNS} ({platform.processor() or platform.machine()}, "
-                  f"Python {platform.python_version()}, {date.today()})", title_justify="left")
+    table = Table(
+        title=f"nodepools render, median of {RUNS} ({platform.processor() or platform.machine()}, "
+        f"Python {platform.python_version()}, {date.today()})",
+        title_justify="left",
+    )
     for col in ("GPUs", "teams", "pools", "resources", "render ms", "checks ms"):
         table.add_column(col, justify="right")
     for gpus, teams in SIZES:
@@ -42,8 +44,9 @@ def main() -> None:
         resources = sum(_resource_count(d) for d in docs)
         render = median_ms(lambda: render_nodepool_artifacts(spec), RUNS)
         checks = median_ms(lambda: check_node_pools(spec), RUNS)
-        table.add_row(f"{gpus:,}", str(teams), str(len(spec.node_pools)), f"{resources:,}", f"{render:.2f}",
-                      f"{checks:.2f}")
+        table.add_row(
+            f"{gpus:,}", str(teams), str(len(spec.node_pools)), f"{resources:,}", f"{render:.2f}", f"{checks:.2f}"
+        )
     Console().print(table)
 
 

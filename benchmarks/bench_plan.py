@@ -31,8 +31,13 @@ def random_demand(tiers: int, seed: int):
         elif kind == "mig":
             out.append({"name": f"t{i}", "mig": {"profile": rng.choice(profiles), "instances": rng.randint(5, 200)}})
         else:
-            out.append({"name": f"t{i}", "seats": {"count": rng.randint(10, 300), "perGpu": rng.choice([2, 4, 8])},
-                        "isolation": rng.choice(["none", "process"])})
+            out.append(
+                {
+                    "name": f"t{i}",
+                    "seats": {"count": rng.randint(10, 300), "perGpu": rng.choice([2, 4, 8])},
+                    "isolation": rng.choice(["none", "process"]),
+                }
+            )
     types = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge"]
     return parse_demand({"cloud": "aws", "instanceTypes": types, "tiers": out})
 
@@ -56,22 +61,47 @@ def main() -> None:
         times.append(time.perf_counter() - start)
     console = Console(width=160)
     summary = Table(title=f"planner: {Path(args.demand).name} ({args.repeat} runs)", title_justify="left")
-    for col in ("wall s (median)", "wall s (max)", "status", "pools", "GPUs planned", "GPU lower bound",
-                "whole-GPU baseline GPUs", "$/hour", "baseline $/hour", "saving"):
+    for col in (
+        "wall s (median)",
+        "wall s (max)",
+        "status",
+        "pools",
+        "GPUs planned",
+        "GPU lower bound",
+        "whole-GPU baseline GPUs",
+        "$/hour",
+        "baseline $/hour",
+        "saving",
+    ):
         summary.add_column(col, justify="right")
     status = "optimal" if result.optimal else f"gap {result.gap:.2%}"
-    summary.add_row(f"{statistics.median(times):.3f}", f"{max(times):.3f}", status, str(len(result.pools)),
-                    str(result.gpus), str(result.lower_bound_gpus), str(result.baseline_gpus),
-                    f"{result.hourly:,.2f}", f"{result.baseline_hourly:,.2f}", f"{result.saving_percent:.1f}%")
+    summary.add_row(
+        f"{statistics.median(times):.3f}",
+        f"{max(times):.3f}",
+        status,
+        str(len(result.pools)),
+        str(result.gpus),
+        str(result.lower_bound_gpus),
+        str(result.baseline_gpus),
+        f"{result.hourly:,.2f}",
+        f"{result.baseline_hourly:,.2f}",
+        f"{result.saving_percent:.1f}%",
+    )
     console.print(summary)
     mig = Table(title="MIG packing (GPUs): exact vs slice lower bound vs first-fit decreasing", title_justify="left")
     for col in ("GPU model", "instances", "lower bound", "exact", "first-fit", "first-fit extra", "in MIG pools"):
         mig.add_column(col, justify="left" if col in ("GPU model",) else "right")
     for m in result.mig:
-        pooled = sum(p.gpus for p in result.pools
-                     if p.candidate.layout and p.candidate.itype.gpu_model == m.gpu_model)
-        mig.add_row(m.gpu_model, str(sum(m.instances.values())), str(m.lower_bound), str(m.exact),
-                    str(m.first_fit), f"{m.first_fit - m.exact:+d}", str(pooled))
+        pooled = sum(p.gpus for p in result.pools if p.candidate.layout and p.candidate.itype.gpu_model == m.gpu_model)
+        mig.add_row(
+            m.gpu_model,
+            str(sum(m.instances.values())),
+            str(m.lower_bound),
+            str(m.exact),
+            str(m.first_fit),
+            f"{m.first_fit - m.exact:+d}",
+            str(pooled),
+        )
     console.print(mig)
     console.print("'in MIG pools' is what the plan provisions: one layout per pool, one pool per tier, whole nodes.")
 

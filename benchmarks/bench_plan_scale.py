@@ -49,8 +49,16 @@ def _row(tiers: int, seed: int, limit: float, repeat: int) -> list[str]:
     at_30 = max(_timed(tiers, seed, 30.0)[1].gap for _ in range(repeat))
     fmt = lambda xs: f"{statistics.median(xs):.2f}" if xs and None not in xs else "-"  # noqa: E731
     status = f"optimal {len(proven)}/{repeat}" if proven else f"gap {gap:.2%}"
-    return [str(tiers), str(seed), fmt(first), fmt(proven) if len(proven) == repeat else "-", f"{at_30:.2%}",
-            status, f"{best:,.2f}", f"{min(r.cost_bound for _, r in runs):,.2f}"]
+    return [
+        str(tiers),
+        str(seed),
+        fmt(first),
+        fmt(proven) if len(proven) == repeat else "-",
+        f"{at_30:.2%}",
+        status,
+        f"{best:,.2f}",
+        f"{min(r.cost_bound for _, r in runs):,.2f}",
+    ]
 
 
 def main() -> None:
@@ -61,8 +69,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=60.0)
     args = parser.parse_args()
-    table = Table(title=f"planner at scale (median of {args.repeat}, time limit {args.time_limit:g} s)",
-                  title_justify="left")
+    table = Table(
+        title=f"planner at scale (median of {args.repeat}, time limit {args.time_limit:g} s)", title_justify="left"
+    )
     for col in ("tiers", "seed", "s to 1 %", "s to proof", "gap at 30 s", "status", "$/hour", "bound $/hour"):
         table.add_column(col, justify="right" if col != "status" else "left")
     console = Console(width=140)

@@ -28,10 +28,20 @@ IN_FLIGHT = 16
 def _pod(i: int) -> StackResource:
     tier = ("train", "inference", "dev", "ci")[i % 4]
     res = "nvidia.com/mig-3g.40gb" if tier == "inference" else "nvidia.com/gpu"
-    props = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"w{i}", "namespace": "research"},
-             "spec": {"template": {"metadata": {"labels": {"gpu.example.com/gpu-tier": tier}},
-                                   "spec": {"priorityClassName": f"gpu-{tier}", "containers": [
-                                       {"name": "c", "image": "x", "resources": {"limits": {res: 1}}}]}}}}
+    props = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": f"w{i}", "namespace": "research"},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"gpu.example.com/gpu-tier": tier}},
+                "spec": {
+                    "priorityClassName": f"gpu-{tier}",
+                    "containers": [{"name": "c", "image": "x", "resources": {"limits": {res: 1}}}],
+                },
+            }
+        },
+    }
     return StackResource("kubernetes:apps/v1:Deployment", f"urn:w{i}", f"w{i}", props)
 
 
@@ -111,12 +121,15 @@ def main(sizes: list[int]) -> None:
     with PackProcess(ROOT / "policies", timeout=120) as pack:
         pack.configure(pack_config(config_from_spec(big)))
         a, s, v, cpu = _timed(pack, stack, "pipelined")
-        rows.append((f"{len(stack)} (1,000-GPU example)", "pipelined", a, s, len(stack) / (a + s), v,
-                     cpu / len(stack) * 1000))
+        rows.append(
+            (f"{len(stack)} (1,000-GPU example)", "pipelined", a, s, len(stack) / (a + s), v, cpu / len(stack) * 1000)
+        )
     for shape in ((2, 3), (1, 1)):  # our pack's shape (2 resource + 3 stack policies), and the smallest
         rows.append(runtime_floor(workload(max(sizes), base), shape))
     print(f"policy pack over gRPC ({platform.machine()}, Python {platform.python_version()})")
-    print(f"{'resources':>26} {'Analyze':>11} {'Analyze s':>10} {'AnalyzeStack s':>15} {'resources/s':>12} {'violations':>11} {'pack CPU ms/res':>16}")
+    print(
+        f"{'resources':>26} {'Analyze':>11} {'Analyze s':>10} {'AnalyzeStack s':>15} {'resources/s':>12} {'violations':>11} {'pack CPU ms/res':>16}"
+    )
     for n, mode, a, s, rate, v, cpu in rows:
         print(f"{n:>26} {mode:>11} {a:>10.2f} {s:>15.2f} {rate:>12,.0f} {v:>11} {cpu:>16.3f}")
 

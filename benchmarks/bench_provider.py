@@ -45,16 +45,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     runs = parser.parse_args().runs
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{date.today()}, median of {runs}")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{date.today()}, median of {runs}"
+    )
     print("| spec | registrations | provider start s | GetSchema ms | Construct s | Python under mocks s |")
     print("|---|---:|---:|---:|---:|---:|")
     for spec in SPECS:
         data = read_spec_data(ROOT / spec)
         rows = [_once(data) for _ in range(runs)]
         med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-        print(f"| {spec} | {med['registrations']:.0f} | {med['start']:.2f} | {med['schema'] * 1000:.0f} | "
-              f"{med['construct']:.2f} | {med['mocks']:.2f} |")
+        print(
+            f"| {spec} | {med['registrations']:.0f} | {med['start']:.2f} | {med['schema'] * 1000:.0f} | "
+            f"{med['construct']:.2f} | {med['mocks']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -32,14 +32,18 @@ def _cases() -> dict[str, dict]:
         return data
 
     return {
-        "10^6-key valuesOverrides map": with_(lambda d: d.update(
-            gpuOperator={"valuesOverrides": {f"k{i}": i for i in range(1_000_000)}})),
-        "10^6-key migLayout map": with_(lambda d: d["nodePools"][1]["sharing"].update(
-            migLayout={f"k{i}": 1 for i in range(1_000_000)})),
-        "10^6-item namespaces list": with_(lambda d: d["teams"][0].update(
-            namespaces=[f"n{i}" for i in range(1_000_000)])),
-        "10^5 node pools": with_(lambda d: d.update(
-            nodePools=[dict(d["nodePools"][0], name=f"p{i}") for i in range(100_000)])),
+        "10^6-key valuesOverrides map": with_(
+            lambda d: d.update(gpuOperator={"valuesOverrides": {f"k{i}": i for i in range(1_000_000)}})
+        ),
+        "10^6-key migLayout map": with_(
+            lambda d: d["nodePools"][1]["sharing"].update(migLayout={f"k{i}": 1 for i in range(1_000_000)})
+        ),
+        "10^6-item namespaces list": with_(
+            lambda d: d["teams"][0].update(namespaces=[f"n{i}" for i in range(1_000_000)])
+        ),
+        "10^5 node pools": with_(
+            lambda d: d.update(nodePools=[dict(d["nodePools"][0], name=f"p{i}") for i in range(100_000)])
+        ),
     }
 
 
@@ -50,8 +54,10 @@ def _peak_mib(pid: int) -> int:
 
 
 def main() -> None:
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{date.today()}; each case in a fresh provider process")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{date.today()}; each case in a fresh provider process"
+    )
     print("| request | bytes | refused after s | provider peak RSS MiB | next Construct |")
     print("|---|---:|---:|---:|---|")
     for label, data in _cases().items():

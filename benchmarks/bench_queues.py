@@ -17,7 +17,6 @@ sys.path.insert(0, str(HERE))
 RUNS = 7
 
 
-
 def main() -> None:
     """Render and check each generated spec RUNS times and print the medians."""
     from gpu_platform.load import parse_spec

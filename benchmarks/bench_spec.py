@@ -51,8 +51,17 @@ print(json.dumps({"validate": t1 - t0, "synth": t2 - t1, "docs": sum(len(a.docum
 
 def measure(gpus: int, teams: int) -> dict:
     """Median of RUNS fresh-process runs, in-process phases and the whole `gpu-platform` commands."""
-    runs = [json.loads(subprocess.run([sys.executable, "-c", _CHILD, str(HERE), str(gpus), str(teams)],
-                                      check=True, capture_output=True, text=True).stdout) for _ in range(RUNS)]
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", _CHILD, str(HERE), str(gpus), str(teams)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+        for _ in range(RUNS)
+    ]
     out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     cli = Path(sys.executable).with_name("gpu-platform")
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,23 +81,45 @@ def measure(gpus: int, teams: int) -> dict:
 def main() -> None:
     """Print the table (and a markdown copy for RESULTS.md)."""
     table = Table(title=f"validate + synth, median of {RUNS} runs")
-    cols = ("GPUs", "teams", "validate s", "synth s", "total s", "documents", "peak RSS MB",
-            "`gpu-platform validate` s", "`gpu-platform synth` s")
+    cols = (
+        "GPUs",
+        "teams",
+        "validate s",
+        "synth s",
+        "total s",
+        "documents",
+        "peak RSS MB",
+        "`gpu-platform validate` s",
+        "`gpu-platform synth` s",
+    )
     for col in cols:
         table.add_column(col, justify="right")
     md = ["| " + " | ".join(cols) + " |", "|" + "---:|" * len(cols)]
     for gpus, teams in SIZES:
         r = measure(gpus, teams)
-        row = [f"{gpus:,}", f"{teams:,}", f"{r['validate']:.3f}", f"{r['synth']:.3f}",
-               f"{r['validate'] + r['synth']:.3f}", f"{r['docs']:.0f}", f"{r['rss_mb']:.0f}",
-               f"{r['cli_validate']:.3f}", f"{r['cli_synth']:.3f}"]
+        row = [
+            f"{gpus:,}",
+            f"{teams:,}",
+            f"{r['validate']:.3f}",
+            f"{r['synth']:.3f}",
+            f"{r['validate'] + r['synth']:.3f}",
+            f"{r['docs']:.0f}",
+            f"{r['rss_mb']:.0f}",
+            f"{r['cli_validate']:.3f}",
+            f"{r['cli_synth']:.3f}",
+        ]
         table.add_row(*row)
         md.append("| " + " | ".join(row) + " |")
     Console(width=None if sys.stdout.isatty() else 160).print(table)
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    print(f"\nmachine: {cpu}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, {date.today()}\n")
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    print(f"\nmachine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {date.today()}\n")
     print("\n".join(md))
 
 

@@ -11,8 +11,10 @@ SIZES = ((100, 10), (1_000, 100), (10_000, 1_000))  # (GPUs, teams) every benchm
 
 _MODES = (
     ({"mode": "exclusive"}, [None]),
-    ({"mode": "mig", "migLayout": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}},
-     ["nvidia.com/mig-3g.40gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-1g.10gb"]),
+    (
+        {"mode": "mig", "migLayout": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}},
+        ["nvidia.com/mig-3g.40gb", "nvidia.com/mig-2g.20gb", "nvidia.com/mig-1g.10gb"],
+    ),
     ({"mode": "time-slicing", "replicas": 4}, [None]),
     ({"mode": "mps", "replicas": 8}, [None]),
 )
@@ -29,8 +31,9 @@ def make_spec(gpus: int, teams: int, gpus_per_pool: int = 200) -> dict[str, Any]
         nodes = nodes_total // n_pools + (1 if i < nodes_total % n_pools else 0)
         sharing, resources = _MODES[i % 4]
         name = f"pool-{i:04d}"
-        pools.append({"name": name, "instanceType": "p4de.24xlarge", "sharing": sharing, "minSize": 0,
-                      "maxSize": nodes})
+        pools.append(
+            {"name": name, "instanceType": "p4de.24xlarge", "sharing": sharing, "minSize": 0, "maxSize": nodes}
+        )
         for j, res in enumerate(resources):
             tier = f"tier-{i:04d}-{j}"
             t = {"name": tier, "pool": name, "priority": 1000 + i * 10 + j}
@@ -46,12 +49,18 @@ def make_spec(gpus: int, teams: int, gpus_per_pool: int = 200) -> dict[str, Any]
         for tier in (names[k % len(names)], names[(k * 7 + 3) % len(names)]):
             share = capacity[tier] // max(1, (teams * 2) // len(names) + 1)
             quotas[tier] = max(0, share)
-        team_list.append({"name": f"team-{k:04d}", "namespaces": [f"ns-{k:04d}"], "cohort": f"cohort-{k % 10}",
-                          "quotas": quotas})
+        team_list.append(
+            {"name": f"team-{k:04d}", "namespaces": [f"ns-{k:04d}"], "cohort": f"cohort-{k % 10}", "quotas": quotas}
+        )
     return {
-        "cloud": "aws", "clusterName": "bench", "kubernetesVersion": "1.33", "labelDomain": "gpu.bench.io",
+        "cloud": "aws",
+        "clusterName": "bench",
+        "kubernetesVersion": "1.33",
+        "labelDomain": "gpu.bench.io",
         "aws": {"region": "us-east-1", "subnetIds": ["subnet-1"], "nodeRoleArn": "arn:aws:iam::1:role/n"},
-        "nodePools": pools, "tiers": tiers, "teams": team_list,
+        "nodePools": pools,
+        "tiers": tiers,
+        "teams": team_list,
         "scheduling": {"kueue": {"enabled": True}, "volcano": {"enabled": True}},
     }
 

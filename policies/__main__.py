@@ -55,8 +55,10 @@ def _policies(cfg: PolicyConfig) -> list:
 
 
 def _initial_config(cfg: PolicyConfig) -> dict:
-    return {name: {**props, "enforcementLevel": EnforcementLevel(props["enforcementLevel"])}
-            for name, props in pack_config(cfg).items()}
+    return {
+        name: {**props, "enforcementLevel": EnforcementLevel(props["enforcementLevel"])}
+        for name, props in pack_config(cfg).items()
+    }
 
 
 _CFG = _config()

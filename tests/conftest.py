@@ -17,9 +17,11 @@ DEV_STACK = ROOT / "Pulumi.dev.yaml"
 
 
 # Where the upstream reference files are and how to get them (docs/testing.md, "Conformance data").
-REFERENCE_HELP = ("upstream reference data (CRDs, Helm values files) not found at {path}: put the reference "
-                  "folder at ../shared/reference beside the clone or set GPU_PLATFORM_REFERENCE=/path/to/reference "
-                  "(docs/testing.md#conformance-data)")
+REFERENCE_HELP = (
+    "upstream reference data (CRDs, Helm values files) not found at {path}: put the reference "
+    "folder at ../shared/reference beside the clone or set GPU_PLATFORM_REFERENCE=/path/to/reference "
+    "(docs/testing.md#conformance-data)"
+)
 # Fixtures that make a test a conformance test: the upstream files, and promtool (Debian package `prometheus`).
 CONFORMANCE_FIXTURES = frozenset({"reference", "promtool"})
 _skipped_for_reference: list[str] = []
@@ -56,8 +58,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """One line naming what was skipped for missing reference data, and how to get it."""
     if _skipped_for_reference:
         terminalreporter.write_line(
-            f"conformance: skipped {len(_skipped_for_reference)} tests: "
-            + REFERENCE_HELP.format(path=REFERENCE), yellow=True)
+            f"conformance: skipped {len(_skipped_for_reference)} tests: " + REFERENCE_HELP.format(path=REFERENCE),
+            yellow=True,
+        )
 
 
 @pytest.fixture(scope="session")
@@ -149,8 +152,12 @@ def pulumi_mocks(monkeypatch) -> Recorder:
         def new_resource(self, args: pulumi.runtime.MockResourceArgs):
             state = dict(args.inputs)
             if args.typ == "aws:eks/cluster:Cluster":  # what the provider computes: an autoname, the API endpoint
-                state = {"name": f"{args.name}-0a1b2c3", "endpoint": f"https://{args.name}.eks.example",
-                         "certificateAuthority": {"data": "Y2VydA=="}, **state}
+                state = {
+                    "name": f"{args.name}-0a1b2c3",
+                    "endpoint": f"https://{args.name}.eks.example",
+                    "certificateAuthority": {"data": "Y2VydA=="},
+                    **state,
+                }
             if args.typ == "aws:eks/nodeGroup:NodeGroup" and "nodeGroupNamePrefix" in state:  # the provider's suffix
                 state.setdefault("nodeGroupName", state["nodeGroupNamePrefix"] + "2026113000000000000000000a")
             if args.typ == "aws:iam/role:Role":
@@ -159,8 +166,10 @@ def pulumi_mocks(monkeypatch) -> Recorder:
 
         def call(self, args: pulumi.runtime.MockCallArgs):
             if args.token == "aws:eks/getCluster:getCluster":  # the cluster the EFA security groups join
-                return {"name": args.args.get("name"), "vpcConfig": {
-                    "vpcId": "vpc-0mock", "clusterSecurityGroupId": "sg-0cluster"}}
+                return {
+                    "name": args.args.get("name"),
+                    "vpcConfig": {"vpcId": "vpc-0mock", "clusterSecurityGroupId": "sg-0cluster"},
+                }
             return {}
 
     class _Monitor(m.MockMonitor):
@@ -168,11 +177,23 @@ def pulumi_mocks(monkeypatch) -> Recorder:
             resp = super().RegisterResource(request)
             if request.type != "pulumi:pulumi:Stack":
                 inputs = m.rpc.deserialize_properties(request.object) if request.object else {}
-                recorder.resources.append(Registered(
-                    request.type, request.name, inputs, request.parent, resp.urn, request.custom,
-                    request.protect, list(request.ignoreChanges), request.deleteBeforeReplace,
-                    [a for a in getattr(request, "aliases", [])], list(request.dependencies),
-                    bool(getattr(request, "retainOnDelete", False)), request.provider))
+                recorder.resources.append(
+                    Registered(
+                        request.type,
+                        request.name,
+                        inputs,
+                        request.parent,
+                        resp.urn,
+                        request.custom,
+                        request.protect,
+                        list(request.ignoreChanges),
+                        request.deleteBeforeReplace,
+                        [a for a in getattr(request, "aliases", [])],
+                        list(request.dependencies),
+                        bool(getattr(request, "retainOnDelete", False)),
+                        request.provider,
+                    )
+                )
             return resp
 
         def RegisterResourceOutputs(self, request):

@@ -42,7 +42,9 @@ def namespace_object(namespace, namespaces=None):
     """The namespace as the platform labels it (a team namespace of the dev stack unless `namespaces`, the
     rendered Namespaces of another spec, are given), or a bare one; the API server adds the name label."""
     known = NAMESPACES if namespaces is None else {d["metadata"]["name"]: d for d in namespaces}
-    ns = copy.deepcopy(known.get(namespace) or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    ns = copy.deepcopy(
+        known.get(namespace) or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    )
     ns["metadata"].setdefault("labels", {})[_NAME_LABEL] = namespace
     return ns
 
@@ -58,8 +60,14 @@ def _kind(obj):
 def request(obj, namespace, old=None, namespaces=None):
     """The admission request of a CREATE of `obj` in `namespace` (an UPDATE from `old`)."""
     kind, version = _kind(obj)
-    return Request(namespace, namespace_object(namespace, namespaces), kind, version,
-                   obj["metadata"].get("name", ""), old_object=old)
+    return Request(
+        namespace,
+        namespace_object(namespace, namespaces),
+        kind,
+        version,
+        obj["metadata"].get("name", ""),
+        old_object=old,
+    )
 
 
 def matches(doc, obj, operation="CREATE"):
@@ -77,8 +85,9 @@ def mutate(docs, obj, namespace, namespaces=None):
 def validate(docs, pod, namespace, old=None, policy_name=DENY_POLICY, namespaces=None):
     """A deny policy's verdict on a CREATE (or an UPDATE from `old`): None when admitted, else its message."""
     policy = next(d for d in docs if d["kind"] == "ValidatingAdmissionPolicy" and d["metadata"]["name"] == policy_name)
-    bindings = [d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding"
-                and d["spec"]["policyName"] == policy_name]
+    bindings = [
+        d for d in docs if d["kind"] == "ValidatingAdmissionPolicyBinding" and d["spec"]["policyName"] == policy_name
+    ]
     result = build_chain([policy, *bindings], []).validate(pod, request(pod, namespace, old, namespaces))
     return next((s.message for s in result.steps if s.denied), None)
 
@@ -89,8 +98,12 @@ def admit(docs, pod, namespace):
 
 def gpu_pod(labels=None, resources=None, **spec):
     res = resources or {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": labels or {}},
-            "spec": {"containers": [{"name": "main", "image": "python:3.11", "resources": res}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": labels or {}},
+        "spec": {"containers": [{"name": "main", "image": "python:3.11", "resources": res}], **spec},
+    }
 
 
 @pytest.fixture
@@ -100,8 +113,10 @@ def docs(dev_spec):
 
 def test_unlabelled_gpu_pod_is_denied(docs):
     msg = admit(docs, gpu_pod(), "research")
-    assert msg == ('pods requesting nvidia.com/* need the label gpu.example.com/gpu-tier set to a known tier '
-                   '(train, inference, finetune, dev, ci); got ""')
+    assert msg == (
+        "pods requesting nvidia.com/* need the label gpu.example.com/gpu-tier set to a known tier "
+        '(train, inference, finetune, dev, ci); got ""'
+    )
 
 
 def test_unknown_tier_and_wrong_resource_are_denied(docs):
@@ -110,14 +125,16 @@ def test_unknown_tier_and_wrong_resource_are_denied(docs):
     assert admit(docs, wrong, "research") == (
         "container 'main' requests nvidia.com/mig-1g.10gb, which tier train does not allow: request nvidia.com/gpu "
         "instead (tiers and their resources: train: nvidia.com/gpu; inference: nvidia.com/mig-3g.40gb; "
-        "finetune: nvidia.com/mig-2g.20gb; dev: nvidia.com/gpu; ci: nvidia.com/gpu)")
+        "finetune: nvidia.com/mig-2g.20gb; dev: nvidia.com/gpu; ci: nvidia.com/gpu)"
+    )
 
 
 def test_wrong_resource_in_an_init_container_or_requests_only_is_named(docs):
     pod = gpu_pod({TIER: "train"})
     pod["spec"]["initContainers"] = [{"name": "warm", "resources": {"requests": {"nvidia.com/mig-2g.20gb": "1"}}}]
-    assert validate(docs, pod, "research").startswith("container 'warm' requests nvidia.com/mig-2g.20gb, which tier "
-                                                      "train does not allow")
+    assert validate(docs, pod, "research").startswith(
+        "container 'warm' requests nvidia.com/mig-2g.20gb, which tier train does not allow"
+    )
 
 
 def test_updates_are_denied_only_when_they_change_the_tier(docs):
@@ -128,7 +145,8 @@ def test_updates_are_denied_only_when_they_change_the_tier(docs):
     tiered = gpu_pod({TIER: "train"})
     assert validate(docs, gpu_pod(), "research", old=tiered).startswith("pods requesting nvidia.com/* need the label")
     assert validate(docs, gpu_pod({TIER: "inference"}), "prod-inference", old=tiered).startswith(
-        "container 'main' requests nvidia.com/gpu, which tier inference does not allow")
+        "container 'main' requests nvidia.com/gpu, which tier inference does not allow"
+    )
 
 
 def test_cpu_pods_get_only_the_team_queue_and_exempt_namespaces_are_not_touched(docs):
@@ -148,9 +166,14 @@ def test_a_tier_is_honoured_only_in_namespaces_granted_it(docs):
         assert validate(docs, routed, namespace) == (
             f"pods with the label {TIER}=inference are not allowed in namespace {namespace}: no team with a quota "
             "for tier inference owns it (team namespaces carry the label tier.gpu.example.com/<tier>=true for each "
-            "tier of the team)")
-    assert admit(docs, gpu_pod({TIER: "inference"}, resources={"limits": {"nvidia.com/mig-3g.40gb": "1"}}),
-                 "prod-inference") is None
+            "tier of the team)"
+        )
+    assert (
+        admit(
+            docs, gpu_pod({TIER: "inference"}, resources={"limits": {"nvidia.com/mig-3g.40gb": "1"}}), "prod-inference"
+        )
+        is None
+    )
 
 
 def test_inference_pod_is_routed_and_rewritten(docs):
@@ -158,18 +181,28 @@ def test_inference_pod_is_routed_and_rewritten(docs):
     routed = mutate(docs, pod, "prod-inference")
     spec = routed["spec"]
     assert spec["nodeSelector"] == {"gpu.example.com/gpu-pool": "gpu-infer"}
-    assert {"key": "gpu.example.com/gpu-pool", "operator": "Equal", "value": "gpu-infer", "effect": "NoSchedule"} in spec["tolerations"]
+    assert {
+        "key": "gpu.example.com/gpu-pool",
+        "operator": "Equal",
+        "value": "gpu-infer",
+        "effect": "NoSchedule",
+    } in spec["tolerations"]
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
-    assert spec["containers"][0]["resources"] == {"limits": {"nvidia.com/mig-3g.40gb": "1"},
-                                                  "requests": {"nvidia.com/mig-3g.40gb": "1"}}
+    assert spec["containers"][0]["resources"] == {
+        "limits": {"nvidia.com/mig-3g.40gb": "1"},
+        "requests": {"nvidia.com/mig-3g.40gb": "1"},
+    }
     assert spec["priorityClassName"] == "gpu-inference" and spec["priority"] == 50000
     assert routed["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "production"
     assert validate(docs, routed, "prod-inference") is None
 
 
 def test_routing_keeps_existing_selectors_tolerations_and_queue(docs):
-    pod = gpu_pod({TIER: "train", "kueue.x-k8s.io/queue-name": "mine"}, nodeSelector={"zone": "a"},
-                  tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    pod = gpu_pod(
+        {TIER: "train", "kueue.x-k8s.io/queue-name": "mine"},
+        nodeSelector={"zone": "a"},
+        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    )
     routed = mutate(docs, pod, "research")["spec"]
     assert routed["nodeSelector"] == {"zone": "a", "gpu.example.com/gpu-pool": "gpu-train"}
     assert [t["key"] for t in routed["tolerations"]] == ["nvidia.com/gpu", "gpu.example.com/gpu-pool"]
@@ -184,8 +217,10 @@ def test_broken_mutator_fails_open_and_the_deny_still_holds(docs):
     assert deny["spec"]["failurePolicy"] == "Fail"
     # Without the mutation (mutator down), a MIG-tier pod asking for a whole GPU is still denied.
     msg = validate(docs, gpu_pod({TIER: "inference"}), "prod-inference")
-    assert msg and msg.startswith("container 'main' requests nvidia.com/gpu, which tier inference does not allow: "
-                                  "request nvidia.com/mig-3g.40gb instead")
+    assert msg and msg.startswith(
+        "container 'main' requests nvidia.com/gpu, which tier inference does not allow: "
+        "request nvidia.com/mig-3g.40gb instead"
+    )
 
 
 def test_init_containers_are_checked_and_rewritten(docs):
@@ -209,8 +244,9 @@ def test_engine_choice_by_kubernetes_version(dev_data):
     assert engine("1.34", "mutating-admission-policy")[1] == "admissionregistration.k8s.io/v1beta1"
     assert engine("1.32", "mutating-admission-policy")[1] == "admissionregistration.k8s.io/v1alpha1"
     assert engine("1.36", "kyverno") == (MutationEngine.KYVERNO, None)
-    old = PlatformSpec.model_validate({**dev_data, "kubernetesVersion": "1.31",
-                                       "admission": {"mutation": "mutating-admission-policy"}})
+    old = PlatformSpec.model_validate(
+        {**dev_data, "kubernetesVersion": "1.31", "admission": {"mutation": "mutating-admission-policy"}}
+    )
     with pytest.raises(RenderError, match=r"needs Kubernetes >= 1.32, kubernetesVersion is '1.31'"):
         mutation_engine(old)  # the renderer refuses too; `validate` reports it first (test_spec_rules)
 
@@ -237,8 +273,11 @@ def test_kyverno_policies_are_mutating_admission_policies_plus_namespace_selecto
 
 def test_artifacts_and_kyverno_release(dev_spec, dev_data):
     arts = render_admission_artifacts(dev_spec)
-    assert [(a.kind, a.name) for a in arts] == [("kubernetes", "admission"), ("kubernetes", "namespace-guard"),
-                                                ("helm", "kyverno")]
+    assert [(a.kind, a.name) for a in arts] == [
+        ("kubernetes", "admission"),
+        ("kubernetes", "namespace-guard"),
+        ("helm", "kyverno"),
+    ]
     release = arts[2].documents[0]
     assert (release["chart"], release["version"], release["namespace"]) == ("kyverno", "3.7.0", "kyverno")
     data = copy.deepcopy(dev_data)
@@ -246,9 +285,13 @@ def test_artifacts_and_kyverno_release(dev_spec, dev_data):
     assert render_admission(parse_spec(data)) == []
     data["admission"] = {"mutation": "none"}
     assert [(d["kind"], d["metadata"]["name"]) for d in render_admission(parse_spec(data))] == [
-        ("ValidatingAdmissionPolicy", DENY_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_POLICY),
-        ("ValidatingAdmissionPolicy", DENY_EPHEMERAL_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_EPHEMERAL_POLICY),
-        ("ValidatingAdmissionPolicy", DENY_WORKLOADS_POLICY), ("ValidatingAdmissionPolicyBinding", DENY_WORKLOADS_POLICY)]
+        ("ValidatingAdmissionPolicy", DENY_POLICY),
+        ("ValidatingAdmissionPolicyBinding", DENY_POLICY),
+        ("ValidatingAdmissionPolicy", DENY_EPHEMERAL_POLICY),
+        ("ValidatingAdmissionPolicyBinding", DENY_EPHEMERAL_POLICY),
+        ("ValidatingAdmissionPolicy", DENY_WORKLOADS_POLICY),
+        ("ValidatingAdmissionPolicyBinding", DENY_WORKLOADS_POLICY),
+    ]
     assert render_deny(dev_spec)[1]["spec"]["policyName"] == DENY_POLICY
 
 
@@ -264,11 +307,14 @@ def test_component_registers_policies_under_the_component(pulumi_mocks, dev_spec
     assert vap.type == "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
     assert vap.inputs["spec"]["failurePolicy"] == "Fail" and vap.parent_name == "adm"
     routes = rec.of_type("kubernetes:policies.kyverno.io/v1:MutatingPolicy")
-    assert sorted(r.name for r in routes) == sorted([f"adm-mutatingpolicy-gpu-platform-route-{t.name}" for t in dev_spec.tiers]
-                                                    + ["adm-mutatingpolicy-gpu-platform-queue-pods"]
-                                                    + [f"adm-mutatingpolicy-gpu-platform-route-{k}" for k in (
-                                                        "job", "jobset", "pytorchjob", "rayjob", "deployment",
-                                                        "statefulset", "leaderworkerset")])
+    assert sorted(r.name for r in routes) == sorted(
+        [f"adm-mutatingpolicy-gpu-platform-route-{t.name}" for t in dev_spec.tiers]
+        + ["adm-mutatingpolicy-gpu-platform-queue-pods"]
+        + [
+            f"adm-mutatingpolicy-gpu-platform-route-{k}"
+            for k in ("job", "jobset", "pytorchjob", "rayjob", "deployment", "statefulset", "leaderworkerset")
+        ]
+    )
     assert all(r.parent_name == "adm" for r in routes)
 
 
@@ -287,8 +333,9 @@ def test_notes_say_what_the_cluster_must_offer(dev_data):
         return render_admission_artifacts(parse_spec(data))[0].notes
 
     assert notes("1.33") == ("admission: tiered pods routed by kyverno",)
-    assert notes("1.36") == ("admission: tiered pods routed by mutating-admission-policy "
-                             "(admissionregistration.k8s.io/v1)",)
+    assert notes("1.36") == (
+        "admission: tiered pods routed by mutating-admission-policy (admissionregistration.k8s.io/v1)",
+    )
     [_, gate] = notes("1.34", "mutating-admission-policy")
     assert "--runtime-config=admissionregistration.k8s.io/v1beta1=true" in gate
     [_, kyverno] = notes("1.31")

@@ -20,10 +20,16 @@ CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "hostile" / "admiss
 
 def _pod(case: dict) -> dict:
     spec = copy.deepcopy(case.get("spec") or {})
-    spec.setdefault("containers", [{"name": "main", "image": "python:3.11",
-                                    **({"resources": case["resources"]} if "resources" in case else {})}])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": case.get("labels") or {}},
-            "spec": spec}
+    spec.setdefault(
+        "containers",
+        [{"name": "main", "image": "python:3.11", **({"resources": case["resources"]} if "resources" in case else {})}],
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": case.get("labels") or {}},
+        "spec": spec,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +47,11 @@ def test_hostile_pod(docs, case):
     pod = _pod(case)
     if case.get("mutation", True) and "old" not in case:
         pod = mutate(docs, pod, case["namespace"])
-    old = _pod({**case, "spec": case["old"], "labels": case.get("old_labels", case.get("labels"))}) if "old" in case else None
+    old = (
+        _pod({**case, "spec": case["old"], "labels": case.get("old_labels", case.get("labels"))})
+        if "old" in case
+        else None
+    )
     verdict = validate(docs, pod, case["namespace"], old=old)
     if case["expect"] == "admitted":
         assert verdict is None, verdict
@@ -61,8 +71,11 @@ def test_exempt_namespaces_follow_what_is_installed(dev_data):
 
 
 def test_exempt_namespaces_are_configurable(dev_data):
-    dev_data["admission"] = {"exemptNamespaces": ["kube-system"], "additionalExemptNamespaces": ["falco"],
-                             "mutation": "mutating-admission-policy"}
+    dev_data["admission"] = {
+        "exemptNamespaces": ["kube-system"],
+        "additionalExemptNamespaces": ["falco"],
+        "mutation": "mutating-admission-policy",
+    }
     dev_data["kubernetesVersion"] = "1.36"
     assert exempt_namespaces(parse_spec(dev_data)) == ["kube-system", "falco"]
 
@@ -74,9 +87,15 @@ def _namespace_verdict(docs, labels, old_labels=None, annotations=None, name="re
     from gpu_platform.explain.workloads import WorkloadKind
 
     def ns(lbls):
-        return {"apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **lbls},
-                             **({"annotations": annotations} if annotations else {})}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": name,
+                "labels": {"kubernetes.io/metadata.name": name, **lbls},
+                **({"annotations": annotations} if annotations else {}),
+            },
+        }
 
     guard = [d for d in docs if d["metadata"]["name"] == NAMESPACE_GUARD_POLICY]
     kind = WorkloadKind("Namespace", "", ("v1",), "namespaces", "", None, "")
@@ -94,22 +113,31 @@ def guard_docs():
     return render_namespace_guard(parse_spec(read_spec_data(ROOT / "Pulumi.dev.yaml")))
 
 
-RESEARCH = {"gpu.example.com/team": "research", "tier.gpu.example.com/train": "true", "tier.gpu.example.com/dev": "true"}
+RESEARCH = {
+    "gpu.example.com/team": "research",
+    "tier.gpu.example.com/train": "true",
+    "tier.gpu.example.com/dev": "true",
+}
 
 
 def test_a_tenant_cannot_grant_its_namespace_a_tier(guard_docs):
     msg = _namespace_verdict(guard_docs, {**RESEARCH, "tier.gpu.example.com/inference": "true"}, old_labels=RESEARCH)
-    assert msg.startswith("namespace research may not set the label tier.gpu.example.com/inference=true: team, "
-                          "tier grant and queue labels on namespaces are set by the platform"), msg
+    assert msg.startswith(
+        "namespace research may not set the label tier.gpu.example.com/inference=true: team, "
+        "tier grant and queue labels on namespaces are set by the platform"
+    ), msg
 
 
 def test_a_new_namespace_cannot_claim_a_team_or_a_grant(guard_docs):
     assert "gpu.example.com/team=production" in _namespace_verdict(
-        guard_docs, {"gpu.example.com/team": "production"}, name="sneaky")
+        guard_docs, {"gpu.example.com/team": "production"}, name="sneaky"
+    )
     assert "tier.gpu.example.com/train=false" in _namespace_verdict(
-        guard_docs, {"tier.gpu.example.com/train": "false"}, name="sneaky")
+        guard_docs, {"tier.gpu.example.com/train": "false"}, name="sneaky"
+    )
     assert "scheduling.volcano.sh/queue-name=production" in _namespace_verdict(
-        guard_docs, {}, annotations={"scheduling.volcano.sh/queue-name": "production"}, name="sneaky")
+        guard_docs, {}, annotations={"scheduling.volcano.sh/queue-name": "production"}, name="sneaky"
+    )
 
 
 def test_the_platforms_own_labels_and_unrelated_updates_pass(guard_docs):
@@ -145,8 +173,10 @@ def test_the_deployed_component_carries_every_deny(pulumi_mocks):
 
     spec = parse_spec(read_spec_data(ROOT / "Pulumi.dev.yaml"))
     rec = pulumi_mocks.run(lambda: GpuAdmission("adm", GpuAdmissionArgs(spec=spec)))
-    vaps = {r.inputs["metadata"]["name"] for r in
-            rec.of_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")}
+    vaps = {
+        r.inputs["metadata"]["name"]
+        for r in rec.of_type("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    }
     assert vaps == {DENY_POLICY, DENY_EPHEMERAL_POLICY, DENY_WORKLOADS_POLICY, NAMESPACE_GUARD_POLICY}
 
 
@@ -170,8 +200,9 @@ def _ephemeral_verdict(docs, added, existing=()):
 
 def test_a_debug_container_cannot_expose_every_gpu_of_the_node(docs):
     privileged = {"name": "debugger", "image": "busybox", "securityContext": {"privileged": True}}
-    assert _ephemeral_verdict(docs, privileged).startswith("ephemeral container debugger is privileged or sets "
-                                                           "NVIDIA_VISIBLE_DEVICES")
+    assert _ephemeral_verdict(docs, privileged).startswith(
+        "ephemeral container debugger is privileged or sets NVIDIA_VISIBLE_DEVICES"
+    )
     env = {"name": "peek", "image": "cuda", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}
     assert "ephemeral container peek" in _ephemeral_verdict(docs, env)
     assert _ephemeral_verdict(docs, {"name": "shell", "image": "busybox"}) is None
@@ -185,8 +216,13 @@ def _jobset(jobs: int, gpu_job: int) -> dict:
         if i == gpu_job:
             container["resources"] = {"limits": {"nvidia.com/gpu": 8}}
         return {"name": f"j{i}", "template": {"spec": {"template": {"spec": {"containers": [container]}}}}}
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
-            "spec": {"replicatedJobs": [job(i) for i in range(jobs)]}}
+
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js"},
+        "spec": {"replicatedJobs": [job(i) for i in range(jobs)]},
+    }
 
 
 @pytest.mark.parametrize("gpu_job", [0, 7, 8, 11])
@@ -201,30 +237,51 @@ def test_an_unlabelled_gpu_template_is_denied_past_the_routed_indices(docs, gpu_
 def test_a_ray_job_with_a_ninth_gpu_worker_group_is_denied(docs):
     from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
 
-    groups = [{"groupName": f"g{i}", "template": {"spec": {"containers": [{"name": "w", "image": "x"}]}}}
-              for i in range(9)]
+    groups = [
+        {"groupName": f"g{i}", "template": {"spec": {"containers": [{"name": "w", "image": "x"}]}}} for i in range(9)
+    ]
     groups[8]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}}
-    job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "r"}, "spec": {"rayClusterSpec": {
-        "headGroupSpec": {"template": {"spec": {"containers": [{"name": "h", "image": "x"}]}}},
-        "workerGroupSpecs": groups}}}
+    job = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "r"},
+        "spec": {
+            "rayClusterSpec": {
+                "headGroupSpec": {"template": {"spec": {"containers": [{"name": "h", "image": "x"}]}}},
+                "workerGroupSpecs": groups,
+            }
+        },
+    }
     verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
     assert verdict is not None and "need the label" in verdict, verdict
 
 
 def _tiered_job(tier: str, priority: str | None) -> dict:
     labels = {"kueue.x-k8s.io/priority-class": priority} if priority else {}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": labels},
-            "spec": {"template": {"metadata": {"labels": {"gpu.example.com/gpu-tier": tier}}, "spec": {
-                "restartPolicy": "Never",
-                "containers": [{"name": "m", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "labels": labels},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"gpu.example.com/gpu-tier": tier}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "m", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+                },
+            }
+        },
+    }
 
 
 def test_a_workload_cannot_claim_another_tiers_kueue_priority(docs):
     from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
 
     verdict = validate(docs, _tiered_job("dev", "gpu-train"), "research", policy_name=DENY_WORKLOADS_POLICY)
-    assert verdict == ("the label kueue.x-k8s.io/priority-class=gpu-train is not the priority of a tier of this "
-                       "workload's GPU pod templates (gpu-dev); remove it: admission sets the tier's"), verdict
+    assert verdict == (
+        "the label kueue.x-k8s.io/priority-class=gpu-train is not the priority of a tier of this "
+        "workload's GPU pod templates (gpu-dev); remove it: admission sets the tier's"
+    ), verdict
     assert validate(docs, _tiered_job("dev", "gpu-dev"), "research", policy_name=DENY_WORKLOADS_POLICY) is None
     assert validate(docs, _tiered_job("dev", None), "research", policy_name=DENY_WORKLOADS_POLICY) is None
 
@@ -249,8 +306,10 @@ def test_a_running_workload_cannot_be_relabelled_to_another_tiers_kueue_priority
     resumed["spec"]["suspend"] = False
     assert validate(docs, resumed, "research", old=old, policy_name=DENY_WORKLOADS_POLICY) is None
     # nor is one that sets it to the tier's own
-    assert validate(docs, _routed_job("gpu-dev"), "research", old=_routed_job(None),
-                    policy_name=DENY_WORKLOADS_POLICY) is None
+    assert (
+        validate(docs, _routed_job("gpu-dev"), "research", old=_routed_job(None), policy_name=DENY_WORKLOADS_POLICY)
+        is None
+    )
 
 
 def test_a_gpu_template_cannot_carry_another_tiers_priority_class(docs):
@@ -260,25 +319,52 @@ def test_a_gpu_template_cannot_carry_another_tiers_priority_class(docs):
 
     job = _routed_job(None, priorityClassName="gpu-train")
     verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
-    assert verdict is not None and verdict.startswith("a pod template sets priorityClassName gpu-train, not the "
-                                                      "priority of a tier of this workload's GPU pod templates (gpu-dev)"), verdict
-    assert validate(docs, _routed_job(None, priorityClassName="gpu-dev"), "research",
-                    policy_name=DENY_WORKLOADS_POLICY) is None
+    assert verdict is not None and verdict.startswith(
+        "a pod template sets priorityClassName gpu-train, not the "
+        "priority of a tier of this workload's GPU pod templates (gpu-dev)"
+    ), verdict
+    assert (
+        validate(docs, _routed_job(None, priorityClassName="gpu-dev"), "research", policy_name=DENY_WORKLOADS_POLICY)
+        is None
+    )
     # with the label (the route ran, or set by hand and checked above) Kueue ignores the templates' classes
-    assert validate(docs, _routed_job("gpu-dev", priorityClassName="gpu-train"), "research",
-                    policy_name=DENY_WORKLOADS_POLICY) is None
+    assert (
+        validate(
+            docs, _routed_job("gpu-dev", priorityClassName="gpu-train"), "research", policy_name=DENY_WORKLOADS_POLICY
+        )
+        is None
+    )
 
 
 def test_a_cpu_head_cannot_carry_the_priority_of_a_ray_job(docs):
     """A RayJob's CPU head comes first: its priorityClassName would be the workload's without the Kueue label."""
     from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
 
-    worker = {"groupName": "g", "template": {"metadata": {"labels": {"gpu.example.com/gpu-tier": "dev"}}, "spec": {
-        "containers": [{"name": "w", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}
-    job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "r"}, "spec": {"rayClusterSpec": {
-        "headGroupSpec": {"template": {"spec": {"priorityClassName": "system-cluster-critical",
-                                                "containers": [{"name": "h", "image": "x"}]}}},
-        "workerGroupSpecs": [worker]}}}
+    worker = {
+        "groupName": "g",
+        "template": {
+            "metadata": {"labels": {"gpu.example.com/gpu-tier": "dev"}},
+            "spec": {"containers": [{"name": "w", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+        },
+    }
+    job = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "r"},
+        "spec": {
+            "rayClusterSpec": {
+                "headGroupSpec": {
+                    "template": {
+                        "spec": {
+                            "priorityClassName": "system-cluster-critical",
+                            "containers": [{"name": "h", "image": "x"}],
+                        }
+                    }
+                },
+                "workerGroupSpecs": [worker],
+            }
+        },
+    }
     verdict = validate(docs, job, "research", policy_name=DENY_WORKLOADS_POLICY)
     assert verdict is not None and "priorityClassName system-cluster-critical" in verdict, verdict
 
@@ -311,12 +397,33 @@ def volcano_docs():
 
 
 _VOLCANO = [
-    ("PodGroup", {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "g"},
-                  "spec": {"minMember": 1, "queue": "production"}}),
-    ("Job", {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j"},
-             "spec": {"queue": "production", "tasks": []}}),
-    ("Pod", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {
-        "scheduling.volcano.sh/queue-name": "production"}}, "spec": {"containers": [{"name": "m", "image": "x"}]}}),
+    (
+        "PodGroup",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "g"},
+            "spec": {"minMember": 1, "queue": "production"},
+        },
+    ),
+    (
+        "Job",
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": {"name": "j"},
+            "spec": {"queue": "production", "tasks": []},
+        },
+    ),
+    (
+        "Pod",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "annotations": {"scheduling.volcano.sh/queue-name": "production"}},
+            "spec": {"containers": [{"name": "m", "image": "x"}]},
+        },
+    ),
 ]
 
 
@@ -328,8 +435,10 @@ def test_a_team_cannot_charge_another_teams_volcano_queue(volcano_docs, kind, ob
 
     docs, namespaces = volcano_docs
     verdict = validate(docs, obj, "research", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces)
-    assert verdict == (f"{kind} in namespace research may not use the Volcano queue production: work in a team "
-                       "namespace goes to its team's queue (research) or to default"), verdict
+    assert verdict == (
+        f"{kind} in namespace research may not use the Volcano queue production: work in a team "
+        "namespace goes to its team's queue (research) or to default"
+    ), verdict
     assert validate(docs, obj, "prod-inference", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces) is None
 
     def naming(queue):
@@ -341,9 +450,12 @@ def test_a_team_cannot_charge_another_teams_volcano_queue(volcano_docs, kind, ob
         return named
 
     for queue in ("research", "default"):  # default is moved to the namespace's queue by Volcano's webhook
-        assert validate(docs, naming(queue), "research", policy_name=DENY_VOLCANO_QUEUES_POLICY,
-                        namespaces=namespaces) is None
-    assert "queue batch-ops" in validate(docs, naming("batch-ops"), "research", policy_name=DENY_VOLCANO_QUEUES_POLICY,
-                                         namespaces=namespaces)
+        assert (
+            validate(docs, naming(queue), "research", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces)
+            is None
+        )
+    assert "queue batch-ops" in validate(
+        docs, naming("batch-ops"), "research", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces
+    )
     # outside team namespaces no tier is granted, so no GPU pod runs there whatever queue it names
     assert validate(docs, obj, "default", policy_name=DENY_VOLCANO_QUEUES_POLICY, namespaces=namespaces) is None

@@ -26,21 +26,38 @@ def job(labels=None, tier=None, **meta):
 
 def jobset(*tiers):
     replicated = [{"name": f"r{i}", "template": {"spec": {"template": template(t)}}} for i, t in enumerate(tiers)]
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
-            "spec": {"replicatedJobs": replicated}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js"},
+        "spec": {"replicatedJobs": replicated},
+    }
 
 
 def pytorchjob(master, worker):
-    specs = {"Master": {"replicas": 1, "template": template(master)}, "Worker": {"replicas": 2, "template": template(worker)}}
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt", "labels": {}},
-            "spec": {"pytorchReplicaSpecs": specs}}
+    specs = {
+        "Master": {"replicas": 1, "template": template(master)},
+        "Worker": {"replicas": 2, "template": template(worker)},
+    }
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "pt", "labels": {}},
+        "spec": {"pytorchReplicaSpecs": specs},
+    }
 
 
 def rayjob(head, worker):
-    cluster = {"headGroupSpec": {"template": template(head)},
-               "workerGroupSpecs": [{"groupName": "gpu", "template": template(worker)}]}
-    return {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "rj"},
-            "spec": {"entrypoint": "python train.py", "rayClusterSpec": cluster}}
+    cluster = {
+        "headGroupSpec": {"template": template(head)},
+        "workerGroupSpecs": [{"groupName": "gpu", "template": template(worker)}],
+    }
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "rj"},
+        "spec": {"entrypoint": "python train.py", "rayClusterSpec": cluster},
+    }
 
 
 def labels(obj):
@@ -71,8 +88,10 @@ def test_team_job_without_labels_gets_the_team_queue(docs):
 def test_labels_the_user_set_are_kept(docs):
     mine = job({QUEUE: "mine", PRIORITY: "gpu-ci"}, tier="train")
     assert labels(mutate(docs, mine, "research")) == labels(mine)
-    assert labels(mutate(docs, job({PRIORITY: "gpu-ci"}, tier="train"), "research")) == {PRIORITY: "gpu-ci",
-                                                                                         QUEUE: "research"}
+    assert labels(mutate(docs, job({PRIORITY: "gpu-ci"}, tier="train"), "research")) == {
+        PRIORITY: "gpu-ci",
+        QUEUE: "research",
+    }
 
 
 def test_exempt_and_unknown_namespaces_are_untouched(docs):
@@ -88,11 +107,15 @@ def test_tier_label_on_the_pod_template_sets_the_workload_priority_class(docs):
 
 
 def test_jobs_controlled_by_a_queued_workload_are_left_to_their_parent(docs):
-    child = job(ownerReferences=[{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": "js",
-                                  "uid": "1", "controller": True}])
+    child = job(
+        ownerReferences=[
+            {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": "js", "uid": "1", "controller": True}
+        ]
+    )
     assert mutate(docs, child, "research") == child
-    from_cron = job(ownerReferences=[{"apiVersion": "batch/v1", "kind": "CronJob", "name": "c", "uid": "2",
-                                      "controller": True}])
+    from_cron = job(
+        ownerReferences=[{"apiVersion": "batch/v1", "kind": "CronJob", "name": "c", "uid": "2", "controller": True}]
+    )
     assert labels(mutate(docs, from_cron, "research")) == {QUEUE: "research"}  # Kueue queues a CronJob's Jobs
 
 
@@ -106,8 +129,10 @@ def test_other_kinds_take_the_tier_their_pod_templates_agree_on(docs):
     assert labels(mutate(docs, existing_cluster, "research")) == {QUEUE: "research"}
 
 
-ROUTES = [f"gpu-platform-route-{k}" for k in ("job", "jobset", "pytorchjob", "rayjob", "deployment", "statefulset",
-                                                "leaderworkerset")]
+ROUTES = [
+    f"gpu-platform-route-{k}"
+    for k in ("job", "jobset", "pytorchjob", "rayjob", "deployment", "statefulset", "leaderworkerset")
+]
 
 
 def _route(docs, name):
@@ -122,22 +147,36 @@ def test_each_workload_route_matches_its_own_kind(docs):
         assert matches(route, obj) and not matches(route, pod)
         assert not any(matches(_route(docs, f"gpu-platform-route-{k}"), obj) for k in objects if k != kind)
         assert route["spec"]["failurePolicy"] == "Ignore"
-    pod_routes = [d for d in docs if d["kind"] in ("MutatingPolicy", "MutatingAdmissionPolicy")
-                  and d["metadata"]["name"] not in ROUTES]
+    pod_routes = [
+        d
+        for d in docs
+        if d["kind"] in ("MutatingPolicy", "MutatingAdmissionPolicy") and d["metadata"]["name"] not in ROUTES
+    ]
     assert pod_routes and not any(matches(d, job()) for d in pod_routes)
 
 
 def test_routes_follow_the_enabled_integrations(dev_data):
     def routes(**changes):
-        return [d["metadata"]["name"] for d in render_routes(_spec(dev_data, **changes)) if d["metadata"]["name"] in
-                ROUTES + [QUEUE_PODS_ROUTE]]
+        return [
+            d["metadata"]["name"]
+            for d in render_routes(_spec(dev_data, **changes))
+            if d["metadata"]["name"] in ROUTES + [QUEUE_PODS_ROUTE]
+        ]
 
     assert routes() == [QUEUE_PODS_ROUTE, *ROUTES]
     assert routes(scheduling__kueue__integrations=["batch/job"]) == ["gpu-platform-route-job"]
     assert routes(scheduling__kueue__integrations=["batch/job", "pod"]) == [QUEUE_PODS_ROUTE, "gpu-platform-route-job"]
-    rule = workload_route_spec(_spec(dev_data), JOB_KINDS["jobset.x-k8s.io/jobset"])["matchConstraints"]["resourceRules"]
-    assert rule == [{"apiGroups": ["jobset.x-k8s.io"], "apiVersions": ["v1alpha2"], "operations": ["CREATE"],
-                     "resources": ["jobsets"]}]
+    rule = workload_route_spec(_spec(dev_data), JOB_KINDS["jobset.x-k8s.io/jobset"])["matchConstraints"][
+        "resourceRules"
+    ]
+    assert rule == [
+        {
+            "apiGroups": ["jobset.x-k8s.io"],
+            "apiVersions": ["v1alpha2"],
+            "operations": ["CREATE"],
+            "resources": ["jobsets"],
+        }
+    ]
     assert [route_name(k) for k in job_kinds(_spec(dev_data))] == ROUTES
 
 
@@ -195,7 +234,9 @@ def test_validate_warns_about_integrations_admission_does_not_label(dev_data):
     spec = _spec(dev_data, scheduling__kueue__integrations=["batch/job", "pod", "kubeflow.org/tfjob"])
     [finding] = [f for f in check_admission(spec) if f.path.startswith("scheduling.")]
     assert (finding.path, finding.severity) == ("scheduling.kueue.integrations[2]", "warning")
-    assert finding.message.startswith("'kubeflow.org/tfjob' workloads are not given the team's kueue.x-k8s.io/queue-name")
+    assert finding.message.startswith(
+        "'kubeflow.org/tfjob' workloads are not given the team's kueue.x-k8s.io/queue-name"
+    )
     assert not [f for f in check_admission(_spec(dev_data)) if f.path.startswith("scheduling.")]
     off = _spec(dev_data, scheduling__kueue__integrations=["kubeflow.org/tfjob"], admission__mutation="none")
     assert not [f for f in check_admission(off) if f.path.startswith("scheduling.")]
@@ -208,7 +249,9 @@ def test_readme_job_example_is_admitted_as_documented(dev_spec):
     from helpers.docs import section
 
     readme = section("admission")
-    block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.DOTALL) if b.startswith("# Job submitted"))
+    block = next(
+        b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.DOTALL) if b.startswith("# Job submitted")
+    )
     namespace = re.match(r"# Job submitted in namespace (\S+)", block).group(1)
     documented = dict(re.findall(r"#\s+(kueue\.x-k8s\.io/[\w-]+): (\S+)", block))
     routed = mutate(render_admission(dev_spec), yaml.safe_load(block), namespace)
@@ -245,12 +288,20 @@ def test_a_dev_job_selects_only_the_dev_flavor_of_a_multi_flavor_cluster_queue(d
 
     dev_job = {**job(), "spec": {"template": gpu_template("dev")}}
     [routed] = _templates(mutate(docs, dev_job, "research"))
-    flavors = {d["metadata"]["name"]: d["spec"] for d in render_kueue_objects(dev_spec) if d["kind"] == "ResourceFlavor"}
-    fits = [name for name, f in flavors.items()
-            if all(routed["spec"]["nodeSelector"].get(k, v) == v for k, v in f["nodeLabels"].items())]
+    flavors = {
+        d["metadata"]["name"]: d["spec"] for d in render_kueue_objects(dev_spec) if d["kind"] == "ResourceFlavor"
+    }
+    fits = [
+        name
+        for name, f in flavors.items()
+        if all(routed["spec"]["nodeSelector"].get(k, v) == v for k, v in f["nodeLabels"].items())
+    ]
     assert fits == ["gpu-dev"]
     tolerated = {(t["key"], t.get("value")) for t in routed["spec"]["tolerations"]}
-    assert ("gpu.example.com/gpu-pool", "gpu-dev") in tolerated and ("gpu.example.com/gpu-pool", "gpu-train") not in tolerated
+    assert ("gpu.example.com/gpu-pool", "gpu-dev") in tolerated and (
+        "gpu.example.com/gpu-pool",
+        "gpu-train",
+    ) not in tolerated
 
 
 def test_every_pod_template_of_every_kind_gets_its_tiers_placement_and_resource(docs):
@@ -258,16 +309,56 @@ def test_every_pod_template_of_every_kind_gets_its_tiers_placement_and_resource(
     resource, or the ClusterQueue (covering only nvidia.com/mig-*) never admits it."""
     objects = [
         {**job(), "spec": {"template": gpu_template("inference")}},
-        {**jobset(), "spec": {"replicatedJobs": [{"name": f"r{i}", "template": {"spec": {"template": gpu_template(t)}}}
-                                                 for i, t in enumerate(["inference", "finetune"])]}},
-        {**pytorchjob(None, None), "spec": {"pytorchReplicaSpecs": {
-            "Master": {"template": gpu_template("inference")}, "Worker": {"template": gpu_template("finetune")}}}},
-        {**rayjob(None, None), "spec": {"rayClusterSpec": {"headGroupSpec": {"template": template()},
-                                                           "workerGroupSpecs": [{"template": gpu_template("finetune")}]}}},
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": gpu_template("inference")}},
-        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"}, "spec": {"template": gpu_template("inference")}},
-        {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "l"},
-         "spec": {"leaderWorkerTemplate": {"leaderTemplate": gpu_template("inference"), "workerTemplate": gpu_template("inference")}}},
+        {
+            **jobset(),
+            "spec": {
+                "replicatedJobs": [
+                    {"name": f"r{i}", "template": {"spec": {"template": gpu_template(t)}}}
+                    for i, t in enumerate(["inference", "finetune"])
+                ]
+            },
+        },
+        {
+            **pytorchjob(None, None),
+            "spec": {
+                "pytorchReplicaSpecs": {
+                    "Master": {"template": gpu_template("inference")},
+                    "Worker": {"template": gpu_template("finetune")},
+                }
+            },
+        },
+        {
+            **rayjob(None, None),
+            "spec": {
+                "rayClusterSpec": {
+                    "headGroupSpec": {"template": template()},
+                    "workerGroupSpecs": [{"template": gpu_template("finetune")}],
+                }
+            },
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d"},
+            "spec": {"template": gpu_template("inference")},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "s"},
+            "spec": {"template": gpu_template("inference")},
+        },
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": "l"},
+            "spec": {
+                "leaderWorkerTemplate": {
+                    "leaderTemplate": gpu_template("inference"),
+                    "workerTemplate": gpu_template("inference"),
+                }
+            },
+        },
     ]
     mig = {"inference": "nvidia.com/mig-3g.40gb", "finetune": "nvidia.com/mig-2g.20gb"}
     for obj in objects:
@@ -286,7 +377,9 @@ def test_every_pod_template_of_every_kind_gets_its_tiers_placement_and_resource(
 def test_a_tier_the_namespace_is_not_granted_is_not_placed(docs):
     train_job = {**job(), "spec": {"template": gpu_template("train")}}
     [t] = _templates(mutate(docs, train_job, "prod-inference"))  # production has no train quota
-    assert "nodeSelector" not in t["spec"] and t["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
+    assert "nodeSelector" not in t["spec"] and t["spec"]["containers"][0]["resources"] == {
+        "limits": {"nvidia.com/gpu": "1"}
+    }
 
 
 def test_gpu_workloads_without_a_granted_tier_are_denied_before_kueue_charges_a_quota(docs):
@@ -298,11 +391,19 @@ def test_gpu_workloads_without_a_granted_tier_are_denied_before_kueue_charges_a_
 
     untiered = {**job(), "spec": {"template": gpu_template(None)}}
     assert verdict(untiered, "research").startswith(f"pod templates requesting nvidia.com/* need the label {TIER}")
-    mixed = {**jobset(), "spec": {"replicatedJobs": [{"name": "a", "template": {"spec": {"template": gpu_template("train")}}},
-                                                     {"name": "b", "template": {"spec": {"template": gpu_template("gold")}}}]}}
+    mixed = {
+        **jobset(),
+        "spec": {
+            "replicatedJobs": [
+                {"name": "a", "template": {"spec": {"template": gpu_template("train")}}},
+                {"name": "b", "template": {"spec": {"template": gpu_template("gold")}}},
+            ]
+        },
+    }
     assert 'got "gold"' in verdict(mixed, "research")
     assert verdict({**job(), "spec": {"template": gpu_template("train")}}, "prod-inference") == (
         f"pod templates with the label {TIER}=train are not allowed in namespace prod-inference: no team with a "
-        "quota for tier train owns it")
+        "quota for tier train owns it"
+    )
     assert verdict({**job(), "spec": {"template": gpu_template("train")}}, "research") is None
     assert verdict(job(), "research") is None  # no GPU: nothing to classify

@@ -42,8 +42,18 @@ def test_preview_reads_new_state_and_skips_deletes():
 
 
 def _export(resources) -> dict:
-    states = [{"urn": r.urn, "custom": True, "type": r.type, "inputs": r.props, "outputs": {},
-               "dependencies": r.dependencies, "propertyDependencies": r.property_dependencies} for r in resources]
+    states = [
+        {
+            "urn": r.urn,
+            "custom": True,
+            "type": r.type,
+            "inputs": r.props,
+            "outputs": {},
+            "dependencies": r.dependencies,
+            "propertyDependencies": r.property_dependencies,
+        }
+        for r in resources
+    ]
     return {"version": 3, "deployment": {"manifest": {"version": "v3.190.0"}, "resources": states}}
 
 
@@ -58,8 +68,9 @@ def test_dev_stack_resources_pass(dev_spec, tmp_path):
 
 def test_pack_config_file_instead_of_spec(tmp_path):
     cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps({"gpu-node-pool-classified": {"enforcementLevel": "advisory",
-                                                            "labelDomain": "gpu.example.com"}}))
+    cfg.write_text(
+        json.dumps({"gpu-node-pool-classified": {"enforcementLevel": "advisory", "labelDomain": "gpu.example.com"}})
+    )
     res = run(str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg))
     assert res.exit_code == 0, res.output
     assert "advisory" in res.output and "0 mandatory and 1 advisory" in res.output
@@ -94,8 +105,11 @@ def test_readme_guardrails_names_every_policy_and_config_field():
 def test_replacements_and_pending_deletes_are_audited_once():
     doc = json.loads((FIXTURES / "preview-unclassified.json").read_text())
     burst = next(s for s in doc["steps"] if s["urn"].endswith("::burst"))
-    replaced = [{**burst, "op": "create-replacement"}, {**burst, "op": "replace"},
-                {"op": "delete-replaced", "urn": burst["urn"], "oldState": burst["newState"]}]
+    replaced = [
+        {**burst, "op": "create-replacement"},
+        {**burst, "op": "replace"},
+        {"op": "delete-replaced", "urn": burst["urn"], "oldState": burst["newState"]},
+    ]
     doc["steps"] = [s for s in doc["steps"] if s is not burst] + replaced
     assert [r.name for r in from_document(doc)].count("burst") == 1
     export = json.loads((FIXTURES / "stack-export-unclassified.json").read_text())

@@ -16,8 +16,14 @@ from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
 from helpers.exporters import app_queue_depth
 from helpers.promtool import promtool_path, run, write_files
 
-SCALER = {"name": "chat-7b", "namespace": "research", "deployment": "chat-7b", "tier": "dev", "maxReplicas": 6,
-          "targetQueueDepth": 4}
+SCALER = {
+    "name": "chat-7b",
+    "namespace": "research",
+    "deployment": "chat-7b",
+    "tier": "dev",
+    "maxReplicas": 6,
+    "targetQueueDepth": 4,
+}
 
 
 def _spec(dev_data, **scaler):
@@ -54,8 +60,9 @@ def _exists(tree, path: str) -> bool:
 def test_keda_values_keys_exist_upstream(dev_spec, reference):
     upstream = yaml.safe_load(reference("upstream", "keda-values-2.20.2.yaml").read_text())
     # additionalLabels is an empty map upstream: its entries are ours
-    missing = [p for p in _keys(render_keda_values(dev_spec)) if not _exists(upstream, p)
-               and ".additionalLabels." not in p]
+    missing = [
+        p for p in _keys(render_keda_values(dev_spec)) if not _exists(upstream, p) and ".additionalLabels." not in p
+    ]
     assert missing == []
     assert upstream["prometheus"]["operator"]["serviceMonitor"]["enabled"] is False  # why we set it
 
@@ -84,14 +91,24 @@ def test_query_sums_only_the_deployments_pods_into_one_sample(promtool, dev_data
     """KEDA rejects a query returning more than one sample; the sum covers only chat-7b's own pods."""
     spec = _spec(dev_data)
     query = queue_depth_query(spec.autoscaling.keda.scalers[0])
-    series = [app_queue_depth("research", "chat-7b-5d8f9c7b6-x2x9z", "7x20"),
-              app_queue_depth("research", "chat-7b-5d8f9c7b6-k8p2m", "6x20"),
-              app_queue_depth("research", "chat-7b-canary-6c9d8b7f5-abcde", "50x20"),  # another Deployment
-              app_queue_depth("prod-inference", "chat-7b-5d8f9c7b6-q1w2e", "50x20")]  # another namespace
-    tests = [{"interval": "1m", "input_series": series, "promql_expr_test": [
-        {"expr": query, "eval_time": "5m", "exp_samples": [{"labels": "{}", "value": 13}]}]},
-        {"interval": "1m", "input_series": [], "promql_expr_test": [
-            {"expr": query, "eval_time": "5m", "exp_samples": [{"labels": "{}", "value": 0}]}]}]
+    series = [
+        app_queue_depth("research", "chat-7b-5d8f9c7b6-x2x9z", "7x20"),
+        app_queue_depth("research", "chat-7b-5d8f9c7b6-k8p2m", "6x20"),
+        app_queue_depth("research", "chat-7b-canary-6c9d8b7f5-abcde", "50x20"),  # another Deployment
+        app_queue_depth("prod-inference", "chat-7b-5d8f9c7b6-q1w2e", "50x20"),
+    ]  # another namespace
+    tests = [
+        {
+            "interval": "1m",
+            "input_series": series,
+            "promql_expr_test": [{"expr": query, "eval_time": "5m", "exp_samples": [{"labels": "{}", "value": 13}]}],
+        },
+        {
+            "interval": "1m",
+            "input_series": [],
+            "promql_expr_test": [{"expr": query, "eval_time": "5m", "exp_samples": [{"labels": "{}", "value": 0}]}],
+        },
+    ]
     _, path = write_files(spec, tmp_path, tests)
     res = run(promtool, "test", "rules", str(path), cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -113,20 +130,39 @@ def test_dev_example_is_valid_and_warns_nothing(dev_data):
     assert not [f for f in check_spec(spec) if f.path.startswith("autoscaling") and f.severity != "info"]
 
 
-@pytest.mark.parametrize(("change", "path", "words"), [
-    ({"tier": "gold"}, "autoscaling.keda.scalers[0].tier", "unknown tier 'gold'; allowed: ci, dev, finetune"),
-    ({"namespace": "prod-inference"}, "autoscaling.keda.scalers[0].namespace", "'prod-inference' is not a namespace"),
-    ({"minReplicas": 8}, "autoscaling.keda.scalers[0].minReplicas", "8 is above maxReplicas 6"),
-    ({"deployment": "Chat_7b"}, "autoscaling.keda.scalers[0].deployment", "'Chat_7b' is not a valid Kubernetes name"),
-    # int32 fields of the ScaledObject CRD (format: int32)
-    ({"maxReplicas": 10**10}, "autoscaling.keda.scalers[0].maxReplicas", "less than or equal to 2147483647"),
-    ({"pollingInterval": 10**14}, "autoscaling.keda.scalers[0].pollingInterval", "less than or equal to 2147483647"),
-    ({"cooldownPeriod": 2**31}, "autoscaling.keda.scalers[0].cooldownPeriod", "less than or equal to 2147483647"),
-    ({"targetQueueDepth": math.inf}, "autoscaling.keda.scalers[0].targetQueueDepth", "finite number"),  # every model
-    ({"targetQueueDepth": 12345678.9}, "autoscaling.keda.scalers[0].targetQueueDepth", "to 1000000"),
-    ({"targetQueueDepth": 1e-9}, "autoscaling.keda.scalers[0].targetQueueDepth", "from 0.001"),
-    ({"deployment": "a" * 47}, "autoscaling.keda.scalers[0].deployment", "at most 46 characters"),
-])
+@pytest.mark.parametrize(
+    ("change", "path", "words"),
+    [
+        ({"tier": "gold"}, "autoscaling.keda.scalers[0].tier", "unknown tier 'gold'; allowed: ci, dev, finetune"),
+        (
+            {"namespace": "prod-inference"},
+            "autoscaling.keda.scalers[0].namespace",
+            "'prod-inference' is not a namespace",
+        ),
+        ({"minReplicas": 8}, "autoscaling.keda.scalers[0].minReplicas", "8 is above maxReplicas 6"),
+        (
+            {"deployment": "Chat_7b"},
+            "autoscaling.keda.scalers[0].deployment",
+            "'Chat_7b' is not a valid Kubernetes name",
+        ),
+        # int32 fields of the ScaledObject CRD (format: int32)
+        ({"maxReplicas": 10**10}, "autoscaling.keda.scalers[0].maxReplicas", "less than or equal to 2147483647"),
+        (
+            {"pollingInterval": 10**14},
+            "autoscaling.keda.scalers[0].pollingInterval",
+            "less than or equal to 2147483647",
+        ),
+        ({"cooldownPeriod": 2**31}, "autoscaling.keda.scalers[0].cooldownPeriod", "less than or equal to 2147483647"),
+        (
+            {"targetQueueDepth": math.inf},
+            "autoscaling.keda.scalers[0].targetQueueDepth",
+            "finite number",
+        ),  # every model
+        ({"targetQueueDepth": 12345678.9}, "autoscaling.keda.scalers[0].targetQueueDepth", "to 1000000"),
+        ({"targetQueueDepth": 1e-9}, "autoscaling.keda.scalers[0].targetQueueDepth", "from 0.001"),
+        ({"deployment": "a" * 47}, "autoscaling.keda.scalers[0].deployment", "at most 46 characters"),
+    ],
+)
 def test_bad_scalers_name_field_value_and_what_is_allowed(dev_data, change, path, words):
     errors = _errors(dev_data, **change)
     assert any(e.startswith(path) and words in e for e in errors), errors
@@ -146,8 +182,13 @@ def test_longest_allowed_deployment_name_still_matches_its_pods(promtool, dev_da
     pod = f"{name}-{'5d8f9c7b6x'}-x2x9z"
     assert len(pod) == 63
     query = queue_depth_query(spec.autoscaling.keda.scalers[0])
-    tests = [{"interval": "1m", "input_series": [app_queue_depth("research", pod, "7x20")], "promql_expr_test": [
-        {"expr": query, "eval_time": "5m", "exp_samples": [{"labels": "{}", "value": 7}]}]}]
+    tests = [
+        {
+            "interval": "1m",
+            "input_series": [app_queue_depth("research", pod, "7x20")],
+            "promql_expr_test": [{"expr": query, "eval_time": "5m", "exp_samples": [{"labels": "{}", "value": 7}]}],
+        }
+    ]
     _, path = write_files(spec, tmp_path, tests)
     res = run(promtool, "test", "rules", str(path), cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -229,8 +270,10 @@ def test_scaler_example_and_its_pod_monitor():
     spec = load_spec(str(root / "examples" / "aws-1000-a100.yaml"))
     (scaler,) = spec.autoscaling.keda.scalers
     deployment, monitor = yaml.safe_load_all((root / "examples" / "keda" / "chat-7b.yaml").read_text())
-    assert (deployment["kind"], deployment["metadata"]) == ("Deployment", {"name": scaler.deployment,
-                                                                           "namespace": scaler.namespace})
+    assert (deployment["kind"], deployment["metadata"]) == (
+        "Deployment",
+        {"name": scaler.deployment, "namespace": scaler.namespace},
+    )
     pod = deployment["spec"]["template"]
     assert pod["metadata"]["labels"]["gpu.acme.io/gpu-tier"] == scaler.tier
     assert monitor["kind"] == "PodMonitor" and monitor["metadata"]["namespace"] == scaler.namespace

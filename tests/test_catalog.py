@@ -28,8 +28,11 @@ def _nvidia_layouts(path):
             filt = [filt] if isinstance(filt, str) else filt
             for model, gpu in GPU_MODELS.items():
                 profiles = MIG_PROFILES.get(model, {})
-                applies = (set(f.upper() for f in filt) & {i.upper() for i in gpu.pci_device_ids}) if filt else \
-                    set(entry["mig-devices"]) <= set(profiles) and profiles
+                applies = (
+                    (set(f.upper() for f in filt) & {i.upper() for i in gpu.pci_device_ids})
+                    if filt
+                    else set(entry["mig-devices"]) <= set(profiles) and profiles
+                )
                 if applies:
                     out.append((name, model, entry["mig-devices"]))
     return out
@@ -45,29 +48,35 @@ def test_accepts_every_layout_nvidia_ships(reference):
     assert not rejected
 
 
-@pytest.mark.parametrize(("model", "layout"), [
-    ("A100-SXM4-80GB", {"3g.40gb": 2, "1g.10gb": 1}),  # memory over-full
-    ("A100-SXM4-80GB", {"1g.10gb": 8}),  # more than max instances
-    ("A100-SXM4-80GB", {"4g.40gb": 1, "2g.20gb": 2}),  # 2g at slot 4 leaves no even slot for the second
-    ("A100-SXM4-80GB", {"7g.80gb": 1, "1g.10gb": 1}),
-    ("A100-SXM4-40GB", {"1g.10gb": 4, "1g.5gb": 1}),  # 1g.10gb uses two memory slices each
-    ("A100-SXM4-40GB", {"3g.20gb": 1, "2g.10gb": 2, "1g.5gb": 1}),  # 8 compute slices
-    ("H100-80GB", {"1g.20gb": 5}),
-    ("H200-141GB", {"4g.71gb": 2}),
-    ("A10G", {"1g.5gb": 1}),  # no MIG at all
-])
+@pytest.mark.parametrize(
+    ("model", "layout"),
+    [
+        ("A100-SXM4-80GB", {"3g.40gb": 2, "1g.10gb": 1}),  # memory over-full
+        ("A100-SXM4-80GB", {"1g.10gb": 8}),  # more than max instances
+        ("A100-SXM4-80GB", {"4g.40gb": 1, "2g.20gb": 2}),  # 2g at slot 4 leaves no even slot for the second
+        ("A100-SXM4-80GB", {"7g.80gb": 1, "1g.10gb": 1}),
+        ("A100-SXM4-40GB", {"1g.10gb": 4, "1g.5gb": 1}),  # 1g.10gb uses two memory slices each
+        ("A100-SXM4-40GB", {"3g.20gb": 1, "2g.10gb": 2, "1g.5gb": 1}),  # 8 compute slices
+        ("H100-80GB", {"1g.20gb": 5}),
+        ("H200-141GB", {"4g.71gb": 2}),
+        ("A10G", {"1g.5gb": 1}),  # no MIG at all
+    ],
+)
 def test_rejects_overfull_and_misplaced(model, layout):
     assert not layout_fits(model, layout)
 
 
-@pytest.mark.parametrize(("model", "layout"), [
-    ("A100-SXM4-40GB", {"4g.20gb": 1, "3g.20gb": 1}),
-    ("A100-SXM4-40GB", {"3g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2}),
-    ("A100-SXM4-40GB", {"1g.10gb": 1, "1g.5gb": 5}),
-    ("A100-SXM4-80GB", {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}),
-    ("A100-SXM4-80GB", {"1g.10gb+me": 1, "1g.10gb": 6}),
-    ("H200-141GB", {"3g.71gb": 1, "2g.35gb": 1, "1g.18gb": 2}),
-])
+@pytest.mark.parametrize(
+    ("model", "layout"),
+    [
+        ("A100-SXM4-40GB", {"4g.20gb": 1, "3g.20gb": 1}),
+        ("A100-SXM4-40GB", {"3g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2}),
+        ("A100-SXM4-40GB", {"1g.10gb": 1, "1g.5gb": 5}),
+        ("A100-SXM4-80GB", {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}),
+        ("A100-SXM4-80GB", {"1g.10gb+me": 1, "1g.10gb": 6}),
+        ("H200-141GB", {"3g.71gb": 1, "2g.35gb": 1, "1g.18gb": 2}),
+    ],
+)
 def test_accepts_valid_combinations(model, layout):
     assert layout_fits(model, layout)
 
@@ -99,8 +108,11 @@ def test_placements_never_overlap_and_respect_starts():
 def test_classic_a100_40gb_combination_count_matches_enumeration():
     """facts.md: 37 valid multisets of the classic profiles (no 1g.10gb, no +me) on A100-40GB (empty excluded)."""
     classic = {"1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}
-    valid = [lay for lay in _all_layouts("A100-SXM4-40GB")
-             if set(k for k, v in lay.items() if v) <= classic and layout_fits("A100-SXM4-40GB", lay)]
+    valid = [
+        lay
+        for lay in _all_layouts("A100-SXM4-40GB")
+        if set(k for k, v in lay.items() if v) <= classic and layout_fits("A100-SXM4-40GB", lay)
+    ]
     assert len(valid) == 37
 
 
@@ -114,8 +126,19 @@ def test_instance_types_name_known_models_and_sources():
 
 
 def test_every_issue_listed_instance_type_is_catalogued():
-    wanted = {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "a2-highgpu-1g", "a2-highgpu-2g",
-              "a2-highgpu-4g", "a2-highgpu-8g", "a2-megagpu-16g", "a2-ultragpu-8g", "a3-highgpu-8g"}
+    wanted = {
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "a2-highgpu-1g",
+        "a2-highgpu-2g",
+        "a2-highgpu-4g",
+        "a2-highgpu-8g",
+        "a2-megagpu-16g",
+        "a2-ultragpu-8g",
+        "a3-highgpu-8g",
+    }
     assert wanted <= set(INSTANCE_TYPES)
     assert any(n.startswith("g5.") for n in INSTANCE_TYPES) and any(n.startswith("g6e.") for n in INSTANCE_TYPES)
     assert any(n.startswith("g2-standard-") for n in INSTANCE_TYPES)

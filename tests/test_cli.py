@@ -40,15 +40,18 @@ def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_dat
     assert "Traceback" not in res.output and res.stdout == ""
 
 
-@pytest.mark.parametrize(("content", "words"), [
-    (b"{not yaml", "not valid YAML: line 2, column 1: while parsing a flow mapping"),
-    (b"- a list", "holds a list (['a list']); allowed: a mapping"),
-    (b"", "holds an empty file; allowed: a mapping"),
-    (b"42", "holds a number (42); allowed: a mapping"),
-    (b"config: {other:key: 1}", "no 'gpu-platform:platform' key"),
-    (b"config: {gpu-platform:platform: [1]}", "gpu-platform:platform: [1] is a list; allowed: a mapping"),
-    (b"cloud: aws\nclusterName: \xff\xfe", "is not UTF-8 text: byte b'\\xff' at offset 24"),
-])
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"{not yaml", "not valid YAML: line 2, column 1: while parsing a flow mapping"),
+        (b"- a list", "holds a list (['a list']); allowed: a mapping"),
+        (b"", "holds an empty file; allowed: a mapping"),
+        (b"42", "holds a number (42); allowed: a mapping"),
+        (b"config: {other:key: 1}", "no 'gpu-platform:platform' key"),
+        (b"config: {gpu-platform:platform: [1]}", "gpu-platform:platform: [1] is a list; allowed: a mapping"),
+        (b"cloud: aws\nclusterName: \xff\xfe", "is not UTF-8 text: byte b'\\xff' at offset 24"),
+    ],
+)
 def test_validate_unreadable_files_fail_cleanly(runner, tmp_path, content, words):
     path = tmp_path / "x.yaml"
     path.write_bytes(content)
@@ -126,8 +129,10 @@ def test_synth_warns_when_a_mig_layout_changes_since_the_last_synth(runner, tmp_
     second = runner.invoke(main, ["synth", str(path), "--out", str(out)])
     assert second.exit_code == 0
     text = " ".join(second.stderr.split())  # warnings go to stderr
-    assert ("warning: nodePools[1].sharing: MIG layout of pool 'gpu-infer' changes from 'gpu-infer-3g40-2g20-1g10x2' "
-            "to 'gpu-infer-3g40-2g20x2'") in text
+    assert (
+        "warning: nodePools[1].sharing: MIG layout of pool 'gpu-infer' changes from 'gpu-infer-3g40-2g20-1g10x2' "
+        "to 'gpu-infer-3g40-2g20x2'"
+    ) in text
     assert text.count("changes from") == 1
     third = runner.invoke(main, ["synth", str(path), "--out", str(out)])
     assert "changes from" not in third.stderr

@@ -17,9 +17,23 @@ def test_tests_using_reference_data_or_promtool_carry_the_marker(request):
 
 def _pytest(env: dict[str, str]) -> subprocess.CompletedProcess:
     env = {**{k: v for k, v in os.environ.items() if k not in ("CI", "GPU_PLATFORM_REFERENCE")}, **env}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/test_catalog.py",
-                           "-k", "nvidia_ships or accepts"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_catalog.py",
+            "-k",
+            "nvidia_ships or accepts",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_without_the_data_one_line_names_what_was_left_out_and_how_to_get_it(tmp_path):

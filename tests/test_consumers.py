@@ -41,8 +41,11 @@ def test_pulumi_config_json_output_is_a_spec_file(tmp_path, with_object):
 
 
 def test_infra_has_requirements_for_pulumi_install():
-    lines = [x.strip() for x in (ROOT / "infra" / "requirements.txt").read_text().splitlines()
-             if x.strip() and not x.startswith("#")]
+    lines = [
+        x.strip()
+        for x in (ROOT / "infra" / "requirements.txt").read_text().splitlines()
+        if x.strip() and not x.startswith("#")
+    ]
     assert lines == ["-e ..[aws]"]  # pip runs in infra/: the repository root with the AWS extra
 
 
@@ -83,18 +86,34 @@ def test_commands_read_a_resolved_config_from_stdin_or_a_file(command, tmp_path)
         assert json.loads(from_file.stdout) == json.loads(from_stdin.stdout) == json.loads(from_stack.stdout)
 
 
-@pytest.mark.parametrize(("text", "path", "says"), [
-    ("{not json", "", "not valid JSON: Expecting property name"),
-    ("[1, 2]", "", "holds a list; allowed: an object of config keys"),
-    ('{"aws:region": {"value": "us-east-1", "secret": false}}', "gpu-platform:platform",
-     "missing; this config has aws:region"),
-    ('{"gpu-platform:platform": {"secret": true}}', "gpu-platform:platform",
-     "run `pulumi config --json --show-secrets`"),
-    ('{"gpu-platform:platform": {"value": "{oops", "secret": false}}', "gpu-platform:platform.value", "not valid JSON"),
-    ('{"gpu-platform:platform": {"value": "[]", "secret": false}}', "gpu-platform:platform",
-     "is a list; allowed: a mapping"),
-    ('{"gpu-platform:platform": "cloud: aws"}', "gpu-platform:platform", "is not a `pulumi config --json` entry"),
-])
+@pytest.mark.parametrize(
+    ("text", "path", "says"),
+    [
+        ("{not json", "", "not valid JSON: Expecting property name"),
+        ("[1, 2]", "", "holds a list; allowed: an object of config keys"),
+        (
+            '{"aws:region": {"value": "us-east-1", "secret": false}}',
+            "gpu-platform:platform",
+            "missing; this config has aws:region",
+        ),
+        (
+            '{"gpu-platform:platform": {"secret": true}}',
+            "gpu-platform:platform",
+            "run `pulumi config --json --show-secrets`",
+        ),
+        (
+            '{"gpu-platform:platform": {"value": "{oops", "secret": false}}',
+            "gpu-platform:platform.value",
+            "not valid JSON",
+        ),
+        (
+            '{"gpu-platform:platform": {"value": "[]", "secret": false}}',
+            "gpu-platform:platform",
+            "is a list; allowed: a mapping",
+        ),
+        ('{"gpu-platform:platform": "cloud: aws"}', "gpu-platform:platform", "is not a `pulumi config --json` entry"),
+    ],
+)
 def test_a_bad_config_json_names_what_is_wrong(text, path, says):
     from click.testing import CliRunner
     from gpu_platform.cli import main
@@ -151,12 +170,21 @@ def test_every_chart_keeps_the_mechanism_that_upgrades_its_crds(dev_spec, refere
     assert keda["crds"]["install"] is True and values["keda"].get("crds", {}).get("install", True) is True
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("[" * 100_000 + "]" * 100_000, "not valid JSON: nested deeper than Python can parse (about 1,000 levels of JSON "
-                                    "nesting); allowed: the output of `pulumi config --json`"),
-    ('{"a": ' + "9" * 5000 + "}", "not valid JSON: an integer of 5,000 digits (999999999999...) is too large for a "
-                                  "number; allowed: the output of `pulumi config --json`"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[" * 100_000 + "]" * 100_000,
+            "not valid JSON: nested deeper than Python can parse (about 1,000 levels of JSON "
+            "nesting); allowed: the output of `pulumi config --json`",
+        ),
+        (
+            '{"a": ' + "9" * 5000 + "}",
+            "not valid JSON: an integer of 5,000 digits (999999999999...) is too large for a "
+            "number; allowed: the output of `pulumi config --json`",
+        ),
+    ],
+)
 def test_hostile_config_json_is_a_clear_error(text, message):
     from click.testing import CliRunner
     from gpu_platform.cli import main

@@ -37,8 +37,10 @@ def fully_allocated(spec) -> list[dict]:
             for resource, tier in owners.items():
                 ns, pod = _namespace(spec, tier), f"{tier}-{i}"
                 res = ksm_resource(advertised_resource(pool, resource))
-                series += [ksm_requests(ns, pod, node, res, units[resource], n=n),
-                           *ksm_pod(spec, ns, pod, node, tier, n=n)]
+                series += [
+                    ksm_requests(ns, pod, node, res, units[resource], n=n),
+                    *ksm_pod(spec, ns, pod, node, tier, n=n),
+                ]
     return series
 
 
@@ -50,8 +52,13 @@ def promtool() -> str:
 def _agreement(spec, tmp_path, report_total: float, tolerance: float):
     """promtool: |sum of the rule - report| / report < tolerance, on the fully allocated fleet."""
     gap = f"abs(sum({COST_BY_NAMESPACE}) - {report_total!r}) / {report_total!r}"
-    test = {"interval": "1m", "input_series": fully_allocated(spec), "promql_expr_test": [
-        {"expr": f"{gap} < bool {tolerance!r}", "eval_time": "10m", "exp_samples": [{"labels": "{}", "value": 1}]}]}
+    test = {
+        "interval": "1m",
+        "input_series": fully_allocated(spec),
+        "promql_expr_test": [
+            {"expr": f"{gap} < bool {tolerance!r}", "eval_time": "10m", "exp_samples": [{"labels": "{}", "value": 1}]}
+        ],
+    }
     _, path = write_files(spec, tmp_path, [test])
     return run(promtool_path(), "test", "rules", str(path), cwd=tmp_path)
 

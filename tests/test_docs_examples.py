@@ -76,7 +76,7 @@ def _parse(path: Path) -> tuple[list[Example], list[str]]:
             continue
         indent, ticks = m.group(1), m.group(2)
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == ticks)
-        body = textwrap.dedent("\n".join(lines[i + 1:end])) + "\n"
+        body = textwrap.dedent("\n".join(lines[i + 1 : end])) + "\n"
         prev = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         marker = MARKER.match(prev)
         if marker:
@@ -167,7 +167,7 @@ def _cli(args: list[str], tmp_path: Path):
 
     if "--out" in args:
         i = args.index("--out") + 1
-        args = [*args[:i], str(tmp_path / Path(args[i]).name), *args[i + 1:]]
+        args = [*args[:i], str(tmp_path / Path(args[i]).name), *args[i + 1 :]]
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
@@ -214,8 +214,11 @@ def _pulumi_segment(words: list[str], line: str, tmp_path: Path) -> None:
         assert (ROOT / w.split("=", 1)[1]).exists(), f"{line}: {w} names no file"
     if "--policy-pack" in words:
         assert (ROOT / words[words.index("--policy-pack") + 1] / "PulumiPolicy.yaml").exists(), line
-    stack = words[words.index("--stack") + 1] if "--stack" in words else (
-        words[words.index("select") + 1] if words[:3] == ["pulumi", "stack", "select"] else None)
+    stack = (
+        words[words.index("--stack") + 1]
+        if "--stack" in words
+        else (words[words.index("select") + 1] if words[:3] == ["pulumi", "stack", "select"] else None)
+    )
     if stack:
         assert (ROOT / f"Pulumi.{stack}.yaml").exists(), f"{line}: no stack file Pulumi.{stack}.yaml"
 
@@ -271,7 +274,7 @@ def run_output(ex: Example, tmp_path: Path, **_) -> None:
     res = _cli(cmd[1:], tmp_path)
     assert res.exit_code == int(ex.args.get("exit", 0)), res.output
     shown, got = _lines(ex.body), _lines(res.stdout)
-    assert (got[:len(shown)] if ex.args.get("match") == "prefix" else got) == shown
+    assert (got[: len(shown)] if ex.args.get("match") == "prefix" else got) == shown
 
 
 def run_transcript(ex: Example, tmp_path: Path, **_) -> None:
@@ -347,7 +350,9 @@ def test_every_example_spec_round_trips_through_model_dump():
     from gpu_platform.load import load_spec, parse_spec
 
     files = [ROOT / "Pulumi.dev.yaml", *sorted((ROOT / "examples").glob("*.yaml"))]
-    specs = [load_spec(str(f)) for f in files if "gpu-platform:platform" in f.read_text() or "nodePools" in f.read_text()]
+    specs = [
+        load_spec(str(f)) for f in files if "gpu-platform:platform" in f.read_text() or "nodePools" in f.read_text()
+    ]
     specs += [parse_spec(_spec_data(e.body)) for e in EXAMPLES if e.kind == "spec"]
     assert len(specs) >= 5
     for spec in specs:

@@ -39,14 +39,18 @@ def test_gke_example_mirrors_aws_shape():
     gke = load_spec(ROOT / "examples" / "gke-a2.yaml")
     assert gke.cloud.value == "gcp"
     assert [(p.name, p.sharing, p.max_size) for p in aws.node_pools] == [
-        (p.name, p.sharing, p.max_size) for p in gke.node_pools]
+        (p.name, p.sharing, p.max_size) for p in gke.node_pools
+    ]
     assert {p.instance_type for p in gke.node_pools} == {"a2-ultragpu-8g"}
 
 
 def test_consumer_stack_builds_platform_from_python_objects(pulumi_mocks):
     module: dict = {}
-    rec = pulumi_mocks.run(lambda: module.update(
-        runpy.run_path(str(ROOT / "examples" / "consumer-stack" / "__main__.py"), run_name="__main__")))
+    rec = pulumi_mocks.run(
+        lambda: module.update(
+            runpy.run_path(str(ROOT / "examples" / "consumer-stack" / "__main__.py"), run_name="__main__")
+        )
+    )
     platform = rec.named("ml-team")
     assert platform.type == "gpu-platform:index:GpuPlatform"
     spec = module["build_spec"]("c1")
@@ -65,8 +69,11 @@ def test_consumer_stack_workloads_built_from_outputs_land_on_their_tiers(pulumi_
     from gpu_platform.queues.kueue import flavor_name
 
     module: dict = {}
-    rec = pulumi_mocks.run(lambda: module.update(
-        runpy.run_path(str(ROOT / "examples" / "consumer-stack" / "__main__.py"), run_name="__main__")))
+    rec = pulumi_mocks.run(
+        lambda: module.update(
+            runpy.run_path(str(ROOT / "examples" / "consumer-stack" / "__main__.py"), run_name="__main__")
+        )
+    )
     spec = module["build_spec"]("ml-team")
     platform = RenderedPlatform(spec)
     jobs = {r.name: r for r in rec.of_type("kubernetes:batch/v1:Job")}

@@ -46,15 +46,28 @@ def containers(gpus=1, resource="nvidia.com/gpu"):
 
 
 def pod(labels=None, **spec):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": labels or {}},
-            "spec": {"containers": containers(), **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": labels or {}},
+        "spec": {"containers": containers(), **spec},
+    }
 
 
 def job(tier=None, gpus=1, labels=None, parallelism=1, resource="nvidia.com/gpu"):
     meta = {"labels": {TIER: tier}} if tier else {}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": labels or {}},
-            "spec": {"parallelism": parallelism, "template": {"metadata": meta, "spec": {
-                "restartPolicy": "Never", "containers": containers(gpus, resource)}}}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "labels": labels or {}},
+        "spec": {
+            "parallelism": parallelism,
+            "template": {
+                "metadata": meta,
+                "spec": {"restartPolicy": "Never", "containers": containers(gpus, resource)},
+            },
+        },
+    }
 
 
 def unit_price(spec_path, pool, resource):
@@ -93,12 +106,17 @@ def test_readme_worked_example_is_the_command_output():
 
 
 def test_worked_example_lands_on_the_inference_pool_as_a_mig_slice(tmp_path):
-    code, [entry] = explain_json(tmp_path, yaml.safe_load((ROOT / "examples/workloads/inference-job.yaml").read_text()),
-                                 namespace="prod-inference")
+    code, [entry] = explain_json(
+        tmp_path,
+        yaml.safe_load((ROOT / "examples/workloads/inference-job.yaml").read_text()),
+        namespace="prod-inference",
+    )
     assert code == 0
     assert (entry["kind"], entry["name"], entry["template"], entry["pods"]) == ("Job", "llm-eval", "spec.template", 2)
     assert entry["pool"] == "gpu-infer" and entry["denied"] is None and entry["schedulable"] is True
-    assert entry["resources"]["eval"]["nvidia.com/mig-3g.40gb"] == 1 and "nvidia.com/gpu" not in entry["resources"]["eval"]
+    assert (
+        entry["resources"]["eval"]["nvidia.com/mig-3g.40gb"] == 1 and "nvidia.com/gpu" not in entry["resources"]["eval"]
+    )
     assert entry["priorityClass"] == "gpu-inference" and entry["priority"] == 50000
     unit = unit_price(DEV, "gpu-infer", "nvidia.com/mig-3g.40gb")  # 3 of 7 compute slices of a p4de GPU
     assert entry["hourly"] == pytest.approx(2 * unit, abs=1e-3)
@@ -118,21 +136,35 @@ def test_a_kind_that_is_not_modelled_says_so_and_does_not_fail(tmp_path):
     code, entries = explain_json(tmp_path, cm, old_jobset)
     assert code == 0
     assert [(e["kind"], e["template"], e["pool"], e["denied"]) for e in entries] == [
-        ("ConfigMap", None, None, None), ("JobSet", None, None, None)]
+        ("ConfigMap", None, None, None),
+        ("JobSet", None, None, None),
+    ]
     assert "kind ConfigMap is not modelled" in entries[0]["stages"][0]["note"]
     assert "jobset.x-k8s.io/v1alpha1 JobSet is not modelled" in entries[1]["stages"][0]["note"]
 
 
 def test_multi_document_files_give_one_entry_per_pod_template_in_order(tmp_path):
-    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
-              "spec": {"replicatedJobs": [
-                  {"name": "a", "replicas": 2, "template": {"spec": {"parallelism": 2, "template": job("dev")["spec"]["template"]}}},
-                  {"name": "b", "template": {"spec": {"template": job("dev")["spec"]["template"]}}}]}}
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js"},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "a",
+                    "replicas": 2,
+                    "template": {"spec": {"parallelism": 2, "template": job("dev")["spec"]["template"]}},
+                },
+                {"name": "b", "template": {"spec": {"template": job("dev")["spec"]["template"]}}},
+            ]
+        },
+    }
     _, entries = explain_json(tmp_path, job("train"), None, jobset, namespace="research")
     assert [(e["kind"], e["template"], e["pods"]) for e in entries] == [
         ("Job", "spec.template", 1),
         ("JobSet", "spec.replicatedJobs[0].template.spec.template", 4),
-        ("JobSet", "spec.replicatedJobs[1].template.spec.template", 1)]
+        ("JobSet", "spec.replicatedJobs[1].template.spec.template", 1),
+    ]
     assert [e["pool"] for e in entries] == ["gpu-train", "gpu-dev", "gpu-dev"]
 
 
@@ -147,24 +179,38 @@ def test_exit_codes(tmp_path):
     [entry] = json.loads(res.stdout)
     assert entry["schedulable"] is False and entry["pool"] is None
     pools = next(s for s in entry["stages"] if s["stage"] == "scheduler")["pools"]
-    assert {"pool": "gpu-train", "fits": False, "reason": "insufficient nvidia.com/gpu: requests 9, a node allocates 8"} in pools
+    assert {
+        "pool": "gpu-train",
+        "fits": False,
+        "reason": "insufficient nvidia.com/gpu: requests 9, a node allocates 8",
+    } in pools
     assert run(ok).exit_code == 2  # --spec missing
     assert run(ok, "--spec", DEV, "--format", "xml").exit_code == 2
     assert run(ok, "--spec", DEV, "--namespace", "Not_A_Namespace").exit_code == 2
 
 
-@pytest.mark.parametrize("content, words", [
-    (None, "cannot read"),
-    ("kind: Job\n  bad: [indent", "not valid YAML at line"),
-    ("- just\n- a list\n", "not a Kubernetes object"),
-    ("a: " + "[" * 200 + "]" * 200 + "\n", "nested"),
-    ("", "no Kubernetes object"),
-    ("a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", "values"),
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: [{name: c, image: b}]\n"
-     "  terminationGracePeriodSeconds: 99999999999999999999\n", "64-bit range"),
-], ids=["missing", "invalid-yaml", "not-an-object", "too-deep", "empty", "alias-bomb", "int-overflow"])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (None, "cannot read"),
+        ("kind: Job\n  bad: [indent", "not valid YAML at line"),
+        ("- just\n- a list\n", "not a Kubernetes object"),
+        ("a: " + "[" * 200 + "]" * 200 + "\n", "nested"),
+        ("", "no Kubernetes object"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+            "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
+            "values",
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: [{name: c, image: b}]\n"
+            "  terminationGracePeriodSeconds: 99999999999999999999\n",
+            "64-bit range",
+        ),
+    ],
+    ids=["missing", "invalid-yaml", "not-an-object", "too-deep", "empty", "alias-bomb", "int-overflow"],
+)
 def test_bad_input_exits_two_cleanly(tmp_path, content, words):
     path = tmp_path / "w.yaml"
     if content is not None:
@@ -217,37 +263,59 @@ def test_table_output_names_every_stage(tmp_path):
 
 def _kueue_release(reinvocation, manage_without_queue_name):
     config = {"manageJobsWithoutQueueName": manage_without_queue_name, "integrations": {"frameworks": ["batch/job"]}}
-    return {"name": "kueue", "namespace": "kueue-system",
-            "values": {"mutatingWebhook": {"reinvocationPolicy": reinvocation},
-                       "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config)}}}
+    return {
+        "name": "kueue",
+        "namespace": "kueue-system",
+        "values": {
+            "mutatingWebhook": {"reinvocationPolicy": reinvocation},
+            "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config)},
+        },
+    }
 
 
 def _label_jobs_policy():
     """A Kyverno MutatingPolicy that adds the queue label to Jobs, as a routing policy could."""
     rules = [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["jobs"]}]
     patch = "[JSONPatch{op: 'add', path: '/metadata/labels/kueue.x-k8s.io~1queue-name', value: 'q'}]"
-    return {"kind": "MutatingPolicy", "metadata": {"name": "label-jobs"},
-            "spec": {"matchConstraints": {"resourceRules": rules}, "failurePolicy": "Ignore",
-                     "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": patch}}]}}
+    return {
+        "kind": "MutatingPolicy",
+        "metadata": {"name": "label-jobs"},
+        "spec": {
+            "matchConstraints": {"resourceRules": rules},
+            "failurePolicy": "Ignore",
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": patch}}],
+        },
+    }
 
 
-@pytest.mark.parametrize("reinvocation, manage, suspended, reinvoked", [
-    ("Never", False, False, False),   # Kueue's configuration sorts first: the label comes too late
-    ("IfNeeded", False, True, True),  # ... unless Kueue's webhook is called again after Kyverno's change
-    ("Never", True, True, False),     # or Kueue holds every job of a managed namespace
-])
-def test_kueue_webhook_order_reinvocation_and_manage_jobs_without_queue_name(reinvocation, manage, suspended,
-                                                                             reinvoked):
+@pytest.mark.parametrize(
+    "reinvocation, manage, suspended, reinvoked",
+    [
+        ("Never", False, False, False),  # Kueue's configuration sorts first: the label comes too late
+        ("IfNeeded", False, True, True),  # ... unless Kueue's webhook is called again after Kyverno's change
+        ("Never", True, True, False),  # or Kueue holds every job of a managed namespace
+    ],
+)
+def test_kueue_webhook_order_reinvocation_and_manage_jobs_without_queue_name(
+    reinvocation, manage, suspended, reinvoked
+):
     from gpu_platform.explain.kueue import kueue_hook
 
     setup = kueue_setup(_kueue_release(reinvocation, manage), [])
     chain = build_chain([_label_jobs_policy()], [kueue_hook(setup)])
     obj = job("train")
-    req = Request("team", {"metadata": {"name": "team", "labels": {"kubernetes.io/metadata.name": "team"}}},
-                  KINDS["Job"], "v1", "j")
+    req = Request(
+        "team",
+        {"metadata": {"name": "team", "labels": {"kubernetes.io/metadata.name": "team"}}},
+        KINDS["Job"],
+        "v1",
+        "j",
+    )
     result = chain.admit(obj, req)
     assert [(s.via, s.reinvoked) for s in result.steps][:2] == [
-        ("kueue-mutating-webhook-configuration", False), ("kyverno-resource-mutating-webhook-cfg", False)]
+        ("kueue-mutating-webhook-configuration", False),
+        ("kyverno-resource-mutating-webhook-cfg", False),
+    ]
     assert result.object["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "q"
     assert result.object["spec"].get("suspend", False) is suspended
     assert any(s.reinvoked for s in result.steps) is reinvoked
@@ -273,29 +341,53 @@ def test_quota_is_checked_for_the_whole_workload(tmp_path):
     code, [over] = explain_json(tmp_path, job("train", gpus=8, parallelism=4, labels=labels), namespace="research")
     kueue = next(s for s in over["stages"] if s["stage"] == "kueue")
     assert code == 1 and over["schedulable"] is False and kueue["quotaHolds"] is False
-    assert "insufficient quota for nvidia.com/gpu in flavor gpu-train: request 32 > maximum capacity 16" in kueue["reasons"]
+    assert (
+        "insufficient quota for nvidia.com/gpu in flavor gpu-train: request 32 > maximum capacity 16"
+        in kueue["reasons"]
+    )
 
 
 def _cq(name, flavors, cohort=None, **extra):
     resources = sorted({r for f in flavors.values() for r in f})
-    spec = {"resourceGroups": [{"coveredResources": resources, "flavors": [
-        {"name": f, "resources": [{"name": r, **q} for r, q in rs.items()]} for f, rs in flavors.items()]}]}
+    spec = {
+        "resourceGroups": [
+            {
+                "coveredResources": resources,
+                "flavors": [
+                    {"name": f, "resources": [{"name": r, **q} for r, q in rs.items()]} for f, rs in flavors.items()
+                ],
+            }
+        ]
+    }
     if cohort:
         spec["cohortName"] = cohort
     return {"kind": "ClusterQueue", "metadata": {"name": name}, "spec": {**spec, **extra}}
 
 
 def _setup(*cqs, flavors=None):
-    release = {"name": "kueue", "namespace": "kueue-system", "values": {"managerConfig": {
-        "controllerManagerConfigYaml": "resources: {excludeResourcePrefixes: [cpu, memory]}\n"}}}
+    release = {
+        "name": "kueue",
+        "namespace": "kueue-system",
+        "values": {
+            "managerConfig": {"controllerManagerConfigYaml": "resources: {excludeResourcePrefixes: [cpu, memory]}\n"}
+        },
+    }
     objects = [{"kind": "ResourceFlavor", "metadata": {"name": n}, "spec": s} for n, s in (flavors or {}).items()]
-    objects += list(cqs) + [{"kind": "LocalQueue", "metadata": {"name": "q", "namespace": "ns"},
-                             "spec": {"clusterQueue": cqs[0]["metadata"]["name"]}}]
+    objects += list(cqs) + [
+        {
+            "kind": "LocalQueue",
+            "metadata": {"name": "q", "namespace": "ns"},
+            "spec": {"clusterQueue": cqs[0]["metadata"]["name"]},
+        }
+    ]
     return kueue_setup(release, objects)
 
 
-_FLAVORS = {"a": {"nodeLabels": {"pool": "a"}}, "b": {"nodeLabels": {"pool": "b"}},
-            "t": {"nodeLabels": {"pool": "t"}, "nodeTaints": [{"key": "x", "value": "y", "effect": "NoSchedule"}]}}
+_FLAVORS = {
+    "a": {"nodeLabels": {"pool": "a"}},
+    "b": {"nodeLabels": {"pool": "b"}},
+    "t": {"nodeLabels": {"pool": "t"}, "nodeTaints": [{"key": "x", "value": "y", "effect": "NoSchedule"}]},
+}
 
 
 def _podspec(gpus=1, **spec):
@@ -303,12 +395,19 @@ def _podspec(gpus=1, **spec):
 
 
 def test_flavors_are_tried_in_order_and_only_their_own_label_keys_count():
-    setup = _setup(_cq("cq", {"a": {"nvidia.com/gpu": {"nominalQuota": 2}}, "b": {"nvidia.com/gpu": {"nominalQuota": 4}}}),
-                   flavors=_FLAVORS)
+    setup = _setup(
+        _cq("cq", {"a": {"nvidia.com/gpu": {"nominalQuota": 2}}, "b": {"nvidia.com/gpu": {"nominalQuota": 4}}}),
+        flavors=_FLAVORS,
+    )
     assert assign_flavor(setup, "ns", "q", _podspec(), 1).flavor == "a"  # no selector: the first with quota
     assert assign_flavor(setup, "ns", "q", _podspec(nodeSelector={"pool": "b", "zone": "z"}), 1).flavor == "b"
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["a"]}]}]}}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["a"]}]}]
+            }
+        }
+    }
     assert assign_flavor(setup, "ns", "q", _podspec(affinity=affinity), 1).flavor == "b"
     assert assign_flavor(setup, "ns", "q", _podspec(gpus=3), 1).flavor == "b"  # 3 > a's 2: the next flavor
     assert assign_flavor(setup, "ns", "q", _podspec(gpus=3), 2).admitted is False  # 6 fits neither
@@ -337,7 +436,10 @@ def test_unknown_local_queue_and_uncovered_resource():
     setup = _setup(_cq("cq", {"a": {"nvidia.com/gpu": {"nominalQuota": 1}}}), flavors=_FLAVORS)
     assert "LocalQueue nope doesn't exist in namespace ns" in assign_flavor(setup, "ns", "nope", _podspec(), 1).reasons
     mig = {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-1g.10gb": 1}}}]}
-    assert "resource nvidia.com/mig-1g.10gb unavailable in ClusterQueue cq" in assign_flavor(setup, "ns", "q", mig, 1).reasons
+    assert (
+        "resource nvidia.com/mig-1g.10gb unavailable in ClusterQueue cq"
+        in assign_flavor(setup, "ns", "q", mig, 1).reasons
+    )
 
 
 # --- the generic admission chain on hand-written policies ---------------------------------------------------------
@@ -350,18 +452,32 @@ def _request(obj, ns="team", labels=None):
 
 def _map(name, mutation, selector=None, **spec):
     rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]
-    policy = {"kind": "MutatingAdmissionPolicy", "metadata": {"name": name},
-              "spec": {"matchConstraints": {"resourceRules": rules}, "failurePolicy": "Ignore",
-                       "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": mutation}}], **spec}}
-    binding = {"kind": "MutatingAdmissionPolicyBinding", "metadata": {"name": name},
-               "spec": {"policyName": name, "matchResources": {"namespaceSelector": selector or {}}}}
+    policy = {
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "matchConstraints": {"resourceRules": rules},
+            "failurePolicy": "Ignore",
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": mutation}}],
+            **spec,
+        },
+    }
+    binding = {
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "matchResources": {"namespaceSelector": selector or {}}},
+    }
     return [policy, binding]
 
 
 def test_policies_match_on_namespace_object_labels_and_see_each_others_patches():
-    docs = (_map("b-second", "[JSONPatch{op: 'add', path: '/metadata/labels/second', value: object.metadata.labels.first}]")
-            + _map("a-first", "[JSONPatch{op: 'add', path: '/metadata/labels/first', value: namespaceObject.metadata.labels.team}]",
-                   selector={"matchExpressions": [{"key": "team", "operator": "Exists"}]}))
+    docs = _map(
+        "b-second", "[JSONPatch{op: 'add', path: '/metadata/labels/second', value: object.metadata.labels.first}]"
+    ) + _map(
+        "a-first",
+        "[JSONPatch{op: 'add', path: '/metadata/labels/first', value: namespaceObject.metadata.labels.team}]",
+        selector={"matchExpressions": [{"key": "team", "operator": "Exists"}]},
+    )
     chain = build_chain(docs, [])
     result = chain.admit(pod(), _request(pod(), labels={"team": "blue"}))
     assert result.object["metadata"]["labels"] == {"first": "blue", "second": "blue"}
@@ -371,8 +487,11 @@ def test_policies_match_on_namespace_object_labels_and_see_each_others_patches()
 
 
 def test_variables_are_lazy_and_in_order():
-    variables = [{"name": "boom", "expression": "object.missing.field"},
-                 {"name": "x", "expression": "'a'"}, {"name": "y", "expression": "variables.x + 'b'"}]
+    variables = [
+        {"name": "boom", "expression": "object.missing.field"},
+        {"name": "x", "expression": "'a'"},
+        {"name": "y", "expression": "variables.x + 'b'"},
+    ]
     assert str(evaluate("variables.y", activation({"object": {}}, variables))) == "ab"  # boom never evaluated
     with pytest.raises(CelError):
         evaluate("variables.boom", activation({"object": {}}, variables))
@@ -380,18 +499,34 @@ def test_variables_are_lazy_and_in_order():
 
 def test_validation_message_expression_and_binding_actions():
     rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]
-    policy = {"kind": "ValidatingAdmissionPolicy", "metadata": {"name": "v"}, "spec": {
-        "matchConstraints": {"resourceRules": rules},
-        "matchConditions": [{"name": "labelled", "expression": "has(object.metadata.labels)"}],
-        "validations": [{"expression": "'ok' in object.metadata.labels",
-                         "messageExpression": "'pod ' + object.metadata.name + ' needs ok'"}]}}
-    binding = {"kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "vb"},
-               "spec": {"policyName": "v", "validationActions": ["Deny"],
-                        "matchResources": {"objectSelector": {"matchLabels": {"check": "yes"}}}}}
+    policy = {
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "v"},
+        "spec": {
+            "matchConstraints": {"resourceRules": rules},
+            "matchConditions": [{"name": "labelled", "expression": "has(object.metadata.labels)"}],
+            "validations": [
+                {
+                    "expression": "'ok' in object.metadata.labels",
+                    "messageExpression": "'pod ' + object.metadata.name + ' needs ok'",
+                }
+            ],
+        },
+    }
+    binding = {
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "vb"},
+        "spec": {
+            "policyName": "v",
+            "validationActions": ["Deny"],
+            "matchResources": {"objectSelector": {"matchLabels": {"check": "yes"}}},
+        },
+    }
     chain = build_chain([policy, binding], [])
     checked = pod({"check": "yes"})
     assert chain.admit(checked, _request(checked)).denied == (
-        "ValidatingAdmissionPolicy 'v' with binding 'vb' denied request: pod p needs ok")
+        "ValidatingAdmissionPolicy 'v' with binding 'vb' denied request: pod p needs ok"
+    )
     assert chain.admit(pod({"check": "no"}), _request(checked)).denied is None  # object selector
     warn = copy.deepcopy(binding)
     warn["spec"]["validationActions"] = ["Warn"]
@@ -402,14 +537,17 @@ def test_validation_message_expression_and_binding_actions():
 # --- selectors, taints and the scheduler's view of pools -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("selector, labels, expected", [
-    ({}, {}, True),
-    ({"matchLabels": {"a": "1"}}, {"a": "1", "b": "2"}, True),
-    ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {}, True),
-    ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1"]}]}, {}, False),
-    ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"a": ""}, False),
-    ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "Exists"}]}, {"a": "1"}, False),
-])
+@pytest.mark.parametrize(
+    "selector, labels, expected",
+    [
+        ({}, {}, True),
+        ({"matchLabels": {"a": "1"}}, {"a": "1", "b": "2"}, True),
+        ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {}, True),
+        ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1"]}]}, {}, False),
+        ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"a": ""}, False),
+        ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "Exists"}]}, {"a": "1"}, False),
+    ],
+)
 def test_label_selectors(selector, labels, expected):
     assert label_selector_matches(selector, labels) is expected
 
@@ -446,8 +584,11 @@ def test_scheduler_reads_the_device_plugin_rename(tmp_path, dev_data):
     # `validate` refuses renameByDefault on shared pools; the scheduler still reads what the nodes would advertise
     nodes = {n.pool: n for n in pool_nodes(PlatformSpec.model_validate(data))}
     assert nodes["gpu-dev"].allocatable == {"nvidia.com/gpu.shared": 32}
-    assert nodes["gpu-infer"].allocatable == {"nvidia.com/mig-3g.40gb": 8, "nvidia.com/mig-2g.20gb": 8,
-                                              "nvidia.com/mig-1g.10gb": 16}
+    assert nodes["gpu-infer"].allocatable == {
+        "nvidia.com/mig-3g.40gb": 8,
+        "nvidia.com/mig-2g.20gb": 8,
+        "nvidia.com/mig-1g.10gb": 16,
+    }
 
 
 def test_explain_object_works_as_a_library(dev_spec):
@@ -456,12 +597,23 @@ def test_explain_object_works_as_a_library(dev_spec):
     assert [(e.pool, e.resources["main"]) for e in entries] == [("gpu-infer", {"nvidia.com/mig-2g.20gb": 1})]
 
 
-@pytest.mark.parametrize("field, value, problem", [
-    (("spec", "template"), "x", "spec.template: must be an object"),
-    (("spec", "template", "spec", "containers"), {"a": 1}, "spec.template.spec.containers: must be a list"),
-    (("spec", "template", "metadata", "labels"), {TIER: 1}, f"spec.template.metadata.labels.{TIER}: must be a string"),
-    (("spec", "template", "spec", "tolerations"), [{"key": 3}], "spec.template.spec.tolerations[0].key: must be a string"),
-])
+@pytest.mark.parametrize(
+    "field, value, problem",
+    [
+        (("spec", "template"), "x", "spec.template: must be an object"),
+        (("spec", "template", "spec", "containers"), {"a": 1}, "spec.template.spec.containers: must be a list"),
+        (
+            ("spec", "template", "metadata", "labels"),
+            {TIER: 1},
+            f"spec.template.metadata.labels.{TIER}: must be a string",
+        ),
+        (
+            ("spec", "template", "spec", "tolerations"),
+            [{"key": 3}],
+            "spec.template.spec.tolerations[0].key: must be a string",
+        ),
+    ],
+)
 def test_objects_the_api_server_cannot_decode_are_rejected_naming_the_field(tmp_path, field, value, problem):
     obj = job("train")
     target = obj
@@ -476,21 +628,26 @@ def test_explain_imports_no_pulumi_or_cloud_sdk():
     import subprocess
     import sys
 
-    program = ("import sys; import gpu_platform.explain.cli; "
-               "print(sorted({m.split('.')[0] for m in sys.modules} & "
-               "{'pulumi', 'pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes', 'boto3', 'scipy', 'grpc'}))")
+    program = (
+        "import sys; import gpu_platform.explain.cli; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'pulumi', 'pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes', 'boto3', 'scipy', 'grpc'}))"
+    )
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
-@pytest.mark.parametrize("expression, expected", [
-    ("['a', 'b'].join(',')", "a,b"),
-    ("'gpu.example.com/gpu-tier'.split('/')[1]", "gpu-tier"),
-    ("'MIG-3G'.lowerAscii()", "mig-3g"),
-    ("'nvidia.com/gpu'.replace('gpu', 'mig-1g.10gb')", "nvidia.com/mig-1g.10gb"),
-    ("'nvidia.com/gpu'.substring(0, 6)", "nvidia"),
-    ("['a', 'b'].indexOf('b') == 1 && [1, 2].sum() == 3 && [1, 2].isSorted()", True),
-])
+@pytest.mark.parametrize(
+    "expression, expected",
+    [
+        ("['a', 'b'].join(',')", "a,b"),
+        ("'gpu.example.com/gpu-tier'.split('/')[1]", "gpu-tier"),
+        ("'MIG-3G'.lowerAscii()", "mig-3g"),
+        ("'nvidia.com/gpu'.replace('gpu', 'mig-1g.10gb')", "nvidia.com/mig-1g.10gb"),
+        ("'nvidia.com/gpu'.substring(0, 6)", "nvidia"),
+        ("['a', 'b'].indexOf('b') == 1 && [1, 2].sum() == 3 && [1, 2].isSorted()", True),
+    ],
+)
 def test_kubernetes_cel_string_and_list_functions(expression, expected):
     from gpu_platform.explain.cel import to_plain
 
@@ -500,22 +657,35 @@ def test_kubernetes_cel_string_and_list_functions(expression, expected):
 def test_the_api_server_validates_extended_resources_after_mutation(tmp_path):
     fractional = job("train", gpus="500m")
     code, [entry] = explain_json(tmp_path, fractional, namespace="research")
-    assert code == 1 and entry["denied"] == ('Job "j" is invalid: spec.template.spec.containers[0].resources.'
-                                             "limits[nvidia.com/gpu]: Invalid value: '500m': must be an integer")
+    assert code == 1 and entry["denied"] == (
+        'Job "j" is invalid: spec.template.spec.containers[0].resources.'
+        "limits[nvidia.com/gpu]: Invalid value: '500m': must be an integer"
+    )
     unequal = pod({TIER: "train"})
     unequal["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}, "requests": {"nvidia.com/gpu": 2}}
     code, [entry] = explain_json(tmp_path, unequal, namespace="research")
-    assert code == 1 and entry["denied"].endswith("requests[nvidia.com/gpu]: Invalid value: 2: must be equal to "
-                                                  "nvidia.com/gpu limit of 1")
+    assert code == 1 and entry["denied"].endswith(
+        "requests[nvidia.com/gpu]: Invalid value: 2: must be equal to nvidia.com/gpu limit of 1"
+    )
 
 
 def test_pods_of_a_serving_workload_are_gated_then_admitted_by_kueue(tmp_path):
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-                  "spec": {"replicas": 3, "template": job("inference")["spec"]["template"]}}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 3, "template": job("inference")["spec"]["template"]},
+    }
     code, [entry] = explain_json(tmp_path, deployment, namespace="prod-inference")
-    assert code == 0 and (entry["pool"], entry["clusterQueue"], entry["flavor"]) == ("gpu-infer", "production", "gpu-infer")
+    assert code == 0 and (entry["pool"], entry["clusterQueue"], entry["flavor"]) == (
+        "gpu-infer",
+        "production",
+        "gpu-infer",
+    )
     pod_steps = next(s for s in entry["stages"] if s["stage"] == "pod admission")["steps"]
-    assert {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": "kueue.x-k8s.io/admission"}]} in pod_steps[0]["patches"]
+    assert {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": "kueue.x-k8s.io/admission"}]} in pod_steps[
+        0
+    ]["patches"]
     kueue = next(s for s in entry["stages"] if s["stage"] == "kueue")
     assert kueue["quotaHolds"] and kueue["requests"] == {"nvidia.com/mig-3g.40gb": 3}
     assert entry["hourly"] == pytest.approx(3 * unit_price(DEV, "gpu-infer", "nvidia.com/mig-3g.40gb"), abs=1e-3)

@@ -23,11 +23,24 @@ GKE_NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")  # the GKE API's nod
 def _data(**pool):
     """A one-pool GKE spec; `pool` overrides fields of the pool."""
     return {
-        "cloud": "gcp", "clusterName": "ml-gke", "labelDomain": "gpu.example.com",
-        "gcp": {"project": "proj", "location": "us-central1", "zones": ["us-central1-a"],
-                "serviceAccount": "gpu-nodes@proj.iam.gserviceaccount.com"},
-        "nodePools": [{"name": "gpu-dev", "instanceType": "a2-highgpu-1g",
-                       "sharing": {"mode": "time-slicing", "replicas": 4}, "maxSize": 2, **pool}],
+        "cloud": "gcp",
+        "clusterName": "ml-gke",
+        "labelDomain": "gpu.example.com",
+        "gcp": {
+            "project": "proj",
+            "location": "us-central1",
+            "zones": ["us-central1-a"],
+            "serviceAccount": "gpu-nodes@proj.iam.gserviceaccount.com",
+        },
+        "nodePools": [
+            {
+                "name": "gpu-dev",
+                "instanceType": "a2-highgpu-1g",
+                "sharing": {"mode": "time-slicing", "replicas": 4},
+                "maxSize": 2,
+                **pool,
+            }
+        ],
         "tiers": [{"name": "dev", "pool": pool.get("name", "gpu-dev")}],
     }
 
@@ -44,23 +57,30 @@ def test_the_name_is_the_pool_and_a_hash_within_gkes_rule():
     assert len(longest) == GKE_NODE_POOL_NAME_MAX and GKE_NAME.fullmatch(longest)
 
 
-@pytest.mark.parametrize("change", [
-    {"sharing": {"mode": "time-slicing", "replicas": 8}},  # guest accelerator sharing: ForceNew
-    {"sharing": {"mode": "mps", "replicas": 4}},
-    {"gcp": {"zones": ["us-central1-a"], "spot": True}},  # spot: ForceNew
-    {"instanceType": "a2-highgpu-2g"},  # the accelerator count: ForceNew
-    {"gcp": {"zones": ["us-central1-a"], "gpuDriverVersion": "DEFAULT"}},  # gpu_driver_installation_config
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"sharing": {"mode": "time-slicing", "replicas": 8}},  # guest accelerator sharing: ForceNew
+        {"sharing": {"mode": "mps", "replicas": 4}},
+        {"gcp": {"zones": ["us-central1-a"], "spot": True}},  # spot: ForceNew
+        {"instanceType": "a2-highgpu-2g"},  # the accelerator count: ForceNew
+        {"gcp": {"zones": ["us-central1-a"], "gpuDriverVersion": "DEFAULT"}},  # gpu_driver_installation_config
+    ],
+)
 def test_a_change_that_replaces_the_pool_changes_its_name(change):
     assert _name(_data(**change)) != _name(_data())
 
 
-@pytest.mark.parametrize("change", [
-    {"maxSize": 3}, {"minSize": 1},  # autoscaling: in place
-    {"gcp": {"zones": ["us-central1-a"], "diskSizeGb": 500}},  # disk size: in place
-    {"gcp": {"zones": ["us-central1-a", "us-central1-b"]}},  # node locations: in place
-    {"gcp": {"zones": ["us-central1-a"], "autoUpgrade": False, "maxUnavailable": 2}},  # management, upgrades
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"maxSize": 3},
+        {"minSize": 1},  # autoscaling: in place
+        {"gcp": {"zones": ["us-central1-a"], "diskSizeGb": 500}},  # disk size: in place
+        {"gcp": {"zones": ["us-central1-a", "us-central1-b"]}},  # node locations: in place
+        {"gcp": {"zones": ["us-central1-a"], "autoUpgrade": False, "maxUnavailable": 2}},  # management, upgrades
+    ],
+)
 def test_a_change_made_in_place_keeps_the_name(change):
     assert _name(_data(**change)) == _name(_data())
 
@@ -73,12 +93,18 @@ def test_labels_taints_and_the_service_account():
     assert _name(other_account) != _name(base)  # service_account: ForceNew
 
 
-@pytest.mark.parametrize(("name", "fragment"), [
-    ("g" * (GKE_POOL_NAME_MAX + 1), f"is {GKE_POOL_NAME_MAX + 1} characters; a GKE node pool is named '<pool>-' "
-                                    f"plus a 8-character hash within GKE's 40, so pool names allow at most "
-                                    f"{GKE_POOL_NAME_MAX}"),
-    ("1-gpu", "starts with '1'; GKE node pool names start with a lower-case letter"),
-])
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        (
+            "g" * (GKE_POOL_NAME_MAX + 1),
+            f"is {GKE_POOL_NAME_MAX + 1} characters; a GKE node pool is named '<pool>-' "
+            f"plus a 8-character hash within GKE's 40, so pool names allow at most "
+            f"{GKE_POOL_NAME_MAX}",
+        ),
+        ("1-gpu", "starts with '1'; GKE node pool names start with a lower-case letter"),
+    ],
+)
 def test_pool_names_that_would_not_fit_are_rejected(name, fragment):
     with pytest.raises(SpecError) as info:
         parse_spec(_data(name=name))

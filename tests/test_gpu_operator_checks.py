@@ -63,12 +63,22 @@ def test_gke_native_notes_that_the_operator_is_not_installed(dev_data):
     assert not any("MIG manager" in m for m in infos.values())  # no operator, so no mig-manager drains
 
 
-@pytest.mark.parametrize(("pool", "sharing"), [
-    (2, {"mode": "time-slicing", "replicas": 4, "renameByDefault": True}),
-    (3, {"mode": "mps", "replicas": 8, "renameByDefault": True}),
-    (1, {"mode": "mig", "migLayout": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}, "replicas": 2,
-         "renameByDefault": True}),
-])
+@pytest.mark.parametrize(
+    ("pool", "sharing"),
+    [
+        (2, {"mode": "time-slicing", "replicas": 4, "renameByDefault": True}),
+        (3, {"mode": "mps", "replicas": 8, "renameByDefault": True}),
+        (
+            1,
+            {
+                "mode": "mig",
+                "migLayout": {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2},
+                "replicas": 2,
+                "renameByDefault": True,
+            },
+        ),
+    ],
+)
 def test_rename_by_default_is_rejected_because_tiers_request_the_plain_name(dev_data, pool, sharing):
     dev_data["nodePools"][pool]["sharing"] = sharing
     errors = _findings(dev_data, "error")

@@ -36,8 +36,11 @@ def test_dev_device_plugin_entries_per_mode(dev_spec):
     assert configs["gpu-train"] == configs["default"]
     assert configs["gpu-infer"] == {"version": "v1", "flags": {"migStrategy": "mixed"}}
     ts = configs["gpu-dev"]["sharing"]["timeSlicing"]
-    assert ts == {"renameByDefault": False, "failRequestsGreaterThanOne": False,
-                  "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}
+    assert ts == {
+        "renameByDefault": False,
+        "failRequestsGreaterThanOne": False,
+        "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+    }
     mps = configs["gpu-ci"]
     assert mps["flags"] == {"migStrategy": "none", "mpsRoot": "/run/nvidia/mps"}
     assert mps["sharing"]["mps"]["failRequestsGreaterThanOne"] is True  # upstream MPS default, explicit
@@ -62,12 +65,15 @@ def test_user_fail_requests_and_rename_are_kept(dev_data):
     assert ts["renameByDefault"] is True and ts["failRequestsGreaterThanOne"] is True
 
 
-@pytest.mark.parametrize(("pool", "sharing", "match"), [
-    (2, {"mode": "time-slicing", "replicas": 1}, r"replicas 1 .*allowed: >= 2"),
-    (3, {"mode": "mps", "replicas": 1}, r"replicas 1 .*allowed: >= 2"),
-    (3, {"mode": "mps", "replicas": 60}, r"MPS replicas 60 exceed .*2\.\.48"),
-    (1, {"mode": "mig", "migLayout": {"3g.40gb": 1}, "replicas": 1}, r"replicas 1 for nvidia.com/mig-3g.40gb"),
-])
+@pytest.mark.parametrize(
+    ("pool", "sharing", "match"),
+    [
+        (2, {"mode": "time-slicing", "replicas": 1}, r"replicas 1 .*allowed: >= 2"),
+        (3, {"mode": "mps", "replicas": 1}, r"replicas 1 .*allowed: >= 2"),
+        (3, {"mode": "mps", "replicas": 60}, r"MPS replicas 60 exceed .*2\.\.48"),
+        (1, {"mode": "mig", "migLayout": {"3g.40gb": 1}, "replicas": 1}, r"replicas 1 for nvidia.com/mig-3g.40gb"),
+    ],
+)
 def test_renderer_refuses_what_the_device_plugin_rejects(dev_data, pool, sharing, match):
     dev_data["nodePools"][pool]["sharing"] = sharing
     spec = PlatformSpec.model_validate(dev_data)  # structurally valid; the validator would reject it
@@ -75,24 +81,46 @@ def test_renderer_refuses_what_the_device_plugin_rejects(dev_data, pool, sharing
         render_gpu_operator(spec)
 
 
-@pytest.mark.parametrize(("entry", "match"), [
-    ({"flags": {"migStrategy": "mixed"}, "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}},
-     "MPS with migStrategy 'mixed'"),
-    ({"flags": {"migStrategy": "mixed"},
-      "sharing": {"mps": {"resources": [{"name": "nvidia.com/mig-1g.10gb", "replicas": 4}]}}},
-     "MPS on MIG device"),
-    ({"flags": {"migStrategy": "none"}, "sharing": {"mps": {"resources": []}}}, "no resources"),
-    ({"flags": {}, "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]},
-                               "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}}},
-     "mutually exclusive"),
-])
+@pytest.mark.parametrize(
+    ("entry", "match"),
+    [
+        (
+            {
+                "flags": {"migStrategy": "mixed"},
+                "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+            },
+            "MPS with migStrategy 'mixed'",
+        ),
+        (
+            {
+                "flags": {"migStrategy": "mixed"},
+                "sharing": {"mps": {"resources": [{"name": "nvidia.com/mig-1g.10gb", "replicas": 4}]}},
+            },
+            "MPS on MIG device",
+        ),
+        ({"flags": {"migStrategy": "none"}, "sharing": {"mps": {"resources": []}}}, "no resources"),
+        (
+            {
+                "flags": {},
+                "sharing": {
+                    "mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]},
+                    "timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]},
+                },
+            },
+            "mutually exclusive",
+        ),
+    ],
+)
 def test_check_entry_rejects_impossible_combinations(entry, match):
     with pytest.raises(RenderError, match=match):
         check_entry("nodePools[x]", entry)
 
 
 def test_check_entry_uses_the_gpu_mps_limit():
-    entry = {"flags": {"migStrategy": "none"}, "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 20}]}}}
+    entry = {
+        "flags": {"migStrategy": "none"},
+        "sharing": {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 20}]}},
+    }
     check_entry("p", entry, mps_limit=48)
     with pytest.raises(RenderError, match=r"2\.\.16"):
         check_entry("p", entry, mps_limit=16)
@@ -151,11 +179,14 @@ def test_dcgm_service_monitor_is_selected_by_prometheus(dev_data):
     assert sm == {"enabled": True, "honorLabels": True, "additionalLabels": {"release": "prom", "team": "obs"}}
 
 
-@pytest.mark.parametrize(("variant", "strategy"), [
-    (lambda d: d, ""),  # MIG and MPS coexist: left to each node's config
-    (without_mps, "mixed"),
-    (without_mig, "none"),
-])
+@pytest.mark.parametrize(
+    ("variant", "strategy"),
+    [
+        (lambda d: d, ""),  # MIG and MPS coexist: left to each node's config
+        (without_mps, "mixed"),
+        (without_mig, "none"),
+    ],
+)
 def test_mig_strategy(dev_data, variant, strategy):
     assert _release_values(parse_spec(variant(dev_data)))["mig"] == {"strategy": strategy}
 
@@ -168,8 +199,12 @@ def test_no_mig_pool_leaves_mig_manager_on_hardware_discovery(dev_data):
 
 
 def test_values_overrides_are_merged_last(dev_data):
-    dev_data["gpuOperator"] = {"version": "v26.3.3", "repository": "https://example.com/charts", "namespace": "nv",
-                               "valuesOverrides": {"driver": {"enabled": True}, "dcgmExporter": {"enablePodLabels": False}}}
+    dev_data["gpuOperator"] = {
+        "version": "v26.3.3",
+        "repository": "https://example.com/charts",
+        "namespace": "nv",
+        "valuesOverrides": {"driver": {"enabled": True}, "dcgmExporter": {"enablePodLabels": False}},
+    }
     r = render_gpu_operator(parse_spec(dev_data))
     assert r.release["version"] == "v26.3.3" and r.release["repository"] == "https://example.com/charts"
     assert r.release["namespace"] == "nv" and all(d["metadata"].get("namespace", "nv") == "nv" for d in r.documents)
@@ -190,8 +225,11 @@ def test_gke_gpu_operator_stack_values(dev_data):
     v = r.release["values"]
     assert v["driver"] == {"enabled": False}
     assert v["hostPaths"] == {"driverInstallDir": "/home/kubernetes/bin/nvidia"}
-    assert v["toolkit"] == {"enabled": True, "installDir": "/home/kubernetes/bin/nvidia",
-                            "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]}
+    assert v["toolkit"] == {
+        "enabled": True,
+        "installDir": "/home/kubernetes/bin/nvidia",
+        "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
+    }
     assert v["cdi"] == {"enabled": True}
     assert v["migManager"]["env"] == [{"name": "WITH_REBOOT", "value": "true"}]
     (quota,) = [d for d in r.documents if d["kind"] == "ResourceQuota"]
@@ -230,13 +268,16 @@ def _dp_name(data) -> str:
     return render_gpu_operator(parse_spec(data)).names.device_plugin
 
 
-@pytest.mark.parametrize("change", [
-    lambda d: d["nodePools"][2]["sharing"].update(replicas=8),
-    lambda d: d["nodePools"][3]["sharing"].update(replicas=16),
-    lambda d: d["nodePools"][1]["sharing"].update(replicas=2),
-    lambda d: d["nodePools"][2]["sharing"].update(failRequestsGreaterThanOne=True),
-    lambda d: d["nodePools"][0].update(sharing={"mode": "time-slicing", "replicas": 2}),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["nodePools"][2]["sharing"].update(replicas=8),
+        lambda d: d["nodePools"][3]["sharing"].update(replicas=16),
+        lambda d: d["nodePools"][1]["sharing"].update(replicas=2),
+        lambda d: d["nodePools"][2]["sharing"].update(failRequestsGreaterThanOne=True),
+        lambda d: d["nodePools"][0].update(sharing={"mode": "time-slicing", "replicas": 2}),
+    ],
+)
 def test_restart_hash_changes_with_sharing(dev_data, change):
     before = _dp_name(dev_data)
     changed = copy.deepcopy(dev_data)
@@ -244,12 +285,15 @@ def test_restart_hash_changes_with_sharing(dev_data, change):
     assert _dp_name(changed) != before
 
 
-@pytest.mark.parametrize("change", [
-    lambda d: d["nodePools"][0].update(maxSize=32, minSize=2),
-    lambda d: d["teams"][0]["quotas"].update(dev=4),
-    lambda d: d.update(gpuOperator={"valuesOverrides": {"driver": {"enabled": True}}, "version": "v26.3.3"}),
-    lambda d: d["monitoring"]["prometheus"].update(releaseName="prom"),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["nodePools"][0].update(maxSize=32, minSize=2),
+        lambda d: d["teams"][0]["quotas"].update(dev=4),
+        lambda d: d.update(gpuOperator={"valuesOverrides": {"driver": {"enabled": True}}, "version": "v26.3.3"}),
+        lambda d: d["monitoring"]["prometheus"].update(releaseName="prom"),
+    ],
+)
 def test_restart_hash_ignores_everything_else(dev_data, change):
     before = _dp_name(dev_data)
     changed = copy.deepcopy(dev_data)

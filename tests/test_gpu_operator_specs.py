@@ -13,7 +13,9 @@ def gke_data(dev_data: dict[str, Any], stack: str = "gpu-operator") -> dict[str,
     data.pop("aws")
     data["gcp"] = {"project": "p", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": stack}
     for pool in data["nodePools"]:
-        pool["instanceType"] = {"p4de.24xlarge": "a2-ultragpu-8g", "p4d.24xlarge": "a2-highgpu-8g"}[pool["instanceType"]]
+        pool["instanceType"] = {"p4de.24xlarge": "a2-ultragpu-8g", "p4d.24xlarge": "a2-highgpu-8g"}[
+            pool["instanceType"]
+        ]
     return data
 
 

@@ -57,7 +57,8 @@ def _generated(name: str, tmp: Path) -> Path:
 
 
 SPEC_FILES = [(n, e) for n, e in sorted(SPEC_CASES["cases"].items())] + [
-    (n, g["expect"]) for n, g in sorted(SPEC_CASES["generated"].items())]
+    (n, g["expect"]) for n, g in sorted(SPEC_CASES["generated"].items())
+]
 
 # A hang guard, not a speed test: the time each command takes is measured in benchmarks/bench_hostile.py
 # (goal: under 10 s). A hang (the alias bomb before the limits) ran for minutes.
@@ -102,6 +103,7 @@ def test_an_empty_export_with_a_manifest_still_passes(runner):
 def _limited(max_bytes: int):
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+
     return apply
 
 
@@ -110,9 +112,15 @@ def _limited(max_bytes: int):
 def test_hostile_spec_in_a_real_process_stays_within_1_gb_and_does_not_hang(tmp_path, name, command):
     path = HOSTILE / "spec" / name if name in SPEC_CASES["cases"] else _generated(name, tmp_path)
     args = SPEC_COMMANDS[command](str(path), tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", *args], capture_output=True, text=True,
-                          timeout=HANG_S, preexec_fn=_limited(1 << 30), cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "components")})
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,
+        preexec_fn=_limited(1 << 30),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "components")},
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "error" in proc.stderr
 
@@ -122,8 +130,9 @@ def test_library_models_reject_a_path_traversing_pool_name(dev_data):
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError, match="is not a valid name"):
-        NodePool.model_validate({"name": "../../x", "instanceType": "p4d.24xlarge", "sharing": {"mode": "exclusive"},
-                                 "maxSize": 1})
+        NodePool.model_validate(
+            {"name": "../../x", "instanceType": "p4d.24xlarge", "sharing": {"mode": "exclusive"}, "maxSize": 1}
+        )
     dev_data["nodePools"][0]["name"] = "../../x"
     with pytest.raises(ValidationError):
         PlatformSpec.model_validate(dev_data)
@@ -166,8 +175,10 @@ def test_audit_refuses_more_resources_than_it_checks_in_time(runner, tmp_path):
 
     doc = tmp_path / "many.json"
     doc.write_text(_export_of([{"type": "a:b:C", "urn": f"u{i}"} for i in range(MAX_AUDIT_RESOURCES + 1)]))
-    _clean_failure(runner.invoke(main, ["audit", str(doc)]), f"deployment.resources holds {MAX_AUDIT_RESOURCES + 1:,} "
-                                                            f"entries, more than the {MAX_AUDIT_RESOURCES:,}")
+    _clean_failure(
+        runner.invoke(main, ["audit", str(doc)]),
+        f"deployment.resources holds {MAX_AUDIT_RESOURCES + 1:,} entries, more than the {MAX_AUDIT_RESOURCES:,}",
+    )
     doc.write_text(_export_of([{"type": "a:b:C", "urn": f"u{i}"} for i in range(MAX_AUDIT_RESOURCES)]))
     assert runner.invoke(main, ["audit", str(doc)]).exit_code == 0
 
@@ -177,8 +188,10 @@ def test_audit_refuses_a_document_of_millions_of_empty_objects_before_parsing(ru
 
     doc = tmp_path / "objects.json"
     doc.write_text('{"deployment": {"manifest": {}, "x": [' + ",".join(["{}"] * (MAX_DOCUMENT_CONTAINERS + 1)) + "]}}")
-    _clean_failure(runner.invoke(main, ["audit", str(doc)]), f"JSON objects and arrays; allowed: at most "
-                                                             f"{MAX_DOCUMENT_CONTAINERS:,}")
+    _clean_failure(
+        runner.invoke(main, ["audit", str(doc)]),
+        f"JSON objects and arrays; allowed: at most {MAX_DOCUMENT_CONTAINERS:,}",
+    )
 
 
 def test_the_platform_component_revalidates_models_built_around_the_validators(dev_spec):
@@ -207,18 +220,33 @@ def test_the_platform_component_refuses_a_copied_model_with_a_bad_name(pulumi_mo
         pulumi_mocks.run(lambda: GpuPlatform("p", GpuPlatformArgs(spec=copied)))
 
 
-@pytest.mark.parametrize(("pods", "containers", "fragment"), [
-    (1, 14_000, "14,000 containers in its pod specs; allowed: at most 100"),
-    (26, 1, "26 pod specs; allowed: at most 25"),
-])
-def test_explain_refuses_more_pods_and_containers_than_it_evaluates_in_time(runner, tmp_path, pods, containers,
-                                                                            fragment):
+@pytest.mark.parametrize(
+    ("pods", "containers", "fragment"),
+    [
+        (1, 14_000, "14,000 containers in its pod specs; allowed: at most 100"),
+        (26, 1, "26 pod specs; allowed: at most 25"),
+    ],
+)
+def test_explain_refuses_more_pods_and_containers_than_it_evaluates_in_time(
+    runner, tmp_path, pods, containers, fragment
+):
     """celpy evaluates the admission CEL per pod spec and container: 14,000 containers (1.7 MB) took 58 s."""
     import json
 
-    docs = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"}, "spec": {"containers": [
-        {"name": f"c{j}", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}} for j in range(containers)]}}
-        for i in range(pods)]
+    docs = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}"},
+            "spec": {
+                "containers": [
+                    {"name": f"c{j}", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+                    for j in range(containers)
+                ]
+            },
+        }
+        for i in range(pods)
+    ]
     manifest = tmp_path / "pods.yaml"
     manifest.write_text("\n---\n".join(json.dumps(d) for d in docs))
     result = runner.invoke(main, ["explain", str(manifest), "--spec", str(DEV_STACK)])
@@ -229,30 +257,53 @@ def test_explain_refuses_more_pods_and_containers_than_it_evaluates_in_time(runn
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_explain_reads_a_workload_of_unknown_size_only_up_to_its_limit(tmp_path):
     """A device or pipe reports size 0: explain read /dev/zero until the kernel killed it."""
-    proc = subprocess.run([sys.executable, "-m", "gpu_platform.cli", "explain", "/dev/zero", "--spec", str(DEV_STACK)],
-                          capture_output=True, text=True, timeout=HANG_S, preexec_fn=_limited(1 << 30), cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "components")})
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", "explain", "/dev/zero", "--spec", str(DEV_STACK)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,
+        preexec_fn=_limited(1 << 30),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "components")},
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "/dev/zero is larger than 2 MiB; allowed: at most 2,097,152 bytes" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize(("spec", "fragment"), [
-    ({"volumes": [{"name": f"v{i}", "hostPath": {"path": f"/data/{i}"}} for i in range(1_001)]},
-     "1,001 volumes, tolerations, resource claims and container env, envFrom and volumeMounts entries"),
-    ({"tolerations": [{"key": f"k{i}", "operator": "Exists"} for i in range(600)],
-      "containers": [{"name": "m", "image": "x", "env": [{"name": f"E{i}", "value": "x"} for i in range(600)]}]},
-     "1,200 volumes, tolerations"),
-    ({"volumes": [{"name": "deep", "hostPath": {"path": "/a" * 2_049}}]},
-     "volume 'deep' has a hostPath of 4,098 characters; allowed: at most 4,096 (PATH_MAX)"),
-])
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        (
+            {"volumes": [{"name": f"v{i}", "hostPath": {"path": f"/data/{i}"}} for i in range(1_001)]},
+            "1,001 volumes, tolerations, resource claims and container env, envFrom and volumeMounts entries",
+        ),
+        (
+            {
+                "tolerations": [{"key": f"k{i}", "operator": "Exists"} for i in range(600)],
+                "containers": [
+                    {"name": "m", "image": "x", "env": [{"name": f"E{i}", "value": "x"} for i in range(600)]}
+                ],
+            },
+            "1,200 volumes, tolerations",
+        ),
+        (
+            {"volumes": [{"name": "deep", "hostPath": {"path": "/a" * 2_049}}]},
+            "volume 'deep' has a hostPath of 4,098 characters; allowed: at most 4,096 (PATH_MAX)",
+        ),
+    ],
+)
 def test_explain_refuses_more_pod_entries_than_its_cel_walks_in_time(runner, tmp_path, spec, fragment):
     """The deny walks every volume, toleration and env entry, and splits each hostPath: 30,000 volumes in a
     1.6 MB pod, or one path of 900,000 segments, ran for minutes."""
     import json
 
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "m", "image": "x"}], **spec}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "m", "image": "x"}], **spec},
+    }
     manifest = tmp_path / "pod.json"
     manifest.write_text(json.dumps(pod))
     result = runner.invoke(main, ["explain", str(manifest), "--spec", str(DEV_STACK)])

@@ -24,17 +24,26 @@ from helpers.paths import value_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                           HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 DEV = yaml.safe_load((Path(__file__).resolve().parents[1] / "Pulumi.dev.yaml").read_text())["config"][
-    "gpu-platform:platform"]
+    "gpu-platform:platform"
+]
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(10 ** 40), max_value=10 ** 40),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40),
-                    st.sampled_from(["../../x", "a\x00b", "/etc", "x" * 300, "1e30", ".nan", "", "CUSTOM"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(st.text(max_size=12), inner, max_size=4)),
-                      max_leaves=12)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**40), max_value=10**40),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=40),
+    st.sampled_from(["../../x", "a\x00b", "/etc", "x" * 300, "1e30", ".nan", "", "CUSTOM"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 DEV_PATHS = [p for p in value_paths(DEV) if p]
@@ -76,8 +85,9 @@ def test_any_mutated_spec_validates_and_renders_or_fails_cleanly(mutations):
 
 
 @SETTINGS
-@given(parts=st.lists(st.sampled_from(list("ab: -[]{}&*!,'\"\n#|>?%@`\\0.") + ["&a ", "*a", "<<: ", "\n  "]),
-                     max_size=150))
+@given(
+    parts=st.lists(st.sampled_from(list("ab: -[]{}&*!,'\"\n#|>?%@`\\0.") + ["&a ", "*a", "<<: ", "\n  "]), max_size=150)
+)
 def test_any_yaml_text_parses_or_fails_cleanly(parts):
     text = "".join(parts)
     tracemalloc.start()
@@ -102,7 +112,7 @@ def test_alias_bombs_of_any_shape_stop_at_the_limit(width, levels):
     except InputLimitError as e:
         assert "aliases" in str(e)
     else:
-        assert width ** levels <= 100_000 * width and isinstance(data, dict)
+        assert width**levels <= 100_000 * width and isinstance(data, dict)
     assert time.perf_counter() - start < HANG_S
 
 
@@ -118,15 +128,44 @@ def test_any_document_is_audited_or_rejected_with_a_reason(doc):
 
 
 state = st.fixed_dictionaries(
-    {"type": st.sampled_from(["aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/group:Group",
-                              "gcp:container/cluster:Cluster", "kubernetes:karpenter.sh/v1:NodePool",
-                              "kubernetes:core/v1:Pod", "kubernetes:x.io/v1:Thing",
-                              "aws:ec2/launchTemplate:LaunchTemplate", "kubernetes:helm.sh/v3:Release"]),
-     "urn": st.text(min_size=1, max_size=20)},
-    optional={"inputs": st.dictionaries(st.sampled_from(["instanceTypes", "launchTemplate", "labels", "taints",
-                                                         "nodePools", "spec", "metadata", "amiType", "values",
-                                                         "mixedInstancesPolicy", "nodeConfig", "userData"]),
-                                        values, max_size=4)})
+    {
+        "type": st.sampled_from(
+            [
+                "aws:eks/nodeGroup:NodeGroup",
+                "aws:autoscaling/group:Group",
+                "gcp:container/cluster:Cluster",
+                "kubernetes:karpenter.sh/v1:NodePool",
+                "kubernetes:core/v1:Pod",
+                "kubernetes:x.io/v1:Thing",
+                "aws:ec2/launchTemplate:LaunchTemplate",
+                "kubernetes:helm.sh/v3:Release",
+            ]
+        ),
+        "urn": st.text(min_size=1, max_size=20),
+    },
+    optional={
+        "inputs": st.dictionaries(
+            st.sampled_from(
+                [
+                    "instanceTypes",
+                    "launchTemplate",
+                    "labels",
+                    "taints",
+                    "nodePools",
+                    "spec",
+                    "metadata",
+                    "amiType",
+                    "values",
+                    "mixedInstancesPolicy",
+                    "nodeConfig",
+                    "userData",
+                ]
+            ),
+            values,
+            max_size=4,
+        )
+    },
+)
 
 
 @SETTINGS

@@ -23,14 +23,25 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
 
 @pytest.mark.parametrize("spec", ["Pulumi.dev.yaml", "examples/aws-1000-a100.yaml", "examples/gke-a2.yaml"])
 def test_validate_and_synth_import_no_sdk(spec):
-    out = subprocess.run([sys.executable, "-c", _PROGRAM, str(ROOT / spec)], capture_output=True, text=True,
-                         check=True, timeout=120).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _PROGRAM, str(ROOT / spec)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
     assert json.loads(out) == []
 
 
 # Import names of the packages only the dev extra brings (pyproject [project.optional-dependencies] dev).
-_DEV_ONLY = ("pulumi_aws", "pulumi_gcp", "boto3", "botocore", "pytest", "hypothesis", "moto", "jsonschema",
-             "kubernetes_validate", "mkdocs")
+_DEV_ONLY = (
+    "pulumi_aws",
+    "pulumi_gcp",
+    "boto3",
+    "botocore",
+    "pytest",
+    "hypothesis",
+    "moto",
+    "jsonschema",
+    "kubernetes_validate",
+    "mkdocs",
+)
 
 _BLOCKED_CLI = """
 import sys
@@ -47,13 +58,20 @@ main()
 """
 
 
-@pytest.mark.parametrize("command", [["synth", "Pulumi.dev.yaml", "--out", "OUT"], ["validate", "Pulumi.dev.yaml"],
-                                     ["cost", "Pulumi.dev.yaml"]])
+@pytest.mark.parametrize(
+    "command",
+    [["synth", "Pulumi.dev.yaml", "--out", "OUT"], ["validate", "Pulumi.dev.yaml"], ["cost", "Pulumi.dev.yaml"]],
+)
 def test_make_synth_needs_only_the_runtime_install(command, tmp_path):
     """`make synth` installs the package without extras: synth, validate and cost run with no dev package at all."""
     args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
-    res = subprocess.run([sys.executable, "-c", _BLOCKED_CLI, ",".join(_DEV_ONLY), *args], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-c", _BLOCKED_CLI, ",".join(_DEV_ONLY), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
 
 

@@ -60,8 +60,10 @@ def test_what_shapes_the_platform_stays_plain(pulumi_mocks, dev_data):
     with pytest.raises(SpecError) as info:
         pulumi_mocks.run(program)
     assert {f.path for f in info.value.findings} == {"nodePools[0].maxSize", "tiers[0].pool"}
-    assert all(f.message.startswith("a Pulumi Input; allowed: a plain value. Only fields that name existing objects")
-               for f in info.value.findings)
+    assert all(
+        f.message.startswith("a Pulumi Input; allowed: a plain value. Only fields that name existing objects")
+        for f in info.value.findings
+    )
     assert pulumi_mocks.resources == []
 
 
@@ -72,11 +74,15 @@ def test_outputs_and_secrets_reach_cloud_and_kubernetes_resources(pulumi_mocks, 
     def program():
         role = aws.iam.Role("gpu-nodes", name="gpu-nodes", assume_role_policy="{}")
         subnet = aws.ec2.Subnet("a", vpc_id="vpc-1", cidr_block="10.0.0.0/24")
-        dev_data["aws"] |= {"nodeRoleArn": role.arn,  # the mock gives arn:aws:iam::111122223333:role/gpu-nodes
-                            "subnetIds": [subnet.id]}
+        dev_data["aws"] |= {
+            "nodeRoleArn": role.arn,  # the mock gives arn:aws:iam::111122223333:role/gpu-nodes
+            "subnetIds": [subnet.id],
+        }
         dev_data["nodePools"][1].setdefault("aws", {})["kmsKeyId"] = pulumi.Output.secret("kms-key-1")
-        dev_data["clusterAutoscaler"] = {"enabled": True,
-                                         "roleArn": pulumi.Output.secret("arn:aws:iam::111122223333:role/ca")}
+        dev_data["clusterAutoscaler"] = {
+            "enabled": True,
+            "roleArn": pulumi.Output.secret("arn:aws:iam::111122223333:role/ca"),
+        }
         spec = _spec(_karpenter(dev_data), clusterName=pulumi.Output.from_input("ml-dev"))
         GpuPlatform("plat", GpuPlatformArgs(spec=spec))
 
@@ -130,8 +136,9 @@ def test_an_eks_cluster_passed_in_names_the_platforms_cluster_and_is_waited_for(
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
-        cluster = aws.eks.Cluster("eks", name="ml-dev", role_arn="arn:aws:iam::111122223333:role/eks",
-                                  vpc_config={"subnet_ids": ["subnet-a"]})
+        cluster = aws.eks.Cluster(
+            "eks", name="ml-dev", role_arn="arn:aws:iam::111122223333:role/eks", vpc_config={"subnet_ids": ["subnet-a"]}
+        )
         GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec, cluster=cluster))
 
     rec = pulumi_mocks.run(program)
@@ -145,8 +152,9 @@ def test_a_cluster_whose_name_differs_from_the_spec_fails_clearly(pulumi_mocks, 
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
-        cluster = aws.eks.Cluster("eks", name="other", role_arn="arn:aws:iam::111122223333:role/eks",
-                                  vpc_config={"subnet_ids": ["subnet-a"]})
+        cluster = aws.eks.Cluster(
+            "eks", name="other", role_arn="arn:aws:iam::111122223333:role/eks", vpc_config={"subnet_ids": ["subnet-a"]}
+        )
         GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec, cluster=cluster))
 
     with pytest.raises(pulumi.RunError) as info:
@@ -166,7 +174,9 @@ def test_a_pulumi_eks_style_cluster_gives_name_node_role_and_provider(pulumi_moc
         role = types.SimpleNamespace(arn=pulumi.Output.from_input("arn:aws:iam::111122223333:role/eks-nodes"))
         cluster = types.SimpleNamespace(  # the attributes of a pulumi_eks.Cluster the platform reads
             eks_cluster=types.SimpleNamespace(name=pulumi.Output.from_input("ml-dev")),
-            instance_roles=pulumi.Output.from_input([role]), provider=provider)
+            instance_roles=pulumi.Output.from_input([role]),
+            provider=provider,
+        )
         spec = PlatformSpec.model_validate(dev_data)  # no role yet: the platform validates it with the cluster's
         GpuPlatform("plat", GpuPlatformArgs(spec=spec, cluster=cluster))
 
@@ -227,8 +237,12 @@ def test_gcp_project_and_service_account_take_inputs(pulumi_mocks, dev_data):
         tier.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
 
     def program():
-        gcp = {"project": pulumi.Output.from_input("ml-project"), "location": "us-central1", "zones": ["us-central1-a"],
-               "serviceAccount": pulumi.Output.secret("gpu@ml-project.iam.gserviceaccount.com")}
+        gcp = {
+            "project": pulumi.Output.from_input("ml-project"),
+            "location": "us-central1",
+            "zones": ["us-central1-a"],
+            "serviceAccount": pulumi.Output.secret("gpu@ml-project.iam.gserviceaccount.com"),
+        }
         GpuPlatform("plat", GpuPlatformArgs(spec=_spec(dev_data, cloud="gcp", gcp=gcp)))
 
     rec = pulumi_mocks.run(program)
@@ -242,8 +256,15 @@ def test_the_platform_registers_its_outputs(pulumi_mocks, dev_spec):
 
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
     outputs = rec.outputs[rec.named("plat").urn]
-    assert set(outputs) == {"nodePoolNames", "tierNames", "teams", "tiers", "nodeGroups", "prometheusUrl",
-                            "opencostUrl"}
+    assert set(outputs) == {
+        "nodePoolNames",
+        "tierNames",
+        "teams",
+        "tiers",
+        "nodeGroups",
+        "prometheusUrl",
+        "opencostUrl",
+    }
     assert outputs["teams"]["research"]["localQueue"] == "research"
     assert outputs["nodeGroups"]["gpu-train"] == "gpu-train-2026113000000000000000000a"
     assert set(outputs["nodeGroups"]) == {p.name for p in dev_spec.node_pools}

@@ -16,8 +16,9 @@ def _leaves(rec, *besides):
     return [r for r in rec.resources if r.custom and r.name not in besides]
 
 
-@pytest.mark.parametrize("text", ["<input#1:clusterName>", "<input#99999:clusterName>",
-                                  "<input#2:nodeRoleArn|roleName>"])
+@pytest.mark.parametrize(
+    "text", ["<input#1:clusterName>", "<input#99999:clusterName>", "<input#2:nodeRoleArn|roleName>"]
+)
 def test_a_plain_value_that_looks_like_a_token_stays_literal(pulumi_mocks, dev_data, text):
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
@@ -50,8 +51,9 @@ def test_depends_on_given_as_an_output_reaches_every_resource(pulumi_mocks, dev_
 
     def program():
         role = aws.iam.Role("gate", assume_role_policy="{}")  # Input[Sequence[Input[Resource]]] allows an Output
-        GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec),
-                    pulumi.ResourceOptions(depends_on=pulumi.Output.from_input([role])))
+        GpuPlatform(
+            "plat", GpuPlatformArgs(spec=dev_spec), pulumi.ResourceOptions(depends_on=pulumi.Output.from_input([role]))
+        )
 
     rec = pulumi_mocks.run(program)
     leaves = _leaves(rec, "gate")
@@ -74,10 +76,13 @@ def test_an_output_set_by_model_copy_is_wired_like_one_given_to_the_model(pulumi
     assert not any("Output" in repr(r.inputs) for r in rec.resources)  # no "Calling __str__ on an Output" text
 
 
-@pytest.mark.parametrize(("update", "path"), [
-    ({"cluster_name": "ml dev!"}, "clusterName"),
-    ({"label_domain": "Not A Domain"}, "labelDomain"),
-])
+@pytest.mark.parametrize(
+    ("update", "path"),
+    [
+        ({"cluster_name": "ml dev!"}, "clusterName"),
+        ({"label_domain": "Not A Domain"}, "labelDomain"),
+    ],
+)
 def test_a_bad_value_set_by_model_copy_fails_before_anything_registers(pulumi_mocks, dev_spec, update, path):
     from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
 

@@ -50,9 +50,15 @@ def pack(tmp_path_factory, wheels):
 
 def test_the_pack_installs_from_its_folder_and_runs_over_grpc(pack):
     folder, bin_ = pack
-    pod = StackResource("kubernetes:core/v1:Pod", "urn:pod:p", "p", {
-        "metadata": {"name": "p", "labels": {}},
-        "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+    pod = StackResource(
+        "kubernetes:core/v1:Pod",
+        "urn:pod:p",
+        "p",
+        {
+            "metadata": {"name": "p", "labels": {}},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+        },
+    )
     with PackProcess(folder, timeout=120, python=bin_ / "python") as p:
         assert {x.name for x in p.info().policies} >= {"gpu-node-pool-classified", "gpu-workload-classified"}
         [diag] = p.analyze(pod).diagnostics
@@ -65,8 +71,15 @@ def test_the_core_install_has_a_working_cli_without_cloud_sdks(pack):
     helped = _run(bin_ / "gpu-platform", "--help")
     assert helped.returncode == 0 and "preflight" in helped.stdout, helped.stderr
     assert _run(bin_ / "gpu-platform", "validate", ROOT / "Pulumi.dev.yaml").returncode == 0
-    explained = _run(bin_ / "gpu-platform", "explain", ROOT / "examples/workloads/inference-job.yaml", "--spec",
-                     ROOT / "Pulumi.dev.yaml", "--namespace", "prod-inference")  # cel-python and jsonpatch come along
+    explained = _run(
+        bin_ / "gpu-platform",
+        "explain",
+        ROOT / "examples/workloads/inference-job.yaml",
+        "--spec",
+        ROOT / "Pulumi.dev.yaml",
+        "--namespace",
+        "prod-inference",
+    )  # cel-python and jsonpatch come along
     assert explained.returncode == 0 and "runs on gpu-infer" in explained.stdout, explained.stderr
     missing = _run(bin_ / "gpu-platform", "preflight", ROOT / "Pulumi.dev.yaml")
     assert missing.returncode == 2 and "pip install 'gpu-platform[aws]'" in missing.stderr

@@ -83,8 +83,13 @@ def _ts_spec() -> dict:
     """The object literal index.ts passes to GpuPlatform, evaluated by node."""
     source = (TS_STACK / "index.ts").read_text()
     literal = re.search(r"const spec: gpuPlatform\.GpuPlatformArgs = (\{.*?\n\});", source, re.S).group(1)
-    out = subprocess.run(["node", "-e", f"process.stdout.write(JSON.stringify({literal}))"], capture_output=True,
-                         text=True, check=True, timeout=60).stdout
+    out = subprocess.run(
+        ["node", "-e", f"process.stdout.write(JSON.stringify({literal}))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     return json.loads(out)
 
 

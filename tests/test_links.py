@@ -80,8 +80,14 @@ def test_a_tiered_pod_lands_where_every_domain_expects(rendered, stack, team, na
     assert cq["metadata"]["name"] == team
     flavor = _by_kind(queues.kueue, "ResourceFlavor")[(None, pool.name)]
     assert flavor["spec"]["nodeLabels"] == pod["nodeSelector"]
-    quota = [r for g in cq["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == pool.name
-             for r in f["resources"] if r["name"] == resource]
+    quota = [
+        r
+        for g in cq["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        if f["name"] == pool.name
+        for r in f["resources"]
+        if r["name"] == resource
+    ]
     assert quota and quota[0]["nominalQuota"] >= spec.teams[[x.name for x in spec.teams].index(team)].quotas[tier]
 
     # priorities: the class exists with the tier's value

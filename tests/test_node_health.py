@@ -51,10 +51,13 @@ def test_every_xid_repair_acts_on_pages(dev_spec):
     assert not {13, 31, 43, 45} & {x.code for x in HARDWARE_XIDS}  # application XIDs
 
 
-@pytest.mark.parametrize(("path", "words"), [
-    ("Pulumi.dev.yaml", "AcceleratedHardwareReady"),
-    ("examples/gke-a2.yaml", "cordon and drain"),
-])
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("Pulumi.dev.yaml", "AcceleratedHardwareReady"),
+        ("examples/gke-a2.yaml", "cordon and drain"),
+    ],
+)
 def test_runbooks_name_the_clouds_repair_path(path, words):
     alerts = _alerts(load_spec(path))
     for name in ("GpuXidHardwareError", "GpuXidHardwareNotRemediated"):

@@ -26,8 +26,10 @@ def test_check_is_registered():
 def test_dev_spec_node_pool_findings(dev_spec):
     # EFA is on only by default on the training pool (so adding it to an existing node group would roll it), and
     # the pool spans two subnets, so it gets no placement group
-    assert [(f.path, f.severity) for f in check_node_pools(dev_spec)] == [("nodePools[0].aws.efa", "warning"),
-                                                                         ("nodePools[0].aws.subnetIds", "info")]
+    assert [(f.path, f.severity) for f in check_node_pools(dev_spec)] == [
+        ("nodePools[0].aws.efa", "warning"),
+        ("nodePools[0].aws.subnetIds", "info"),
+    ]
 
 
 def test_gke_native_rejects_mixed_mig_layout_and_points_to_gpu_operator():
@@ -59,8 +61,14 @@ def test_gke_native_warns_sharing_replaces_pool_and_mig_resource_names():
 
 
 def test_gke_native_limits_shared_clients_and_driver_version():
-    data = gke_data(**{"gpu-dev": {"sharing": {"mode": "time-slicing", "replicas": 64},
-                                   "gcp": {"gpuDriverVersion": "INSTALLATION_DISABLED"}}})
+    data = gke_data(
+        **{
+            "gpu-dev": {
+                "sharing": {"mode": "time-slicing", "replicas": 64},
+                "gcp": {"gpuDriverVersion": "INSTALLATION_DISABLED"},
+            }
+        }
+    )
     errs = _errors(data)
     assert any(e.startswith("nodePools[1].sharing.replicas: 64 exceeds GKE's") for e in errs)
     assert any(e.startswith("nodePools[1].gcp.gpuDriverVersion: 'INSTALLATION_DISABLED'") for e in errs)
@@ -68,8 +76,9 @@ def test_gke_native_limits_shared_clients_and_driver_version():
 
 def test_gke_machine_without_accelerator_name_is_rejected():
     data = gke_data()
-    data["catalog"] = {"instanceTypes": [{"name": "g2-custom-a10g", "gpuModel": "A10G", "gpuCount": 1,
-                                          "hourlyPrice": 1.0}]}
+    data["catalog"] = {
+        "instanceTypes": [{"name": "g2-custom-a10g", "gpuModel": "A10G", "gpuCount": 1, "hourlyPrice": 1.0}]
+    }
     data["nodePools"][1]["instanceType"] = "g2-custom-a10g"
     (err,) = _errors(data)
     assert err.startswith("nodePools[1].instanceType: 'g2-custom-a10g' has GPU A10G")
@@ -96,7 +105,10 @@ def test_missing_role_and_subnets(dev_data):
     errs = _errors(dev_data)
     assert any(e.startswith("aws.nodeRoleArn: missing") for e in errs)
     assert sorted(e.split(":")[0] for e in errs if "no subnets" in e) == [
-        "nodePools[0].aws.subnetIds", "nodePools[2].aws.subnetIds", "nodePools[3].aws.subnetIds"]
+        "nodePools[0].aws.subnetIds",
+        "nodePools[2].aws.subnetIds",
+        "nodePools[3].aws.subnetIds",
+    ]
 
 
 def test_eks_label_length_limits(dev_data):

@@ -28,8 +28,11 @@ def test_eks_pool_children_types_names_parents(pulumi_mocks, dev_spec):
     by_key = {t.inputs["tag"]["key"]: t for t in tags}
     mig = by_key[f"{CA_TEMPLATE_PREFIX}/resources/nvidia.com/mig-1g.10gb"]
     assert mig.name == "gpu-infer-asg-resources/nvidia.com/mig-1g.10gb"
-    assert mig.inputs["tag"] == {"key": f"{CA_TEMPLATE_PREFIX}/resources/nvidia.com/mig-1g.10gb", "value": "16",
-                                 "propagateAtLaunch": False}
+    assert mig.inputs["tag"] == {
+        "key": f"{CA_TEMPLATE_PREFIX}/resources/nvidia.com/mig-1g.10gb",
+        "value": "16",
+        "propagateAtLaunch": False,
+    }
 
 
 def test_eks_node_group_inputs_and_options(pulumi_mocks, dev_spec):
@@ -127,8 +130,9 @@ def test_unprotected_pool_inherits_protect_from_the_platform(pulumi_mocks, dev_s
     import pulumi
     from gpu_platform.platform import GpuPlatform, GpuPlatformArgs
 
-    rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec),
-                                               pulumi.ResourceOptions(protect=True)))
+    rec = pulumi_mocks.run(
+        lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec), pulumi.ResourceOptions(protect=True))
+    )
     assert rec.named("plat-gpu-dev-ng").protect and rec.named("plat-gpu-dev-lt").protect
 
 
@@ -171,7 +175,9 @@ def test_karpenter_pool_component(pulumi_mocks, dev_data):
     from gpu_platform.nodepools.aws import KarpenterGpuNodePool, KarpenterGpuNodePoolArgs
 
     spec = _karpenter_spec(dev_data)
-    rec = pulumi_mocks.run(lambda: KarpenterGpuNodePool("gpu-train", KarpenterGpuNodePoolArgs(spec=spec, pool="gpu-train")))
+    rec = pulumi_mocks.run(
+        lambda: KarpenterGpuNodePool("gpu-train", KarpenterGpuNodePoolArgs(spec=spec, pool="gpu-train"))
+    )
     comp = rec.named("gpu-train")
     assert comp.type == "gpu-platform:index:KarpenterGpuNodePool" and comp.custom is False
     nc, np = rec.named("gpu-train-ec2nodeclass-gpu-train"), rec.named("gpu-train-nodepool-gpu-train")

@@ -134,7 +134,10 @@ def test_rendered_gke_inputs_match_the_pulumi_gcp_input_types():
 def test_input_type_check_catches_a_wrong_nested_name():
     import pulumi_gcp as gcp
 
-    bad = {"nodeConfig": {"guestAccelerators": [{"type": "nvidia-tesla-a100", "count": 1,
-                                                 "gpuSharingConfig": {"strategy": "MPS"}}]}}
+    bad = {
+        "nodeConfig": {
+            "guestAccelerators": [{"type": "nvidia-tesla-a100", "count": 1, "gpuSharingConfig": {"strategy": "MPS"}}]
+        }
+    }
     with pytest.raises(AssertionError, match="gpuSharingConfig.strategy is not an input"):
         _check_input(gcp.container.NodePoolArgs, bad, "np")

@@ -40,8 +40,9 @@ _PROGRAM = textwrap.dedent("""
 
 
 def _loaded(data: dict) -> set[str]:
-    proc = subprocess.run([sys.executable, "-c", _PROGRAM, json.dumps(data)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROGRAM, json.dumps(data)], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {m.split(".")[0] for m in json.loads(proc.stdout.strip().splitlines()[-1])}
 

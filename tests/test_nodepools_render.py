@@ -20,26 +20,54 @@ from gpu_platform.synth import dump_documents
 def gke_data(stack: str = "gke-native", **pool_overrides) -> dict:
     """A small GKE spec: exclusive, time-sliced, MPS and one-profile MIG pools on a2 machines."""
     pools = [
-        {"name": "gpu-train", "instanceType": "a2-ultragpu-8g", "sharing": {"mode": "exclusive"}, "maxSize": 4,
-         "gcp": {"zones": ["us-central1-a"]}},
-        {"name": "gpu-dev", "instanceType": "a2-highgpu-1g", "sharing": {"mode": "time-slicing", "replicas": 4},
-         "maxSize": 2},
+        {
+            "name": "gpu-train",
+            "instanceType": "a2-ultragpu-8g",
+            "sharing": {"mode": "exclusive"},
+            "maxSize": 4,
+            "gcp": {"zones": ["us-central1-a"]},
+        },
+        {
+            "name": "gpu-dev",
+            "instanceType": "a2-highgpu-1g",
+            "sharing": {"mode": "time-slicing", "replicas": 4},
+            "maxSize": 2,
+        },
         {"name": "gpu-ci", "instanceType": "a2-highgpu-1g", "sharing": {"mode": "mps", "replicas": 8}, "maxSize": 2},
-        {"name": "gpu-infer", "instanceType": "a2-highgpu-8g",
-         "sharing": {"mode": "mig", "migLayout": {"1g.5gb": 7}}, "minSize": 1, "maxSize": 3},
+        {
+            "name": "gpu-infer",
+            "instanceType": "a2-highgpu-8g",
+            "sharing": {"mode": "mig", "migLayout": {"1g.5gb": 7}},
+            "minSize": 1,
+            "maxSize": 3,
+        },
     ]
     for p in pools:
         p.update(pool_overrides.get(p["name"], {}))
     return {
-        "cloud": "gcp", "clusterName": "ml-gke", "labelDomain": "gpu.example.com",
-        "gcp": {"project": "proj", "location": "us-central1", "zones": ["us-central1-a", "us-central1-c"],
-                "gpuStack": stack, "serviceAccount": "gpu-nodes@proj.iam.gserviceaccount.com"},
+        "cloud": "gcp",
+        "clusterName": "ml-gke",
+        "labelDomain": "gpu.example.com",
+        "gcp": {
+            "project": "proj",
+            "location": "us-central1",
+            "zones": ["us-central1-a", "us-central1-c"],
+            "gpuStack": stack,
+            "serviceAccount": "gpu-nodes@proj.iam.gserviceaccount.com",
+        },
         "nodePools": pools,
-        "tiers": [{"name": "train", "pool": "gpu-train", "priority": 100},
-                  {"name": "dev", "pool": "gpu-dev", "priority": 10}, {"name": "ci", "pool": "gpu-ci", "priority": 1},
-                  {"name": "infer", "pool": "gpu-infer", "priority": 50,
-                   # GKE's own device plugin advertises MIG partitions as nvidia.com/gpu
-                   **({"resource": "nvidia.com/mig-1g.5gb"} if stack == "gpu-operator" else {})}],
+        "tiers": [
+            {"name": "train", "pool": "gpu-train", "priority": 100},
+            {"name": "dev", "pool": "gpu-dev", "priority": 10},
+            {"name": "ci", "pool": "gpu-ci", "priority": 1},
+            {
+                "name": "infer",
+                "pool": "gpu-infer",
+                "priority": 50,
+                # GKE's own device plugin advertises MIG partitions as nvidia.com/gpu
+                **({"resource": "nvidia.com/mig-1g.5gb"} if stack == "gpu-operator" else {}),
+            },
+        ],
     }
 
 
@@ -90,21 +118,36 @@ def test_eks_autoscaler_gpu_count_is_gpus_times_replicas(dev_spec, pool, gpus):
 
 def test_eks_launch_template_security_defaults(dev_spec):
     lt = render_eks_launch_template(dev_spec, dev_spec.pools_by_name["gpu-train"])
-    assert lt["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
-                                     "httpPutResponseHopLimit": 1, "instanceMetadataTags": "disabled"}
+    assert lt["metadataOptions"] == {
+        "httpEndpoint": "enabled",
+        "httpTokens": "required",
+        "httpPutResponseHopLimit": 1,
+        "instanceMetadataTags": "disabled",
+    }
     (bdm,) = lt["blockDeviceMappings"]
     assert bdm["deviceName"] == "/dev/xvda"
-    assert bdm["ebs"] == {"volumeSize": 500, "volumeType": "gp3", "iops": 6000, "throughput": 500,
-                          "encrypted": "true", "deleteOnTermination": "true"}
+    assert bdm["ebs"] == {
+        "volumeSize": 500,
+        "volumeType": "gp3",
+        "iops": 6000,
+        "throughput": 500,
+        "encrypted": "true",
+        "deleteOnTermination": "true",
+    }
     assert "keyName" not in lt and "imageId" not in lt and "userData" not in lt
     assert "instanceMarketOptions" not in lt
 
 
 def test_eks_options_bottlerocket_spot_kms_pool_subnets(dev_data):
     dev_data["nodePools"][0]["aws"] = {
-        "amiType": "BOTTLEROCKET_x86_64_NVIDIA", "capacityType": "SPOT", "subnetIds": ["subnet-az1"],
-        "rootVolumeGib": 1000, "kmsKeyId": "arn:aws:kms:us-east-1:111122223333:key/k", "imdsHopLimit": 2,
-        "maxUnavailablePercentage": 25, "nodeRepair": False,
+        "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
+        "capacityType": "SPOT",
+        "subnetIds": ["subnet-az1"],
+        "rootVolumeGib": 1000,
+        "kmsKeyId": "arn:aws:kms:us-east-1:111122223333:key/k",
+        "imdsHopLimit": 2,
+        "maxUnavailablePercentage": 25,
+        "nodeRepair": False,
     }
     spec = parse_spec(dev_data)
     pool = spec.node_pools[0]
@@ -138,11 +181,14 @@ def test_synth_document_holds_types_inputs_and_capacity(dev_spec):
     doc = render_node_pool(dev_spec, dev_spec.pools_by_name["gpu-dev"])
     assert doc["type"] == "aws:eks/nodeGroup:NodeGroup"
     assert [(r["role"], r["type"]) for r in doc["resources"]] == [
-        ("lt", "aws:ec2/launchTemplate:LaunchTemplate"), ("asg-tags", "aws:autoscaling/tag:Tag")]
+        ("lt", "aws:ec2/launchTemplate:LaunchTemplate"),
+        ("asg-tags", "aws:autoscaling/tag:Tag"),
+    ]
     assert doc["capacity"]["gpus"] == {"min": 0, "max": 32}
     assert doc["capacity"]["units"] == {"nvidia.com/gpu": {"min": 0, "max": 128}}
     assert {t["key"]: t["value"] for t in doc["resources"][1]["inputs"]} == autoscaler_tags(
-        dev_spec, dev_spec.pools_by_name["gpu-dev"])
+        dev_spec, dev_spec.pools_by_name["gpu-dev"]
+    )
 
 
 def test_dev_stack_nodepools_golden(dev_spec, golden):
@@ -157,8 +203,11 @@ def test_gke_native_sharing_configs():
     spec = parse_spec(gke_data())
     np = {p.name: render_gke_node_pool(spec, p) for p in spec.node_pools}
     acc = {n: v["nodeConfig"]["guestAccelerators"][0] for n, v in np.items()}
-    assert acc["gpu-train"] == {"type": "nvidia-a100-80gb", "count": 8,
-                                "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}
+    assert acc["gpu-train"] == {
+        "type": "nvidia-a100-80gb",
+        "count": 8,
+        "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"},
+    }
     assert acc["gpu-dev"]["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4}
     assert acc["gpu-ci"]["gpuSharingConfig"] == {"gpuSharingStrategy": "MPS", "maxSharedClientsPerGpu": 8}
     assert acc["gpu-infer"]["type"] == "nvidia-tesla-a100" and acc["gpu-infer"]["count"] == 8
@@ -175,8 +224,10 @@ def test_gke_node_pool_inputs_labels_taints_scaling_locations():
     assert cfg["machineType"] == "a2-highgpu-8g"
     assert cfg["labels"]["gpu.example.com/gpu-pool"] == "gpu-infer"
     assert cfg["labels"]["nvidia.com/mig.config"] == "gpu-infer-1g5x7"
-    assert cfg["taints"] == [{"key": "gpu.example.com/gpu-pool", "value": "gpu-infer", "effect": "NO_SCHEDULE"},
-                             {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    assert cfg["taints"] == [
+        {"key": "gpu.example.com/gpu-pool", "value": "gpu-infer", "effect": "NO_SCHEDULE"},
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+    ]
     assert cfg["serviceAccount"] == "gpu-nodes@proj.iam.gserviceaccount.com"
     assert cfg["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
     assert np["autoscaling"] == {"totalMinNodeCount": 1, "totalMaxNodeCount": 3, "locationPolicy": "ANY"}
@@ -196,8 +247,9 @@ def test_gke_mig_with_replicas_time_shares_partitions():
 
 
 def test_gke_gpu_operator_stack_disables_driver_and_device_plugin():
-    data = gke_data("gpu-operator", **{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"3g.20gb": 1,
-                                                                                              "1g.5gb": 2}}}})
+    data = gke_data(
+        "gpu-operator", **{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"3g.20gb": 1, "1g.5gb": 2}}}}
+    )
     data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
     spec = parse_spec(data)
     for pool in spec.node_pools:
@@ -209,10 +261,17 @@ def test_gke_gpu_operator_stack_disables_driver_and_device_plugin():
     assert render_node_pool(spec, spec.node_pools[0])["gpuStack"] == "gpu-operator"
 
 
-@pytest.mark.parametrize(("model", "profile", "count"), [
-    ("A100-SXM4-40GB", "1g.5gb", 7), ("A100-SXM4-40GB", "2g.10gb", 3), ("A100-SXM4-40GB", "3g.20gb", 2),
-    ("A100-SXM4-40GB", "7g.40gb", 1), ("H100-80GB", "1g.10gb", 7), ("A100-SXM4-40GB", "9g.99gb", 0),
-])
+@pytest.mark.parametrize(
+    ("model", "profile", "count"),
+    [
+        ("A100-SXM4-40GB", "1g.5gb", 7),
+        ("A100-SXM4-40GB", "2g.10gb", 3),
+        ("A100-SXM4-40GB", "3g.20gb", 2),
+        ("A100-SXM4-40GB", "7g.40gb", 1),
+        ("H100-80GB", "1g.10gb", 7),
+        ("A100-SXM4-40GB", "9g.99gb", 0),
+    ],
+)
 def test_gke_partition_count_is_as_many_as_fit(model, profile, count):
     assert gke_partition_count(model, profile) == count
 

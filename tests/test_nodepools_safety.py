@@ -72,8 +72,9 @@ def test_on_demand_reservation_allows_reserved_then_on_demand(dev_data, referenc
 
 
 def test_capacity_block_is_reserved_only_and_plain_pools_are_unchanged(dev_data):
-    data = _on_karpenter(dev_data, 0, capacityType="CAPACITY_BLOCK", capacityReservationId="cr-0123",
-                         subnetIds=["subnet-a"])
+    data = _on_karpenter(
+        dev_data, 0, capacityType="CAPACITY_BLOCK", capacityReservationId="cr-0123", subnetIds=["subnet-a"]
+    )
     _on_karpenter(data, 2, capacityType="SPOT")
     _on_karpenter(data, 3)
     spec = parse_spec(data)
@@ -133,13 +134,19 @@ def test_p5_node_group_uses_one_efa_and_31_efa_only_interfaces(dev_data):
 def test_exclusive_tier_pods_are_annotated_so_no_autoscaler_drains_their_node(dev_spec):
     docs = render_admission(dev_spec)
     routed = mutate(docs, gpu_pod({TIER: "train"}), "research")
-    assert routed["metadata"]["annotations"] == KEEP_ON_NODE_ANNOTATIONS == {
-        "cluster-autoscaler.kubernetes.io/safe-to-evict": "false", "karpenter.sh/do-not-disrupt": "true"}
+    assert (
+        routed["metadata"]["annotations"]
+        == KEEP_ON_NODE_ANNOTATIONS
+        == {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false", "karpenter.sh/do-not-disrupt": "true"}
+    )
     # A pod's own choice stands, and other annotations are kept.
     pod = gpu_pod({TIER: "train"})
     pod["metadata"]["annotations"] = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true", "team": "x"}
     assert mutate(docs, pod, "research")["metadata"]["annotations"] == {
-        "cluster-autoscaler.kubernetes.io/safe-to-evict": "true", "team": "x", "karpenter.sh/do-not-disrupt": "true"}
+        "cluster-autoscaler.kubernetes.io/safe-to-evict": "true",
+        "team": "x",
+        "karpenter.sh/do-not-disrupt": "true",
+    }
     # Shared pools may be consolidated: their pods are not annotated.
     assert "annotations" not in mutate(docs, gpu_pod({TIER: "dev"}), "research")["metadata"]
 
@@ -147,24 +154,31 @@ def test_exclusive_tier_pods_are_annotated_so_no_autoscaler_drains_their_node(de
 # --- 6. what Karpenter's CRDs would reject, and sane bounds ----------------------------------------------------------
 
 
-@pytest.mark.parametrize(("version", "message"), [
-    ("v2026 latest; rm -rf", "'v2026 latest; rm -rf' is not a release of the al2023 AMI"),
-    ("20260801", "'20260801' is not a release of the al2023 AMI"),
-    ("v1.40.0", "'v1.40.0' is not a release of the al2023 AMI"),
-])
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("v2026 latest; rm -rf", "'v2026 latest; rm -rf' is not a release of the al2023 AMI"),
+        ("20260801", "'20260801' is not a release of the al2023 AMI"),
+        ("v1.40.0", "'v1.40.0' is not a release of the al2023 AMI"),
+    ],
+)
 def test_karpenter_ami_version_must_be_a_release(dev_data, version, message):
     errors = _findings(_on_karpenter(dev_data, 0, karpenter={"amiVersion": version}))
     assert any(e.startswith(f"nodePools[0].aws.karpenter.amiVersion: {message}") for e in errors), errors
 
 
 def test_karpenter_ami_alias_must_fit_the_crd(dev_data):
-    data = _on_karpenter(dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA",
-                         karpenter={"amiVersion": "v1.400000.0000000"})
+    data = _on_karpenter(
+        dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.400000.0000000"}
+    )
     assert not [e for e in _findings(data) if "amiVersion" in e]  # bottlerocket@ + 17 = 30 characters: fits
-    data = _on_karpenter(dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA",
-                         karpenter={"amiVersion": "v1.4000000.00000000"})
-    assert any("alias 'bottlerocket@v1.4000000.00000000' is 32 characters; Karpenter's EC2NodeClass allows 30" in e
-               for e in _findings(data))
+    data = _on_karpenter(
+        dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.4000000.00000000"}
+    )
+    assert any(
+        "alias 'bottlerocket@v1.4000000.00000000' is 32 characters; Karpenter's EC2NodeClass allows 30" in e
+        for e in _findings(data)
+    )
 
 
 def test_karpenter_ami_versions_that_resolve_are_accepted(dev_data):
@@ -173,13 +187,22 @@ def test_karpenter_ami_versions_that_resolve_are_accepted(dev_data):
     assert not _findings(data)
 
 
-@pytest.mark.parametrize("key", ["kubernetes.io/hostname", "karpenter.sh/nodepool", "karpenter.sh/custom",
-                                 "sub.karpenter.sh/x", "karpenter.k8s.aws/custom"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "kubernetes.io/hostname",
+        "karpenter.sh/nodepool",
+        "karpenter.sh/custom",
+        "sub.karpenter.sh/x",
+        "karpenter.k8s.aws/custom",
+    ],
+)
 def test_karpenter_restricted_label_keys_are_errors(dev_data, reference, key):
     dev_data["nodePools"][0]["labels"] = {key: "x"}
     errors = _findings(_on_karpenter(dev_data, 0))
-    assert any(e.startswith(f"nodePools[0].labels.{key}:") and "restricted in a Karpenter NodePool" in e
-               for e in errors), errors
+    assert any(
+        e.startswith(f"nodePools[0].labels.{key}:") and "restricted in a Karpenter NodePool" in e for e in errors
+    ), errors
     # ... which the CRD itself rejects.
     spec = _spec(dev_data)
     doc = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-train"])
@@ -195,8 +218,9 @@ def test_managed_node_group_may_keep_its_labels(dev_data):
 def test_zero_expiry_is_an_error_and_short_expiry_on_training_warns(dev_data):
     for value in ("0s", "0m", "0h0m"):
         errors = _findings(_on_karpenter(dev_data, 0, karpenter={"expireAfter": value}))
-        assert any(e.startswith(f"nodePools[0].aws.karpenter.expireAfter: '{value}': every node would expire") for e
-                   in errors), errors
+        assert any(
+            e.startswith(f"nodePools[0].aws.karpenter.expireAfter: '{value}': every node would expire") for e in errors
+        ), errors
     data = _on_karpenter(dev_data, 0, karpenter={"expireAfter": "1h"})
     assert not _findings(data)
     [w] = [w for w in _findings(data, "warning") if "expireAfter" in w]
@@ -208,44 +232,58 @@ def test_zero_expiry_is_an_error_and_short_expiry_on_training_warns(dev_data):
 @pytest.mark.parametrize(("index", "aws"), [(0, {}), (0, {"provisioner": "karpenter"})])
 def test_max_size_above_a_cluster_is_an_error(dev_data, index, aws):
     dev_data["nodePools"][index].update(maxSize=10**9, aws=aws)
-    assert "nodePools[0].maxSize: 1000000000 nodes; a Kubernetes cluster supports at most 5000 nodes, so " \
-           "allowed: 0..5000" in _findings(dev_data)
+    assert (
+        "nodePools[0].maxSize: 1000000000 nodes; a Kubernetes cluster supports at most 5000 nodes, so "
+        "allowed: 0..5000" in _findings(dev_data)
+    )
 
 
 def test_managed_node_group_over_the_eks_quota_warns(dev_data):
     dev_data["nodePools"][2]["maxSize"] = 600
     assert not _findings(dev_data)
-    assert any(w.startswith("nodePools[2].maxSize: 600 nodes; EKS's default quota is 450") for w in
-               _findings(dev_data, "warning"))
+    assert any(
+        w.startswith("nodePools[2].maxSize: 600 nodes; EKS's default quota is 450")
+        for w in _findings(dev_data, "warning")
+    )
 
 
 def test_gke_pool_over_1000_nodes_per_zone_is_an_error():
     data = gke_data()
     data["nodePools"][0]["maxSize"] = 1500
     data["nodePools"][0].setdefault("gcp", {})["zones"] = ["us-central1-a"]
-    assert any(e.startswith("nodePools[0].maxSize: 1500 nodes over 1 zone(s); GKE allows at most 1000") for e in
-               _findings(data))
+    assert any(
+        e.startswith("nodePools[0].maxSize: 1500 nodes over 1 zone(s); GKE allows at most 1000")
+        for e in _findings(data)
+    )
 
 
 # --- 7. release fields reach Helm as they are -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("imageTag", "$(whoami)", "clusterAutoscaler.imageTag: '$(whoami)' is not an image tag"),
-    ("imageTag", "-v1", "clusterAutoscaler.imageTag: '-v1' is not an image tag"),
-    ("namespace", "Kube_System!", "clusterAutoscaler.namespace: 'Kube_System!' is not a namespace name"),
-    ("version", "latest; rm", "clusterAutoscaler.version: 'latest; rm' is not a chart version"),
-    ("roleArn", "ca-role", "clusterAutoscaler.roleArn: 'ca-role' is not an IAM role ARN"),
-    ("roleArn", "arn:aws:iam::1:role/ca", "clusterAutoscaler.roleArn: 'arn:aws:iam::1:role/ca' is not an IAM role"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("imageTag", "$(whoami)", "clusterAutoscaler.imageTag: '$(whoami)' is not an image tag"),
+        ("imageTag", "-v1", "clusterAutoscaler.imageTag: '-v1' is not an image tag"),
+        ("namespace", "Kube_System!", "clusterAutoscaler.namespace: 'Kube_System!' is not a namespace name"),
+        ("version", "latest; rm", "clusterAutoscaler.version: 'latest; rm' is not a chart version"),
+        ("roleArn", "ca-role", "clusterAutoscaler.roleArn: 'ca-role' is not an IAM role ARN"),
+        ("roleArn", "arn:aws:iam::1:role/ca", "clusterAutoscaler.roleArn: 'arn:aws:iam::1:role/ca' is not an IAM role"),
+    ],
+)
 def test_cluster_autoscaler_fields_are_checked(dev_data, field, value, message):
     dev_data["clusterAutoscaler"] = {"enabled": True, field: value}
     assert any(e.startswith(message) for e in _findings(dev_data)), _findings(dev_data)
 
 
 def test_good_cluster_autoscaler_fields_pass(dev_data):
-    dev_data["clusterAutoscaler"] = {"enabled": True, "imageTag": "v1.33.6", "namespace": "autoscaler",
-                                     "version": "9.59.0", "roleArn": "arn:aws-us-gov:iam::111122223333:role/ca/x"}
+    dev_data["clusterAutoscaler"] = {
+        "enabled": True,
+        "imageTag": "v1.33.6",
+        "namespace": "autoscaler",
+        "version": "9.59.0",
+        "roleArn": "arn:aws-us-gov:iam::111122223333:role/ca/x",
+    }
     assert not _findings(dev_data)
 
 
@@ -278,44 +316,64 @@ def test_karpenter_pool_costs_nothing_at_min_size(dev_data):
 def test_karpenter_placement_group_pool_pins_its_zone(dev_data, reference):
     spec = parse_spec(_on_karpenter(dev_data, 0, zone="us-east-1a"))
     doc = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-train"])
-    assert {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a"]} in \
-        doc["spec"]["template"]["spec"]["requirements"]
+    assert {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a"]} in doc["spec"][
+        "template"
+    ]["spec"]["requirements"]
     assert validate_custom_resource(reference("crds", "karpenter", KARPENTER_CRDS["NodePool"]), doc)["skipped"] == []
 
 
 def test_karpenter_placement_group_over_several_subnets_without_a_zone_warns(dev_data):
     warnings = _findings(_on_karpenter(dev_data, 0), "warning")
-    assert any(w.startswith("nodePools[0].aws.zone: unset on pool 'gpu-train', whose cluster placement group") for w
-               in warnings)
-    assert not [w for w in _findings(_on_karpenter(dev_data, 0, subnetIds=["subnet-a"]), "warning")
-                if w.startswith("nodePools[0].aws.zone")]
+    assert any(
+        w.startswith("nodePools[0].aws.zone: unset on pool 'gpu-train', whose cluster placement group")
+        for w in warnings
+    )
+    assert not [
+        w
+        for w in _findings(_on_karpenter(dev_data, 0, subnetIds=["subnet-a"]), "warning")
+        if w.startswith("nodePools[0].aws.zone")
+    ]
 
 
 @pytest.mark.parametrize("zone", ["us-west-2a", "us-east-1", "us-east-1a; x"])
 def test_zone_must_be_in_the_region(dev_data, zone):
-    assert any(e.startswith(f"nodePools[0].aws.zone: {zone!r} is not an availability zone of region 'us-east-1'")
-               for e in _findings(_on_karpenter(dev_data, 0, zone=zone)))
+    assert any(
+        e.startswith(f"nodePools[0].aws.zone: {zone!r} is not an availability zone of region 'us-east-1'")
+        for e in _findings(_on_karpenter(dev_data, 0, zone=zone))
+    )
     assert not _findings(_on_karpenter(dev_data, 0, zone="us-east-1-bos-1a"))
 
 
 def test_zone_on_a_managed_node_group_is_an_error(dev_data):
     dev_data["nodePools"][0]["aws"] = {"zone": "us-east-1a"}
-    assert any(e.startswith("nodePools[0].aws.zone: set, but aws.provisioner is managed-node-group") for e in
-               _findings(dev_data))
+    assert any(
+        e.startswith("nodePools[0].aws.zone: set, but aws.provisioner is managed-node-group")
+        for e in _findings(dev_data)
+    )
 
 
 def test_custom_instance_type_declares_its_efa_interfaces(dev_data):
-    dev_data["catalog"] = {"instanceTypes": [
-        {"name": "p6-b200.48xlarge", "gpuModel": "H100-80GB", "gpuCount": 8, "hourlyPrice": 100, "efaInterfaces": 8},
-        {"name": "p9.fake", "gpuModel": "H100-80GB", "gpuCount": 8, "hourlyPrice": 100}]}
-    dev_data["nodePools"][0].update(instanceType="p6-b200.48xlarge", aws={"subnetIds": ["subnet-a"], "efa": True,
-                                                                          "placementGroup": True})
+    dev_data["catalog"] = {
+        "instanceTypes": [
+            {
+                "name": "p6-b200.48xlarge",
+                "gpuModel": "H100-80GB",
+                "gpuCount": 8,
+                "hourlyPrice": 100,
+                "efaInterfaces": 8,
+            },
+            {"name": "p9.fake", "gpuModel": "H100-80GB", "gpuCount": 8, "hourlyPrice": 100},
+        ]
+    }
+    dev_data["nodePools"][0].update(
+        instanceType="p6-b200.48xlarge", aws={"subnetIds": ["subnet-a"], "efa": True, "placementGroup": True}
+    )
     spec = parse_spec(json.loads(json.dumps(dev_data)))
     pool = spec.pools_by_name["gpu-train"]
     assert efa_count(spec, pool) == 8 and uses_efa(spec, pool)
     assert len(render_eks_launch_template(spec, pool)["networkInterfaces"]) == 8
     assert autoscaler_tags(spec, pool)["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "8"
     dev_data["nodePools"][0]["instanceType"] = "p9.fake"  # no efaInterfaces: no EFA
-    assert any(e.startswith("nodePools[0].aws.efa: true, but 'p9.fake' has no EFA interface") for e in
-               _findings(dev_data))
-
+    assert any(
+        e.startswith("nodePools[0].aws.efa: true, but 'p9.fake' has no EFA interface") for e in _findings(dev_data)
+    )

@@ -59,10 +59,15 @@ def test_exclusive_p4de_pool_gets_one_efa_per_network_card(dev_data):
     lt = render_eks_launch_template(spec, pool)
     nics = lt["networkInterfaces"]
     assert [(n["networkCardIndex"], n["deviceIndex"], n["interfaceType"]) for n in nics] == [
-        (0, 0, "efa"), (1, 1, "efa-only"), (2, 1, "efa-only"), (3, 1, "efa-only")]
+        (0, 0, "efa"),
+        (1, 1, "efa-only"),
+        (2, 1, "efa-only"),
+        (3, 1, "efa-only"),
+    ]
     # EKS stops adding the cluster security group once the template names groups: both are on every interface.
-    assert all(n["securityGroups"] == ["${cluster.vpcConfig.clusterSecurityGroupId}", "${efaSecurityGroup.id}"]
-               for n in nics)
+    assert all(
+        n["securityGroups"] == ["${cluster.vpcConfig.clusterSecurityGroupId}", "${efaSecurityGroup.id}"] for n in nics
+    )
     assert all("subnetId" not in n for n in nics)  # EKS forbids a subnet in the launch template
     assert lt["placement"] == {"groupName": "ml-dev-gpu-train"}
 
@@ -80,8 +85,9 @@ def test_dev_pool_over_two_subnets_gets_efa_but_no_placement_group(dev_spec):
     lt = render_eks_launch_template(dev_spec, pool)
     assert len(lt["networkInterfaces"]) == 4 and "placement" not in lt
     [info] = [f for f in check_spec(dev_spec) if f.path == "nodePools[0].aws.subnetIds"]
-    assert info.severity == "info" and "gets no cluster placement group because its subnets may span zones" in \
-        info.message
+    assert (
+        info.severity == "info" and "gets no cluster placement group because its subnets may span zones" in info.message
+    )
 
 
 def test_efa_opt_in_and_placement_opt_out(dev_data):
@@ -97,8 +103,11 @@ def test_efa_opt_in_and_placement_opt_out(dev_data):
 
 def test_capacity_block_pool_gets_efa_but_no_placement_group(dev_data):
     # A Capacity Block's instances are already placed together; a reservation serves only its own placement group.
-    dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"], "capacityType": "CAPACITY_BLOCK",
-                                       "capacityReservationId": "cr-0123"}
+    dev_data["nodePools"][0]["aws"] = {
+        "subnetIds": ["subnet-a"],
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservationId": "cr-0123",
+    }
     spec = parse_spec(dev_data)
     lt = render_eks_launch_template(spec, spec.node_pools[0])
     assert len(lt["networkInterfaces"]) == 4 and "placement" not in lt
@@ -116,8 +125,11 @@ def test_efa_pool_synth_document_lists_security_group_and_placement_group(dev_da
     spec = _one_zone(dev_data)
     doc = render_node_pool(spec, spec.pools_by_name["gpu-train"])
     roles = {r["role"]: r for r in doc["resources"]}
-    assert roles["pg"]["inputs"] == {"name": "ml-dev-gpu-train", "strategy": "cluster",
-                                     "tags": {"gpu-platform/cluster": "ml-dev", "gpu-platform/pool": "gpu-train"}}
+    assert roles["pg"]["inputs"] == {
+        "name": "ml-dev-gpu-train",
+        "strategy": "cluster",
+        "tags": {"gpu-platform/cluster": "ml-dev", "gpu-platform/pool": "gpu-train"},
+    }
     sg = roles["efa-sg"]["inputs"]
     rule = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
     assert [{k: r[k] for k in rule} for r in sg["ingress"]] == [rule]
@@ -135,15 +147,25 @@ def test_efa_nodes_are_labelled_and_advertise_efa_to_the_autoscaler(dev_spec):
 def test_efa_on_a_type_without_efa_is_an_error(dev_data):
     dev_data["nodePools"][2].update(instanceType="g5.xlarge", aws={"efa": True})
     errors = _findings(PlatformSpec.model_validate(dev_data))
-    assert any(e.startswith("nodePools[2].aws.efa: true, but 'g5.xlarge' has no EFA interface; allowed: false, or an "
-                            "EFA-capable type (") and "p4d.24xlarge" in e for e in errors), errors
+    assert any(
+        e.startswith(
+            "nodePools[2].aws.efa: true, but 'g5.xlarge' has no EFA interface; allowed: false, or an EFA-capable type ("
+        )
+        and "p4d.24xlarge" in e
+        for e in errors
+    ), errors
 
 
 def test_placement_group_forced_across_subnets_warns(dev_data):
     dev_data["nodePools"][0]["aws"] = {"placementGroup": True}
     warnings = _findings(parse_spec(dev_data), "warning")
-    assert any(w.startswith("nodePools[0].aws.subnetIds: ['subnet-a', 'subnet-b']: a cluster placement group lives "
-                            "in one availability zone") for w in warnings)
+    assert any(
+        w.startswith(
+            "nodePools[0].aws.subnetIds: ['subnet-a', 'subnet-b']: a cluster placement group lives "
+            "in one availability zone"
+        )
+        for w in warnings
+    )
     dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"]}
     assert not any(w.startswith("nodePools[0].aws.subnetIds") for w in _findings(parse_spec(dev_data), "warning"))
 
@@ -151,10 +173,15 @@ def test_placement_group_forced_across_subnets_warns(dev_data):
 def test_efa_device_plugin_release_tolerates_the_efa_pools(dev_spec):
     rel = render_efa_device_plugin_release(dev_spec)
     assert (rel["chart"], rel["version"], rel["repository"]) == (
-        "aws-efa-k8s-device-plugin", "v0.5.30", "https://aws.github.io/eks-charts")
+        "aws-efa-k8s-device-plugin",
+        "v0.5.30",
+        "https://aws.github.io/eks-charts",
+    )
     assert rel["values"]["nodeSelector"] == {"gpu.example.com/efa": "true"}
     assert {(t["key"], t["operator"], t["effect"]) for t in rel["values"]["tolerations"]} == {
-        ("gpu.example.com/gpu-pool", "Exists", "NoSchedule"), ("nvidia.com/gpu", "Exists", "NoSchedule")}
+        ("gpu.example.com/gpu-pool", "Exists", "NoSchedule"),
+        ("nvidia.com/gpu", "Exists", "NoSchedule"),
+    }
 
 
 def test_no_efa_pool_no_device_plugin(dev_data):
@@ -165,8 +192,15 @@ def test_no_efa_pool_no_device_plugin(dev_data):
 # --- accelerator label ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("pool", "value"), [("gpu-train", "nvidia-a100-sxm4-80gb"), ("gpu-dev", "nvidia-a100-sxm4-40gb"),
-                                             ("gpu-ci", "nvidia-a100-sxm4-40gb"), ("gpu-infer", None)])
+@pytest.mark.parametrize(
+    ("pool", "value"),
+    [
+        ("gpu-train", "nvidia-a100-sxm4-80gb"),
+        ("gpu-dev", "nvidia-a100-sxm4-40gb"),
+        ("gpu-ci", "nvidia-a100-sxm4-40gb"),
+        ("gpu-infer", None),
+    ],
+)
 def test_accelerator_label_on_gpu_pools_except_mig(dev_spec, pool, value):
     labels = render_eks_node_group(dev_spec, dev_spec.pools_by_name[pool])["labels"]
     # MIG nodes (mixed strategy) advertise no nvidia.com/gpu: with the label the autoscaler would hold them unready.
@@ -182,22 +216,30 @@ def test_karpenter_node_pool_carries_the_contract(dev_data):
     spec = _karpenter(dev_data)
     np = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-dev"])
     tmpl = np["spec"]["template"]
-    assert tmpl["metadata"]["labels"] == {"k8s.amazonaws.com/accelerator": "nvidia-a100-sxm4-40gb",
-                                          "gpu.example.com/gpu-pool": "gpu-dev",
-                                          "nvidia.com/device-plugin.config": "gpu-dev"}
-    assert tmpl["spec"]["taints"] == [{"key": "gpu.example.com/gpu-pool", "value": "gpu-dev", "effect": "NoSchedule"},
-                                      {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    assert tmpl["metadata"]["labels"] == {
+        "k8s.amazonaws.com/accelerator": "nvidia-a100-sxm4-40gb",
+        "gpu.example.com/gpu-pool": "gpu-dev",
+        "nvidia.com/device-plugin.config": "gpu-dev",
+    }
+    assert tmpl["spec"]["taints"] == [
+        {"key": "gpu.example.com/gpu-pool", "value": "gpu-dev", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+    ]
     assert tmpl["spec"]["requirements"] == [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    ]
     assert tmpl["spec"]["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu-dev"}
 
 
 def test_karpenter_disruption_never_consolidates_a_running_training_node(dev_data):
     spec = _karpenter(dev_data)
     train = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-train"])["spec"]
-    assert train["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m",
-                                   "budgets": [{"nodes": "0", "reasons": ["Drifted"]}, {"nodes": "10%"}]}
+    assert train["disruption"] == {
+        "consolidationPolicy": "WhenEmpty",
+        "consolidateAfter": "10m",
+        "budgets": [{"nodes": "0", "reasons": ["Drifted"]}, {"nodes": "10%"}],
+    }
     assert train["template"]["spec"]["expireAfter"] == "Never"
     assert train["limits"] == {"nodes": "16", "nvidia.com/gpu": "128"}
     dev = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-dev"])["spec"]
@@ -213,8 +255,10 @@ def test_ec2_node_class_hardening_efa_and_placement(dev_data):
     assert nc["role"] == "gpu-nodes"
     assert nc["amiSelectorTerms"] == [{"alias": "al2023@latest"}]
     assert nc["subnetSelectorTerms"] == [{"id": "subnet-a"}, {"id": "subnet-b"}]
-    assert nc["securityGroupSelectorTerms"] == [{"tags": {"aws:eks:cluster-name": "ml-dev"}},
-                                                {"tags": {"gpu-platform/efa": "ml-dev/gpu-train"}}]
+    assert nc["securityGroupSelectorTerms"] == [
+        {"tags": {"aws:eks:cluster-name": "ml-dev"}},
+        {"tags": {"gpu-platform/efa": "ml-dev/gpu-train"}},
+    ]
     assert nc["metadataOptions"]["httpTokens"] == "required" and nc["metadataOptions"]["httpPutResponseHopLimit"] == 1
     assert all(m["ebs"]["encrypted"] is True for m in nc["blockDeviceMappings"])
     assert nc["networkInterfaces"][0] == {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
@@ -225,9 +269,16 @@ def test_ec2_node_class_hardening_efa_and_placement(dev_data):
 
 
 def test_karpenter_capacity_block_and_bottlerocket(dev_data):
-    spec = _karpenter(dev_data, first_only={"amiType": "BOTTLEROCKET_x86_64_NVIDIA", "subnetIds": ["subnet-a"],
-                                            "karpenter": {"amiVersion": "v1.40.0"}},
-                      capacityType="CAPACITY_BLOCK", capacityReservationId="cr-0123")
+    spec = _karpenter(
+        dev_data,
+        first_only={
+            "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
+            "subnetIds": ["subnet-a"],
+            "karpenter": {"amiVersion": "v1.40.0"},
+        },
+        capacityType="CAPACITY_BLOCK",
+        capacityReservationId="cr-0123",
+    )
     pool = spec.pools_by_name["gpu-train"]
     np, nc = render_karpenter_node_pool(spec, pool), render_ec2_node_class(spec, pool)["spec"]
     assert np["spec"]["template"]["spec"]["requirements"][1]["values"] == ["reserved"]
@@ -240,9 +291,14 @@ def test_karpenter_capacity_block_and_bottlerocket(dev_data):
 def _karpenter_variants(dev_data) -> list:
     out = []
     bottlerocket = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}  # exclusive pools only
-    for first, aws in (({}, {}), (bottlerocket, {"capacityType": "SPOT", "kmsKeyId": "arn:aws:kms:k"}),
-                       ({"subnetIds": ["subnet-a"]}, {"capacityType": "CAPACITY_BLOCK",
-                                                      "capacityReservationId": "cr-0123", "efa": True})):
+    for first, aws in (
+        ({}, {}),
+        (bottlerocket, {"capacityType": "SPOT", "kmsKeyId": "arn:aws:kms:k"}),
+        (
+            {"subnetIds": ["subnet-a"]},
+            {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0123", "efa": True},
+        ),
+    ):
         out.append(_karpenter(json.loads(json.dumps(dev_data)), first, **aws))
     data = json.loads(json.dumps(dev_data))
     data["nodePools"][0]["instanceType"] = "p5.48xlarge"
@@ -279,15 +335,19 @@ def test_karpenter_crd_check_catches_a_restricted_label_and_a_bad_interface(refe
 
 def test_karpenter_duration_is_checked(dev_data):
     spec = _karpenter(dev_data, validate=False, karpenter={"expireAfter": "30d"})
-    assert "nodePools[0].aws.karpenter.expireAfter: '30d' is not a Karpenter duration; allowed: e.g. 30s, 10m, " \
-           "1h30m, or Never" in _findings(spec)
+    assert (
+        "nodePools[0].aws.karpenter.expireAfter: '30d' is not a Karpenter duration; allowed: e.g. 30s, 10m, "
+        "1h30m, or Never" in _findings(spec)
+    )
 
 
 def test_karpenter_pool_min_size_warns(dev_data):
     dev_data["nodePools"][2]["minSize"] = 1
     spec = _karpenter(dev_data)
-    assert any(w.startswith("nodePools[2].minSize: 1 on a Karpenter pool: Karpenter keeps no minimum")
-               for w in _findings(spec, "warning"))
+    assert any(
+        w.startswith("nodePools[2].minSize: 1 on a Karpenter pool: Karpenter keeps no minimum")
+        for w in _findings(spec, "warning")
+    )
 
 
 def test_karpenter_synth_document(dev_data):
@@ -312,7 +372,9 @@ def test_autoscaler_release_values(dev_data):
     assert v["autoDiscovery"] == {"clusterName": "ml-dev"} and v["awsRegion"] == "us-east-1"
     assert v["extraArgs"] == {"expander": "least-waste", "balance-similar-node-groups": True}
     assert v["image"] == {"tag": "v1.33.6"}  # the cluster's minor, not the chart's v1.35.0
-    assert v["rbac"]["serviceAccount"]["annotations"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/ca"}
+    assert v["rbac"]["serviceAccount"]["annotations"] == {
+        "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/ca"
+    }
 
 
 def test_priority_expander_prefers_the_cheapest_pool(dev_data):
@@ -333,8 +395,10 @@ def test_priority_expander_prefers_the_cheapest_pool(dev_data):
 
 def test_autoscaler_unknown_kubernetes_minor_is_an_error(dev_data):
     dev_data.update(kubernetesVersion="1.29", clusterAutoscaler={"enabled": True})
-    assert any(e.startswith("clusterAutoscaler.imageTag: no default image for Kubernetes 1.29")
-               for e in _findings(PlatformSpec.model_validate(dev_data)))
+    assert any(
+        e.startswith("clusterAutoscaler.imageTag: no default image for Kubernetes 1.29")
+        for e in _findings(PlatformSpec.model_validate(dev_data))
+    )
     dev_data["clusterAutoscaler"]["imageTag"] = "v1.29.6"
     assert render_cluster_autoscaler_release(parse_spec(dev_data))["values"]["image"] == {"tag": "v1.29.6"}
 
@@ -376,10 +440,19 @@ FREE_FORM = {
 
 
 @pytest.mark.conformance
-@pytest.mark.parametrize(("chart", "file"), [("cluster-autoscaler", "cluster-autoscaler-values-9.59.0.yaml"),
-                                             ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin-values-v0.5.30.yaml")])
+@pytest.mark.parametrize(
+    ("chart", "file"),
+    [
+        ("cluster-autoscaler", "cluster-autoscaler-values-9.59.0.yaml"),
+        ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin-values-v0.5.30.yaml"),
+    ],
+)
 def test_helm_values_keys_exist_upstream(chart, file, reference, dev_data):
-    dev_data["clusterAutoscaler"] = {"enabled": True, "expander": "priority", "roleArn": "arn:aws:iam::111122223333:role/ca"}
+    dev_data["clusterAutoscaler"] = {
+        "enabled": True,
+        "expander": "priority",
+        "roleArn": "arn:aws:iam::111122223333:role/ca",
+    }
     release = next(r for r in render_node_addons(parse_spec(dev_data)).releases if r["chart"] == chart)
     upstream = yaml.safe_load(reference("upstream", file).read_text())
     unknown = [p for p in _values_paths(release["values"]) if not _known(upstream, p, FREE_FORM[chart])]
@@ -408,15 +481,20 @@ def test_gke_exclusive_a2_pool_in_one_zone_gets_compact_placement():
 def test_gke_compact_placement_across_zones_is_an_error():
     spec = PlatformSpec.model_validate(gke_data(**{"gpu-dev": {"gcp": {"compactPlacement": True}}}))
     errors = _findings(spec)
-    assert "nodePools[1].gcp.compactPlacement: true with zones ['us-central1-a', 'us-central1-c']; a compact " \
-           "placement pool lives in one zone: set gcp.zones to one zone, or compactPlacement: false" in errors
+    assert (
+        "nodePools[1].gcp.compactPlacement: true with zones ['us-central1-a', 'us-central1-c']; a compact "
+        "placement pool lives in one zone: set gcp.zones to one zone, or compactPlacement: false" in errors
+    )
 
 
 def test_gke_operator_stack_renders_googles_driver_installer():
     spec = parse_spec(gke_data("gpu-operator"))
     (ds,) = render_node_addons(spec).documents
     assert (ds["kind"], ds["metadata"]["namespace"], ds["metadata"]["name"]) == (
-        "DaemonSet", "kube-system", "nvidia-driver-installer")
+        "DaemonSet",
+        "kube-system",
+        "nvidia-driver-installer",
+    )
     pod = ds["spec"]["template"]["spec"]
     assert pod["tolerations"] == [{"operator": "Exists"}]  # reaches the pools' tainted nodes
     exprs = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
@@ -434,7 +512,9 @@ def test_gke_native_stack_needs_no_installer_and_opt_out_warns():
     data["gcp"]["driverInstaller"] = False
     spec = parse_spec(data)
     assert not render_node_addons(spec).documents
-    assert any(w.startswith("gcp.driverInstaller: false with gpuStack gpu-operator") for w in _findings(spec, "warning"))
+    assert any(
+        w.startswith("gcp.driverInstaller: false with gpuStack gpu-operator") for w in _findings(spec, "warning")
+    )
 
 
 @pytest.mark.conformance

@@ -33,16 +33,19 @@ def _findings(dev_data, **thresholds):
     return [(f.path, f.severity, f.message) for f in check_observability(spec)]
 
 
-@pytest.mark.parametrize(("field", "value", "words"), [
-    ("xidHardwareWindow", "1 hour", "not a Prometheus duration"),
-    ("xidHardwareWindow", "30m1h", "not a Prometheus duration"),
-    ("xidRemediationFor", "2h", "must be shorter than xidHardwareWindow"),
-    ("xidApplicationWindow", "0s", "is zero"),
-    ("xidHardwareWindow", "99999999999999999999y", "longer than 7d"),
-    ("xidApplicationWindow", "1ms", "shorter than 1s"),
-    ("strandedFor", "", "not a Prometheus duration"),
-    ("temperatureFor", "8d", "longer than 7d"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("xidHardwareWindow", "1 hour", "not a Prometheus duration"),
+        ("xidHardwareWindow", "30m1h", "not a Prometheus duration"),
+        ("xidRemediationFor", "2h", "must be shorter than xidHardwareWindow"),
+        ("xidApplicationWindow", "0s", "is zero"),
+        ("xidHardwareWindow", "99999999999999999999y", "longer than 7d"),
+        ("xidApplicationWindow", "1ms", "shorter than 1s"),
+        ("strandedFor", "", "not a Prometheus duration"),
+        ("temperatureFor", "8d", "longer than 7d"),
+    ],
+)
 def test_validate_rejects_bad_durations_naming_the_field(tmp_path, dev_data, field, value, words):
     dev_data["monitoring"]["thresholds"] = {field: value}
     code, out = _validate(tmp_path, dev_data)
@@ -50,12 +53,21 @@ def test_validate_rejects_bad_durations_naming_the_field(tmp_path, dev_data, fie
     assert f"monitoring.thresholds.{field}" in out and words in out
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("temperatureCelsius", math.nan), ("temperatureCelsius", math.inf), ("temperatureCelsius", -300),
-    ("temperatureCelsius", 1234567), ("starvedQueueDepth", math.inf), ("starvedQueueDepth", math.nan),
-    ("pendingWorkloads", 10**23), ("xidHardwareCodes", []), ("xidHardwareCodes", [79, 79]),
-    ("xidHardwareCodes", [10**26]),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("temperatureCelsius", math.nan),
+        ("temperatureCelsius", math.inf),
+        ("temperatureCelsius", -300),
+        ("temperatureCelsius", 1234567),
+        ("starvedQueueDepth", math.inf),
+        ("starvedQueueDepth", math.nan),
+        ("pendingWorkloads", 10**23),
+        ("xidHardwareCodes", []),
+        ("xidHardwareCodes", [79, 79]),
+        ("xidHardwareCodes", [10**26]),
+    ],
+)
 def test_validate_rejects_absurd_thresholds(tmp_path, dev_data, field, value):
     dev_data["monitoring"]["thresholds"] = {field: value}
     code, out = _validate(tmp_path, dev_data)
@@ -83,14 +95,34 @@ def test_defaults_and_examples_pass(dev_data):
     assert _findings(dev_data) == []
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90s", 90), ("1h30m", 5400), ("2w", 1209600), ("500ms", 0.5),
-                                               ("1y", 31536000), ("1h 30m", None), ("-5m", None), ("5", None)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90s", 90),
+        ("1h30m", 5400),
+        ("2w", 1209600),
+        ("500ms", 0.5),
+        ("1y", 31536000),
+        ("1h 30m", None),
+        ("-5m", None),
+        ("5", None),
+    ],
+)
 def test_duration_grammar(text, seconds):
     assert duration_seconds(text) == seconds
 
 
-@pytest.mark.parametrize(("x", "text"), [(1234567, "1234567"), (1234567.5, "1234567.5"), (0.1, "0.1"),
-                                         (85, "85"), (123456.5, "123456.5"), (1e-7, "0.0000001")])
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [
+        (1234567, "1234567"),
+        (1234567.5, "1234567.5"),
+        (0.1, "0.1"),
+        (85, "85"),
+        (123456.5, "123456.5"),
+        (1e-7, "0.0000001"),
+    ],
+)
 def test_numbers_are_rendered_exactly(x, text):
     assert exact_number(x) == text
 
@@ -105,8 +137,12 @@ def test_thresholds_reach_promql_exactly(dev_data):
 def test_boundary_durations_pass_promtool(tmp_path, dev_data):
     """The shortest and longest durations validation accepts are durations promtool accepts."""
     promtool = promtool_path()
-    dev_data["monitoring"]["thresholds"] = {"xidApplicationWindow": "1s", "xidHardwareWindow": "7d",
-                                            "xidRemediationFor": "6d23h", "strandedFor": "1s"}
+    dev_data["monitoring"]["thresholds"] = {
+        "xidApplicationWindow": "1s",
+        "xidHardwareWindow": "7d",
+        "xidRemediationFor": "6d23h",
+        "strandedFor": "1s",
+    }
     spec = parse_spec(dev_data)
     assert [f for f in check_observability(spec) if f.severity == "error"] == []
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(spec)}))

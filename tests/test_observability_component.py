@@ -41,8 +41,10 @@ def test_inputs_are_the_rendered_documents(pulumi_mocks, dev_spec):
     assert len(rule.inputs["spec"]["groups"][2]["rules"]) == len(docs.rule["spec"]["groups"][2]["rules"])
     oc = rec.named("obs-opencost").inputs
     assert oc["version"] == "2.5.17" and oc["namespace"] == "opencost"
-    assert oc["values"]["opencost"]["customPricing"]["costModel"]["GPU"] == \
-        docs.opencost["values"]["opencost"]["customPricing"]["costModel"]["GPU"]
+    assert (
+        oc["values"]["opencost"]["customPricing"]["costModel"]["GPU"]
+        == docs.opencost["values"]["opencost"]["customPricing"]["costModel"]["GPU"]
+    )
     prom = rec.named("obs-kube-prometheus-stack").inputs
     assert prom["chart"] == "kube-prometheus-stack" and prom["version"] == "88.5.3"
     dash = rec.named("obs-configmap-monitoring-gpu-platform-dashboard").inputs

@@ -48,8 +48,10 @@ def _crd_schema(reference, name: str) -> dict[str, Any]:
 def _python_patterns(node: Any) -> Any:
     """Go's RE2 accepts `^(?i)...`; Python wants inline flags first: `(?i)^...` means the same."""
     if isinstance(node, dict):
-        return {k: (v.replace("^(?i)", "(?i)^") if k == "pattern" and isinstance(v, str) else _python_patterns(v))
-                for k, v in node.items()}
+        return {
+            k: (v.replace("^(?i)", "(?i)^") if k == "pattern" and isinstance(v, str) else _python_patterns(v))
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [_python_patterns(v) for v in node]
     return node
@@ -113,7 +115,8 @@ def test_kube_prometheus_stack_values_keys_exist_upstream(any_spec, reference):
 def test_key_check_catches_a_misspelt_key(reference):
     upstream = yaml.safe_load(reference("upstream", "opencost-values-2.5.17.yaml").read_text())
     assert _check_keys({"opencost": {"customPricing": {"enabeld": True}}}, upstream) == [
-        "opencost.customPricing.enabeld"]
+        "opencost.customPricing.enabeld"
+    ]
 
 
 def test_selectors_open_for_the_gpu_operator_service_monitor(dev_spec, reference):
@@ -126,8 +129,9 @@ def test_selectors_open_for_the_gpu_operator_service_monitor(dev_spec, reference
 
 
 def test_existing_prometheus_wiring(dev_data):
-    dev_data["monitoring"] = {"prometheus": {"install": False, "url": "http://prom.obs.svc:9090",
-                                             "ruleLabels": {"prometheus": "main"}}}
+    dev_data["monitoring"] = {
+        "prometheus": {"install": False, "url": "http://prom.obs.svc:9090", "ruleLabels": {"prometheus": "main"}}
+    }
     spec = parse_spec(dev_data)
     from gpu_platform.observability.render import render_observability
 

@@ -46,8 +46,10 @@ def _rules(spec) -> list[dict]:
 
 
 def test_parser_finds_labels_in_every_position():
-    expr = ('max by (gpu) (label_replace(x{xid=~"4|8",a!=""} * on (node) group_left (l) y, '
-            '"node", "$1", "hostname", "(.+)")) > 0')
+    expr = (
+        'max by (gpu) (label_replace(x{xid=~"4|8",a!=""} * on (node) group_left (l) y, '
+        '"node", "$1", "hostname", "(.+)")) > 0'
+    )
     assert used_labels(expr) == {"hostname", "gpu", "xid", "a", "node", "l"}
     assert created_labels([{"alert": "A", "expr": expr}]) == {"node"}
 

@@ -137,10 +137,21 @@ def test_gke_does_not_take_the_keyless_gcp_path():
 
 def test_container_env_mirrors_the_chart_template():
     assert opencost_container_env({"opencost": {"customPricing": {"enabled": False}}}) == {}
-    env = opencost_container_env({"opencost": {"customPricing": {"enabled": True}, "exporter": {
-        "cloudProviderApiKey": "k", "extraEnv": {"A": True, "B": 2}}}})
-    assert env == {"CLOUD_PROVIDER_API_KEY": "<secret>", "CONFIG_PATH": "/tmp/custom-config",
-                   "PRICING_CONFIGMAP_NAME": "custom-pricing-model", "A": "true", "B": "2"}
+    env = opencost_container_env(
+        {
+            "opencost": {
+                "customPricing": {"enabled": True},
+                "exporter": {"cloudProviderApiKey": "k", "extraEnv": {"A": True, "B": 2}},
+            }
+        }
+    )
+    assert env == {
+        "CLOUD_PROVIDER_API_KEY": "<secret>",
+        "CONFIG_PATH": "/tmp/custom-config",
+        "PRICING_CONFIGMAP_NAME": "custom-pricing-model",
+        "A": "true",
+        "B": "2",
+    }
 
 
 def test_every_sharing_mode_on_the_1000_gpu_fleet_is_priced_exactly():
@@ -168,10 +179,21 @@ def test_cpu_and_ram_prices_and_gpu_override(dev_data):
 
 
 def test_custom_instance_type_shape(dev_data):
-    dev_data["catalog"] = {"instanceTypes": [{"name": "p9.big", "gpuModel": "A100-SXM4-80GB", "gpuCount": 8,
-                                              "hourlyPrice": 40.0, "vcpus": 100, "memoryGib": 1000}]}
-    dev_data["nodePools"] = [{"name": "gpu-train", "instanceType": "p9.big", "sharing": {"mode": "exclusive"},
-                              "maxSize": 2}]
+    dev_data["catalog"] = {
+        "instanceTypes": [
+            {
+                "name": "p9.big",
+                "gpuModel": "A100-SXM4-80GB",
+                "gpuCount": 8,
+                "hourlyPrice": 40.0,
+                "vcpus": 100,
+                "memoryGib": 1000,
+            }
+        ]
+    }
+    dev_data["nodePools"] = [
+        {"name": "gpu-train", "instanceType": "p9.big", "sharing": {"mode": "exclusive"}, "maxSize": 2}
+    ]
     dev_data["tiers"] = [{"name": "train", "pool": "gpu-train", "priority": 1}]
     dev_data["teams"] = [{"name": "research", "namespaces": ["research"], "quotas": {"train": 16}}]
     spec = parse_spec(dev_data)
@@ -204,8 +226,12 @@ def test_mig_slices_are_priced_by_the_recording_rules(dev_spec):
     """The platform's rate series price every MIG slice the dev stack's tiers use (OpenCost prices none)."""
     from gpu_platform.observability.rules import rule_groups
 
-    rates = {r["labels"]["resource"]: float(r["expr"][len("vector("):-1])
-             for g in rule_groups(dev_spec) for r in g["rules"] if r.get("record") == "gpu_class_hourly_rate"}
+    rates = {
+        r["labels"]["resource"]: float(r["expr"][len("vector(") : -1])
+        for g in rule_groups(dev_spec)
+        for r in g["rules"]
+        if r.get("record") == "gpu_class_hourly_rate"
+    }
     assert rates["nvidia_com_mig_3g_40gb"] > 0 and rates["nvidia_com_mig_2g_20gb"] > 0
 
 
@@ -213,14 +239,23 @@ def test_gke_native_nodes_count_partitions_and_still_add_up(dev_data):
     """Without the GPU Operator there is no gpu.count label: OpenCost counts the advertised nvidia.com/gpu (MIG
     partitions) as GPUs; the split then has more GPUs, but the node still adds up to its CSV price."""
     dev_data.pop("aws")
-    dev_data.update(cloud="gcp", gcp={"project": "p", "location": "us-central1", "zones": ["us-central1-a"],
-                                      "gpuStack": "gke-native"})
+    dev_data.update(
+        cloud="gcp",
+        gcp={"project": "p", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": "gke-native"},
+    )
     dev_data["nodePools"] = [
         {"name": "gpu-train", "instanceType": "a2-ultragpu-8g", "sharing": {"mode": "exclusive"}, "maxSize": 2},
-        {"name": "gpu-infer", "instanceType": "a2-ultragpu-8g", "sharing": {"mode": "mig", "migLayout": {"3g.40gb": 2}},
-         "maxSize": 2}]
-    dev_data["tiers"] = [{"name": "train", "pool": "gpu-train", "priority": 2},
-                         {"name": "inference", "pool": "gpu-infer", "priority": 1}]
+        {
+            "name": "gpu-infer",
+            "instanceType": "a2-ultragpu-8g",
+            "sharing": {"mode": "mig", "migLayout": {"3g.40gb": 2}},
+            "maxSize": 2,
+        },
+    ]
+    dev_data["tiers"] = [
+        {"name": "train", "pool": "gpu-train", "priority": 2},
+        {"name": "inference", "pool": "gpu-infer", "priority": 1},
+    ]
     dev_data["teams"] = [{"name": "research", "namespaces": ["research"], "quotas": {"train": 16, "inference": 32}}]
     spec = parse_spec(dev_data)
     pools = {p.pool.name: p for p in opencost_prices(spec).pools}

@@ -20,9 +20,18 @@ def test_section_starts_with_a_heading():
 
 def test_cost_example_is_the_dev_stack_report(dev_spec):
     rendered = [line for line in markdown_report(cost_report(dev_spec)).splitlines() if line.startswith("| ")]
-    shown = [line for line in SECTION.splitlines() if line.startswith("| ") and
-             (line.startswith("| gpu-") or line.startswith("| total") or line.startswith("| pool ")
-              or line.startswith("| tier |") or any(line.startswith(f"| {t.name} | gpu-") for t in dev_spec.tiers))]
+    shown = [
+        line
+        for line in SECTION.splitlines()
+        if line.startswith("| ")
+        and (
+            line.startswith("| gpu-")
+            or line.startswith("| total")
+            or line.startswith("| pool ")
+            or line.startswith("| tier |")
+            or any(line.startswith(f"| {t.name} | gpu-") for t in dev_spec.tiers)
+        )
+    ]
     assert shown == rendered
 
 
@@ -64,10 +73,14 @@ def test_keda_example_deployment_is_what_the_scaler_targets():
     docs = next(list(yaml.safe_load_all(b)) for b in blocks if "kind: Deployment" in b)
     assert docs == list(yaml.safe_load_all(Path("examples/keda/chat-7b.yaml").read_text()))  # README = the file
     deployment = docs[0]
-    scaler = next(yaml.safe_load(b) for b in blocks if b.startswith("autoscaling:"))["autoscaling"]["keda"]["scalers"][0]
+    scaler = next(yaml.safe_load(b) for b in blocks if b.startswith("autoscaling:"))["autoscaling"]["keda"]["scalers"][
+        0
+    ]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
-    assert (deployment["metadata"]["name"], deployment["metadata"]["namespace"]) == (scaler["deployment"],
-                                                                                      scaler["namespace"])
+    assert (deployment["metadata"]["name"], deployment["metadata"]["namespace"]) == (
+        scaler["deployment"],
+        scaler["namespace"],
+    )
     assert labels[f"{spec.label_domain}/gpu-tier"] == scaler["tier"]
     pool = spec.pools_by_name[next(t.pool for t in spec.tiers if t.name == scaler["tier"])]
     assert pool.sharing.mode.value == "time-slicing"

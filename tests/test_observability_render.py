@@ -24,8 +24,21 @@ from gpu_platform.observability.rules import (
 )
 from gpu_platform.synth import dump_documents
 
-_KEYWORDS = {"by", "on", "without", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool",
-             "offset", "inf", "nan"}
+_KEYWORDS = {
+    "by",
+    "on",
+    "without",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "and",
+    "or",
+    "unless",
+    "bool",
+    "offset",
+    "inf",
+    "nan",
+}
 
 
 def metric_names(expr: str) -> set[str]:
@@ -59,8 +72,14 @@ def test_every_dcgm_field_the_rules_use_is_in_the_shared_csv(dev_spec):
     fields = {f for f, _, _ in DCGM_METRICS}
     used = {m for r in _rules(dev_spec) for m in metric_names(r["expr"]) if m.startswith("DCGM_")}
     # No rule reads DCGM_FI_DEV_XID_ERRORS: it holds the last XID until the exporter restarts.
-    assert used == {"DCGM_FI_PROF_SM_ACTIVE", "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_FI_DEV_FB_USED",
-                    "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_GPU_TEMP"}
+    assert used == {
+        "DCGM_FI_PROF_SM_ACTIVE",
+        "DCGM_EXP_XID_ERRORS_COUNT",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_FB_FREE",
+        "DCGM_FI_DEV_FB_RESERVED",
+        "DCGM_FI_DEV_GPU_TEMP",
+    }
     assert used <= fields
 
 
@@ -77,8 +96,14 @@ def test_every_alert_has_summary_description_runbook_and_severity(dev_spec):
 
 
 def test_thresholds_reach_the_alerts(dev_data):
-    dev_data["monitoring"]["thresholds"] = {"strandedSmActive": 0.25, "fbMemoryPercent": 80, "temperatureCelsius": 78,
-                                            "pendingWorkloads": 42, "strandedFor": "4h", "starvedQueueDepth": 9}
+    dev_data["monitoring"]["thresholds"] = {
+        "strandedSmActive": 0.25,
+        "fbMemoryPercent": 80,
+        "temperatureCelsius": 78,
+        "pendingWorkloads": 42,
+        "strandedFor": "4h",
+        "starvedQueueDepth": 9,
+    }
     alerts = {r["alert"]: r for r in _rules(parse_spec(dev_data)) if "alert" in r}
     assert alerts["GpuStrandedCapacity"]["expr"].startswith("gpu:sm_active:avg1h < 0.25 and on (namespace, pod)")
     assert alerts["GpuStrandedCapacity"]["for"] == "4h"
@@ -105,9 +130,15 @@ def test_optional_alerts_follow_the_spec(dev_data):
     dev_data["teams"] = [{"name": "research", "namespaces": ["research"], "quotas": {"train": 16}}]
     dev_data["scheduling"] = {"kueue": {"enabled": False}}
     names = {r["alert"] for r in _rules(parse_spec(dev_data)) if "alert" in r}
-    assert names == {"GpuStrandedCapacity", "GpuXidHardwareError", "GpuXidApplicationError",
-                     "GpuXidHardwareNotRemediated", "GpuFramebufferMemoryHigh", "GpuTemperatureHigh",
-                     "GpuPoolCapacityShortfall"}
+    assert names == {
+        "GpuStrandedCapacity",
+        "GpuXidHardwareError",
+        "GpuXidApplicationError",
+        "GpuXidHardwareNotRemediated",
+        "GpuFramebufferMemoryHigh",
+        "GpuTemperatureHigh",
+        "GpuPoolCapacityShortfall",
+    }
 
 
 def test_label_sanitising_matches_kube_state_metrics(dev_spec):
@@ -115,13 +146,19 @@ def test_label_sanitising_matches_kube_state_metrics(dev_spec):
     assert ksm_label("nvidia.com/mig.config.state") == "label_nvidia_com_mig_config_state"
     assert ksm_resource("nvidia.com/mig-3g.40gb") == "nvidia_com_mig_3g_40gb"
     rates = [r for r in _rules(dev_spec) if r.get("record") == "gpu_class_hourly_rate"]
-    assert {r["labels"]["resource"] for r in rates} == {"nvidia_com_gpu", "nvidia_com_mig_3g_40gb",
-                                                        "nvidia_com_mig_2g_20gb"}
+    assert {r["labels"]["resource"] for r in rates} == {
+        "nvidia_com_gpu",
+        "nvidia_com_mig_3g_40gb",
+        "nvidia_com_mig_2g_20gb",
+    }
 
 
 def test_rate_renders_the_catalog_price_exactly(dev_spec):
-    rates = {r["labels"]["tier"]: float(r["expr"][len("vector("):-1])
-             for r in _rules(dev_spec) if r.get("record") == "gpu_class_hourly_rate"}
+    rates = {
+        r["labels"]["tier"]: float(r["expr"][len("vector(") : -1])
+        for r in _rules(dev_spec)
+        if r.get("record") == "gpu_class_hourly_rate"
+    }
     assert rates["train"] == 27.447050 / 8
     assert rates["ci"] == pytest.approx(21.957642 / 8 / 8)
     assert rates["inference"] == pytest.approx(27.447050 / 8 * 3 / 7)  # 3 of the layout's 7 compute slices
@@ -150,8 +187,14 @@ def test_dashboard_queries_name_only_rules_or_known_metrics(dev_spec):
 def test_dashboard_covers_the_required_views(dev_spec):
     dash = json.loads(render_dashboard_configmap(dev_spec)["data"][DASHBOARD_KEY])
     text = " ".join(panel_queries(dash))
-    for needed in ("tier:gpu_sm_active:avg1h", "pool:gpu_sm_active:avg1h", "namespace_tier:gpu_units_allocated:sum",
-                   "team_tier:gpu_cost_hourly:sum", stranded_expr(dev_spec), "kueue_pending_workloads"):
+    for needed in (
+        "tier:gpu_sm_active:avg1h",
+        "pool:gpu_sm_active:avg1h",
+        "namespace_tier:gpu_units_allocated:sum",
+        "team_tier:gpu_cost_hourly:sum",
+        stranded_expr(dev_spec),
+        "kueue_pending_workloads",
+    ):
         assert needed in text
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
 
@@ -161,9 +204,13 @@ def test_synth_registers_observability(dev_spec):
 
     assert "observability" in RENDERERS
     names = {(a.kind, a.name) for a in RENDERERS["observability"](dev_spec)}
-    assert names == {("kubernetes", "gpu-platform-rules"), ("kubernetes", "gpu-platform-dashboard"),
-                     ("kubernetes", "gpu-platform-servicemonitors"), ("helm", "kube-prometheus-stack"),
-                     ("helm", "opencost")}
+    assert names == {
+        ("kubernetes", "gpu-platform-rules"),
+        ("kubernetes", "gpu-platform-dashboard"),
+        ("kubernetes", "gpu-platform-servicemonitors"),
+        ("helm", "kube-prometheus-stack"),
+        ("helm", "opencost"),
+    }
 
 
 def test_prometheus_rule_metadata(dev_spec):
@@ -182,8 +229,10 @@ def test_pure_modules_do_not_import_pulumi():
     import subprocess
     import sys
 
-    code = ("import sys, gpu_platform.observability.render, gpu_platform.observability.cost_cli; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi'))")
+    code = (
+        "import sys, gpu_platform.observability.render, gpu_platform.observability.cost_cli; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi'))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"

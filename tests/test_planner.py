@@ -21,8 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_mig_tiers_share_a_mixed_layout_pool_when_cheaper():
-    result = plan(demand({"name": "infer", "mig": {"profile": "3g.40gb", "instances": 8}},
-                         {"name": "small", "mig": {"profile": "2g.20gb", "instances": 16}}))
+    result = plan(
+        demand(
+            {"name": "infer", "mig": {"profile": "3g.40gb", "instances": 8}},
+            {"name": "small", "mig": {"profile": "2g.20gb", "instances": 16}},
+        )
+    )
     # 8 x (3g + 2x2g) GPUs = one p4de node serves both; separate pools would need two nodes.
     assert len(result.pools) == 1 and result.pools[0].nodes == 1
     assert dict(result.pools[0].candidate.layout) == {"3g.40gb": 1, "2g.20gb": 2}
@@ -32,8 +36,12 @@ def test_mig_tiers_share_a_mixed_layout_pool_when_cheaper():
 
 
 def test_hand_checked_costs_and_baseline():
-    result = plan(demand({"name": "train", "gpus": 10, "instanceTypes": ["p5.48xlarge"]},
-                         {"name": "dev", "seats": {"count": 12, "perGpu": 4}}))
+    result = plan(
+        demand(
+            {"name": "train", "gpus": 10, "instanceTypes": ["p5.48xlarge"]},
+            {"name": "dev", "seats": {"count": 12, "perGpu": 4}},
+        )
+    )
     by_tier = {t: result.pool_of(t) for t in ("train", "dev")}
     assert by_tier["train"].nodes == 2 and by_tier["train"].candidate.itype.name == "p5.48xlarge"
     assert by_tier["dev"].nodes == 1 and by_tier["dev"].candidate.itype.name == "p4d.24xlarge"  # cheapest node
@@ -45,14 +53,20 @@ def test_hand_checked_costs_and_baseline():
 
 
 def test_priorities_follow_the_spec_ladder_unless_given():
-    result = plan(demand({"name": "train", "gpus": 8}, {"name": "infer", "mig": {"profile": "3g.40gb", "instances": 2}},
-                         {"name": "nb", "seats": {"count": 4, "perGpu": 4}},
-                         {"name": "ci", "seats": {"count": 8, "perGpu": 8}, "isolation": "process"},
-                         {"name": "vip", "gpus": 1, "priority": 7}))
+    result = plan(
+        demand(
+            {"name": "train", "gpus": 8},
+            {"name": "infer", "mig": {"profile": "3g.40gb", "instances": 2}},
+            {"name": "nb", "seats": {"count": 4, "perGpu": 4}},
+            {"name": "ci", "seats": {"count": 8, "perGpu": 8}, "isolation": "process"},
+            {"name": "vip", "gpus": 1, "priority": 7},
+        )
+    )
     assert [t.get("priority") for t in spec_fragment(result)["tiers"]] == [None, None, None, None, 7]
     spec = merged_spec(result)
     prio = {t.name: spec.priority_of(t) for t in spec.tiers}
     assert prio["train"] > prio["infer"] > prio["nb"] > prio["ci"] and prio["vip"] == 7
+
 
 def test_price_override_changes_the_choice():
     tier = {"name": "train", "gpus": 8}
@@ -64,32 +78,51 @@ def test_price_override_changes_the_choice():
 
 
 def test_exclusive_isolation_keeps_mig_tier_on_whole_gpus_and_headroom_sets_max():
-    result = plan(demand({"name": "infer", "mig": {"profile": "3g.40gb", "instances": 9}, "isolation": "exclusive"},
-                         headroomPercent=50))
+    result = plan(
+        demand(
+            {"name": "infer", "mig": {"profile": "3g.40gb", "instances": 9}, "isolation": "exclusive"},
+            headroomPercent=50,
+        )
+    )
     pool = result.pools[0]
     assert pool.candidate.mode.value == "exclusive" and pool.nodes == 2 and pool.max_nodes == 3
     assert "resource" not in spec_fragment(result)["tiers"][0]
 
 
 def test_mps_isolation_and_gcp():
-    result = parse_demand({"cloud": "gcp", "instanceTypes": ["a2-highgpu-1g", "a2-highgpu-8g"], "tiers": [
-        {"name": "ci", "seats": {"count": 10, "perGpu": 8}, "isolation": "process"}]})
+    result = parse_demand(
+        {
+            "cloud": "gcp",
+            "instanceTypes": ["a2-highgpu-1g", "a2-highgpu-8g"],
+            "tiers": [{"name": "ci", "seats": {"count": 10, "perGpu": 8}, "isolation": "process"}],
+        }
+    )
     planned = plan(result)
     pool = planned.pools[0]
     assert (pool.candidate.mode.value, pool.candidate.replicas, pool.candidate.itype.name, pool.nodes) == (
-        "mps", 8, "a2-highgpu-1g", 2)
+        "mps",
+        8,
+        "a2-highgpu-1g",
+        2,
+    )
     assert_serves(planned, merged_spec(planned, "gcp"))
 
 
-@pytest.mark.parametrize(("data", "path", "words"), [
-    ({"tiers": [{"name": "a", "gpus": 1, "isolaton": "none"}]}, "tiers[0].isolaton", "did you mean 'isolation'"),
-    ({"tiers": [{"name": "a"}]}, "tiers[0]", "exactly one of gpus, mig, seats"),
-    ({"tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 4}, "isolation": "hardware"}]},
-     "tiers[0].isolation", "allowed: process"),
-    ({"instanceTypes": ["p9.huge"], "tiers": [{"name": "a", "gpus": 1}]}, "instanceTypes[0]", "p4d.24xlarge"),
-    ({"tiers": [{"name": "A_b", "gpus": 1}, {"name": "A_b", "gpus": 1}]}, "tiers[1].name", "duplicate"),
-    ({"tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 1}}]}, "tiers[0].seats.perGpu", "greater than"),
-])
+@pytest.mark.parametrize(
+    ("data", "path", "words"),
+    [
+        ({"tiers": [{"name": "a", "gpus": 1, "isolaton": "none"}]}, "tiers[0].isolaton", "did you mean 'isolation'"),
+        ({"tiers": [{"name": "a"}]}, "tiers[0]", "exactly one of gpus, mig, seats"),
+        (
+            {"tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 4}, "isolation": "hardware"}]},
+            "tiers[0].isolation",
+            "allowed: process",
+        ),
+        ({"instanceTypes": ["p9.huge"], "tiers": [{"name": "a", "gpus": 1}]}, "instanceTypes[0]", "p4d.24xlarge"),
+        ({"tiers": [{"name": "A_b", "gpus": 1}, {"name": "A_b", "gpus": 1}]}, "tiers[1].name", "duplicate"),
+        ({"tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 1}}]}, "tiers[0].seats.perGpu", "greater than"),
+    ],
+)
 def test_demand_errors_name_the_field(data, path, words):
     with pytest.raises(SpecError) as info:
         parse_demand({"cloud": "aws", **data})
@@ -107,18 +140,29 @@ def test_missing_cloud_and_unservable_tier():
 
 _TIER = st.one_of(
     st.builds(lambda n: {"gpus": n}, st.integers(1, 20)),
-    st.builds(lambda p, n: {"mig": {"profile": p, "instances": n}},
-              st.sampled_from(["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]), st.integers(1, 30)),
-    st.builds(lambda n, r, iso: {"seats": {"count": n, "perGpu": r}, "isolation": iso},
-              st.integers(1, 60), st.sampled_from([2, 4, 8]), st.sampled_from(["none", "process"])),
+    st.builds(
+        lambda p, n: {"mig": {"profile": p, "instances": n}},
+        st.sampled_from(["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]),
+        st.integers(1, 30),
+    ),
+    st.builds(
+        lambda n, r, iso: {"seats": {"count": n, "perGpu": r}, "isolation": iso},
+        st.integers(1, 60),
+        st.sampled_from([2, 4, 8]),
+        st.sampled_from(["none", "process"]),
+    ),
 )
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=1, max_size=5))
 # Two seat tiers sharing one time-sliced pool: the GPU bound rounds their seats up together.
-@example([{"seats": {"count": 17, "perGpu": 8}, "isolation": "none"},
-          {"seats": {"count": 41, "perGpu": 8}, "isolation": "none"}])
+@example(
+    [
+        {"seats": {"count": 17, "perGpu": 8}, "isolation": "none"},
+        {"seats": {"count": 41, "perGpu": 8}, "isolation": "none"},
+    ]
+)
 def test_every_plan_is_valid_covers_the_demand_and_synthesizes(tiers):
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)))
     result = plan(d, time_limit=5)
@@ -185,10 +229,17 @@ def test_time_limit_reports_the_gap_and_a_valid_plan():
 def test_gcp_pool_names_fit_gkes_node_pool_name():
     from gpu_platform.nodepools.gke import GKE_POOL_NAME_MAX
 
-    result = parse_demand({"cloud": "gcp", "instanceTypes": ["a2-highgpu-8g"], "tiers": [
-        {"name": "a", "mig": {"profile": "3g.20gb", "instances": 3}},
-        {"name": "b", "mig": {"profile": "2g.10gb", "instances": 2}},
-        {"name": "c", "mig": {"profile": "1g.5gb", "instances": 5}}]})
+    result = parse_demand(
+        {
+            "cloud": "gcp",
+            "instanceTypes": ["a2-highgpu-8g"],
+            "tiers": [
+                {"name": "a", "mig": {"profile": "3g.20gb", "instances": 3}},
+                {"name": "b", "mig": {"profile": "2g.10gb", "instances": 2}},
+                {"name": "c", "mig": {"profile": "1g.5gb", "instances": 5}},
+            ],
+        }
+    )
     planned = plan(result)
     # mig-a2-highgpu-8g-3g20-2g10-1g5x2 (33 characters) fits EKS's 36 but not GKE's 31: the type is shortened
     assert [p.name for p in planned.pools] == ["mig-a2-3g20-2g10-1g5x2"]
@@ -196,6 +247,13 @@ def test_gcp_pool_names_fit_gkes_node_pool_name():
     from gpu_platform.load import parse_spec
 
     gcp = {"project": "p", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": "gpu-operator"}
-    spec = parse_spec({"cloud": "gcp", "clusterName": "planned", "labelDomain": "gpu.example.com", "gcp": gcp,
-                       **spec_fragment(planned)})  # validates under GKE's naming rule (mixed MIG: the operator stack)
+    spec = parse_spec(
+        {
+            "cloud": "gcp",
+            "clusterName": "planned",
+            "labelDomain": "gpu.example.com",
+            "gcp": gcp,
+            **spec_fragment(planned),
+        }
+    )  # validates under GKE's naming rule (mixed MIG: the operator stack)
     assert_serves(planned, spec)

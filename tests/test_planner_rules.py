@@ -20,8 +20,10 @@ def _price(name: str) -> float:
 
 
 def _one_profile_demand(sizes_and_types):
-    tiers = [{"name": f"t{i}", "mig": {"profile": "1g.10gb", "instances": n}, "instanceTypes": [itype, "p4de.24xlarge"]}
-             for i, (n, itype) in enumerate(sizes_and_types)]
+    tiers = [
+        {"name": f"t{i}", "mig": {"profile": "1g.10gb", "instances": n}, "instanceTypes": [itype, "p4de.24xlarge"]}
+        for i, (n, itype) in enumerate(sizes_and_types)
+    ]
     return parse_demand({"cloud": "aws", "tiers": tiers})
 
 
@@ -40,16 +42,25 @@ def test_optimal_and_the_bound_are_true_statements_about_cost():
 
 _SMALL_TIER = st.one_of(
     st.builds(lambda n: {"gpus": n}, st.integers(1, 12)),
-    st.builds(lambda p, n: {"mig": {"profile": p, "instances": n}},
-              st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"]), st.integers(1, 20)),
-    st.builds(lambda n, r, exact: {"seats": {"count": n, "perGpu": r, "exactDensity": exact}},
-              st.integers(1, 40), st.sampled_from([2, 4, 8]), st.booleans()),
+    st.builds(
+        lambda p, n: {"mig": {"profile": p, "instances": n}},
+        st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"]),
+        st.integers(1, 20),
+    ),
+    st.builds(
+        lambda n, r, exact: {"seats": {"count": n, "perGpu": r, "exactDensity": exact}},
+        st.integers(1, 40),
+        st.sampled_from([2, 4, 8]),
+        st.booleans(),
+    ),
 )
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_SMALL_TIER, min_size=1, max_size=3), st.sampled_from([["p4d.24xlarge", "p4de.24xlarge"],
-                                                                         ["g4dn.xlarge", "p4de.24xlarge"]]))
+@given(
+    st.lists(_SMALL_TIER, min_size=1, max_size=3),
+    st.sampled_from([["p4d.24xlarge", "p4de.24xlarge"], ["g4dn.xlarge", "p4de.24xlarge"]]),
+)
 def test_plan_matches_an_exhaustive_search(tiers, types):
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=types)
     result = plan(d, time_limit=5)
@@ -72,8 +83,9 @@ def test_per_gpu_is_a_maximum_so_denser_tiers_share_a_sparser_pool():
 
 
 def test_exact_density_keeps_a_tier_on_pools_of_its_own_replicas():
-    result = plan(demand(_seats("dense", 3, 4, exactDensity=True), _seats("sparse", 3, 2),
-                         instanceTypes=["p4d.24xlarge"]))
+    result = plan(
+        demand(_seats("dense", 3, 4, exactDensity=True), _seats("sparse", 3, 2), instanceTypes=["p4d.24xlarge"])
+    )
     assert sorted(result.pool_of(t).candidate.replicas for t in ("dense", "sparse")) == [2, 4]
     assert result.hourly == pytest.approx(2 * _price("p4d.24xlarge"))
 
@@ -88,20 +100,37 @@ def test_exact_density_must_be_a_boolean():
 
 def test_mig_tier_takes_whole_gpus_with_enough_memory():
     # A T4 (16 GB) holds a 1g.10gb instance on a whole GPU; an A10G (24 GB) cannot hold a 3g.40gb one.
-    result = plan(parse_demand({"cloud": "aws", "tiers": [
-        {"name": "small", "mig": {"profile": "1g.10gb", "instances": 3}, "instanceTypes": ["g4dn.xlarge"]}]}))
+    result = plan(
+        parse_demand(
+            {
+                "cloud": "aws",
+                "tiers": [
+                    {"name": "small", "mig": {"profile": "1g.10gb", "instances": 3}, "instanceTypes": ["g4dn.xlarge"]}
+                ],
+            }
+        )
+    )
     pool = result.pools[0]
     assert (pool.candidate.mode.value, pool.candidate.itype.name, pool.nodes) == ("exclusive", "g4dn.xlarge", 3)
     assert_serves(result, merged_spec(result))
     with pytest.raises(PlanningError, match=r"tiers\[0\] \(big\): no allowed instance type"):
-        plan(parse_demand({"cloud": "aws", "tiers": [
-            {"name": "big", "mig": {"profile": "3g.40gb", "instances": 1}, "instanceTypes": ["g5.xlarge"]}]}))
+        plan(
+            parse_demand(
+                {
+                    "cloud": "aws",
+                    "tiers": [
+                        {"name": "big", "mig": {"profile": "3g.40gb", "instances": 1}, "instanceTypes": ["g5.xlarge"]}
+                    ],
+                }
+            )
+        )
 
 
 def test_equal_cost_ties_go_to_the_preferred_sharing_mode():
     # 7g.80gb on a p4de: a whole GPU and a one-slice MIG layout hold one instance per GPU at the same price.
-    result = plan(demand({"name": "big", "mig": {"profile": "7g.80gb", "instances": 8}},
-                         instanceTypes=["p4de.24xlarge"]))
+    result = plan(
+        demand({"name": "big", "mig": {"profile": "7g.80gb", "instances": 8}}, instanceTypes=["p4de.24xlarge"])
+    )
     pool = result.pools[0]
     assert pool.candidate.mode.value == "mig" and dict(pool.candidate.layout) == {"7g.80gb": 1}
     assert result.optimal and result.hourly == pytest.approx(_price("p4de.24xlarge"))
@@ -113,14 +142,19 @@ TRAINING_GPU_MODELS = {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-14
 def test_a_gpus_tier_defaults_to_training_class_gpus():
     assert {n for n, g in GPU_MODELS.items() if g.training_class} == TRAINING_GPU_MODELS
     assert training_models(catalog_of(parse_demand({"cloud": "aws", "tiers": [{"name": "a", "gpus": 1}]}))) == (
-        TRAINING_GPU_MODELS)
+        TRAINING_GPU_MODELS
+    )
     # Without a GPU floor the cheapest GPU hour on AWS is a T4 (g4dn.xlarge); pre-training must not land there.
     result = plan(parse_demand({"cloud": "aws", "tiers": [{"name": "pretrain", "gpus": 16}]}))
     pool = result.pool_of("pretrain")
     assert pool.candidate.itype.gpu_model in TRAINING_GPU_MODELS
-    assert pool.candidate.itype.name == min(
-        (t for t in INSTANCE_TYPES.values() if t.cloud == "aws" and t.gpu_model in TRAINING_GPU_MODELS),
-        key=lambda t: t.hourly_per_gpu).name
+    assert (
+        pool.candidate.itype.name
+        == min(
+            (t for t in INSTANCE_TYPES.values() if t.cloud == "aws" and t.gpu_model in TRAINING_GPU_MODELS),
+            key=lambda t: t.hourly_per_gpu,
+        ).name
+    )
     # Asking for any GPU, a model or a memory floor overrides the default.
     anywhere = plan(parse_demand({"cloud": "aws", "tiers": [{"name": "pretrain", "gpus": 16, "gpuModel": "any"}]}))
     assert anywhere.pool_of("pretrain").candidate.itype.gpu_model not in TRAINING_GPU_MODELS
@@ -129,18 +163,27 @@ def test_a_gpus_tier_defaults_to_training_class_gpus():
     assert t4.pool_of("inf").candidate.itype.gpu_model == "T4"
 
 
-@pytest.mark.parametrize(("tier", "models"), [
-    ({"gpuModel": "H100"}, {"H100-80GB"}),
-    ({"gpuModel": ["H200", "A100-SXM4-80GB"]}, {"H200-141GB", "A100-SXM4-80GB"}),
-    ({"minGpuMemoryGiB": 100}, {"H200-141GB"}),
-    ({"minGpuMemoryGiB": 48, "gpuModel": "any"}, {"L40S", "A100-SXM4-80GB", "H100-80GB", "H200-141GB"}),
-    ({"gpuModel": "A100", "minGpuMemoryGiB": 41}, {"A100-SXM4-80GB"}),
-])
+@pytest.mark.parametrize(
+    ("tier", "models"),
+    [
+        ({"gpuModel": "H100"}, {"H100-80GB"}),
+        ({"gpuModel": ["H200", "A100-SXM4-80GB"]}, {"H200-141GB", "A100-SXM4-80GB"}),
+        ({"minGpuMemoryGiB": 100}, {"H200-141GB"}),
+        ({"minGpuMemoryGiB": 48, "gpuModel": "any"}, {"L40S", "A100-SXM4-80GB", "H100-80GB", "H200-141GB"}),
+        ({"gpuModel": "A100", "minGpuMemoryGiB": 41}, {"A100-SXM4-80GB"}),
+    ],
+)
 def test_gpu_model_and_memory_floor_limit_every_pool_of_the_tier(tier, models):
-    d = parse_demand({"cloud": "aws", "tiers": [
-        {"name": "train", "gpus": 8, **tier},
-        {"name": "infer", "mig": {"profile": "1g.10gb", "instances": 9}, **tier},
-        {"name": "nb", "seats": {"count": 5, "perGpu": 4}, **tier}]})
+    d = parse_demand(
+        {
+            "cloud": "aws",
+            "tiers": [
+                {"name": "train", "gpus": 8, **tier},
+                {"name": "infer", "mig": {"profile": "1g.10gb", "instances": 9}, **tier},
+                {"name": "nb", "seats": {"count": 5, "perGpu": 4}, **tier},
+            ],
+        }
+    )
     result = plan(d)
     used = {result.pool_of(t.name).candidate.itype.gpu_model for t in d.tiers}
     assert used <= models
@@ -148,15 +191,21 @@ def test_gpu_model_and_memory_floor_limit_every_pool_of_the_tier(tier, models):
     assert {t.gpu_model for tier_ in d.tiers for t in allowed_types(d, tier_, catalog)} == models
 
 
-@pytest.mark.parametrize(("tier", "path", "words"), [
-    ({"gpus": 1, "gpuModel": "H10"}, "tiers[0].gpuModel", "did you mean 'H100'?"),
-    ({"gpus": 1, "gpuModel": ["T4", "a100-80"]}, "tiers[0].gpuModel[1]", "did you mean 'A100-SXM4-80GB'?"),
-    ({"gpus": 1, "instanceTypes": ["g5.xlarge"]}, "tiers[0].gpus", "training-class"),
-    ({"gpus": 1, "minGpuMemoryGiB": 200}, "tiers[0].minGpuMemoryGiB", "at least 200 GiB"),
-    ({"gpus": 1, "minGpuMemoryGiB": 0}, "tiers[0].minGpuMemoryGiB", "greater than or equal to 1"),
-    ({"seats": {"count": 2, "perGpu": 2}, "gpuModel": "T4", "instanceTypes": ["p5.48xlarge"]}, "tiers[0].gpuModel",
-     "H100-80GB (80 GB)"),
-])
+@pytest.mark.parametrize(
+    ("tier", "path", "words"),
+    [
+        ({"gpus": 1, "gpuModel": "H10"}, "tiers[0].gpuModel", "did you mean 'H100'?"),
+        ({"gpus": 1, "gpuModel": ["T4", "a100-80"]}, "tiers[0].gpuModel[1]", "did you mean 'A100-SXM4-80GB'?"),
+        ({"gpus": 1, "instanceTypes": ["g5.xlarge"]}, "tiers[0].gpus", "training-class"),
+        ({"gpus": 1, "minGpuMemoryGiB": 200}, "tiers[0].minGpuMemoryGiB", "at least 200 GiB"),
+        ({"gpus": 1, "minGpuMemoryGiB": 0}, "tiers[0].minGpuMemoryGiB", "greater than or equal to 1"),
+        (
+            {"seats": {"count": 2, "perGpu": 2}, "gpuModel": "T4", "instanceTypes": ["p5.48xlarge"]},
+            "tiers[0].gpuModel",
+            "H100-80GB (80 GB)",
+        ),
+    ],
+)
 def test_gpu_floor_errors_name_field_value_and_what_is_allowed(tier, path, words):
     with pytest.raises(SpecError) as info:
         parse_demand({"cloud": "aws", "tiers": [{"name": "a", **tier}]})
@@ -165,8 +214,14 @@ def test_gpu_floor_errors_name_field_value_and_what_is_allowed(tier, path, words
 
 def test_every_gpu_floor_error_is_reported_at_once():
     with pytest.raises(SpecError) as info:
-        parse_demand({"cloud": "aws", "tiers": [{"name": "a", "gpus": 1, "gpuModel": "H10"},
-                                                {"name": "b", "gpus": 1, "instanceTypes": ["g4dn.xlarge"]},
-                                                {"name": "c", "gpus": 1, "minGpuMemoryGiB": 500}]})
-    assert {f.path for f in info.value.findings} == {"tiers[0].gpuModel", "tiers[1].gpus",
-                                                     "tiers[2].minGpuMemoryGiB"}
+        parse_demand(
+            {
+                "cloud": "aws",
+                "tiers": [
+                    {"name": "a", "gpus": 1, "gpuModel": "H10"},
+                    {"name": "b", "gpus": 1, "instanceTypes": ["g4dn.xlarge"]},
+                    {"name": "c", "gpus": 1, "minGpuMemoryGiB": 500},
+                ],
+            }
+        )
+    assert {f.path for f in info.value.findings} == {"tiers[0].gpuModel", "tiers[1].gpus", "tiers[2].minGpuMemoryGiB"}

@@ -54,8 +54,17 @@ def test_solve_mip_stops_when_the_incumbent_meets_an_outside_bound():
     # Two items of cost 3 and 5 for sizes 2 and 3, need 6: optimum 9 (three of the first). Told that nothing
     # costs less than 9, the search may stop at once with the starting plan 3 x item 0 and call it optimal.
     cost, a = np.array([3.0, 5.0]), csc_array(np.array([[2.0, 3.0]]))
-    res = solve_mip(cost, a, np.array([6.0]), np.array([np.inf]), np.array([5.0, 5.0]), 10, 1e-9,
-                    start=np.array([3.0, 0.0]), floor=9.0)
+    res = solve_mip(
+        cost,
+        a,
+        np.array([6.0]),
+        np.array([np.inf]),
+        np.array([5.0, 5.0]),
+        10,
+        1e-9,
+        start=np.array([3.0, 0.0]),
+        floor=9.0,
+    )
     assert res.status == "optimal" and res.cost == pytest.approx(9.0) and res.bound == pytest.approx(9.0)
     # A floor below the optimum is only a floor: the bound reported stays at most the cost.
     low = solve_mip(cost, a, np.array([6.0]), np.array([np.inf]), np.array([5.0, 5.0]), 10, 1e-9, floor=1.0)
@@ -80,8 +89,7 @@ def test_column_lp_grown_in_place_matches_a_fresh_solve(seed):
         assert duals @ np.ones(rows) == pytest.approx(fresh.fun, abs=1e-6)  # LP duality
     lp.forbid([0])
     value, x, _ = lp.solve()
-    fresh = linprog(cost, A_ub=-dense, b_ub=-np.ones(rows), bounds=[(0, 0)] + [(0, None)] * (cols - 1),
-                    method="highs")
+    fresh = linprog(cost, A_ub=-dense, b_ub=-np.ones(rows), bounds=[(0, 0)] + [(0, None)] * (cols - 1), method="highs")
     assert x[0] == 0 and value == pytest.approx(fresh.fun, abs=1e-7)
 
 
@@ -131,18 +139,30 @@ def test_dive_and_local_search_give_a_valid_plan_above_the_bound(seed):
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb"]), st.integers(1, 60)),
-                min_size=2, max_size=6))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb"]), st.integers(1, 60)),
+        min_size=2,
+        max_size=6,
+    )
+)
 def test_local_search_never_raises_cost(tiers):
     d = demand(*({"name": f"t{i}", "mig": {"profile": p, "instances": n}} for i, (p, n) in enumerate(tiers)))
     catalog = catalog_of(d)
     cands = build_candidates(d, catalog)
     for group in split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands):
         # Start from every tier on its most expensive candidate.
-        where = {t: max((c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())),
-                        key=lambda c: group.price[c]) for t in group.units}
-        before = sum(master.merged(group, c, [t for t in where if where[t] == c]).nodes * group.price[c]
-                     for c in set(where.values()))
+        where = {
+            t: max(
+                (c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())),
+                key=lambda c: group.price[c],
+            )
+            for t in group.units
+        }
+        before = sum(
+            master.merged(group, c, [t for t in where if where[t] == c]).nodes * group.price[c]
+            for c in set(where.values())
+        )
         after = improve(group, where, math.inf)
         _assert_plan(group, after)
         assert sum(group.cost(c) for c in after) <= before + 1e-9

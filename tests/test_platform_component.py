@@ -40,13 +40,20 @@ def test_platform_composes_every_domain_with_pinned_names(pulumi_mocks, dev_spec
     }
     names = [r.name for r in rec.resources]
     assert len(names) == len(set(names)), "child names are unique"
-    assert rec.depends_on("plat-queues-kueue", "plat-observability-kube-prometheus-stack"), \
+    assert rec.depends_on("plat-queues-kueue", "plat-observability-kube-prometheus-stack"), (
         "Kueue's ServiceMonitor needs the Prometheus Operator CRDs first"
-    assert rec.depends_on("plat-autoscaling-keda", "plat-observability-kube-prometheus-stack"), \
+    )
+    assert rec.depends_on("plat-autoscaling-keda", "plat-observability-kube-prometheus-stack"), (
         "KEDA's ServiceMonitors need the Prometheus Operator CRDs first"
+    )
     releases = {r.inputs["chart"] for r in rec.of_type("kubernetes:helm.sh/v3:Release")}
-    assert {"gpu-operator", "oci://registry.k8s.io/kueue/charts/kueue", "kube-prometheus-stack", "opencost",
-            "keda"} <= releases
+    assert {
+        "gpu-operator",
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        "kube-prometheus-stack",
+        "opencost",
+        "keda",
+    } <= releases
 
 
 def test_gke_native_platform_has_no_operator(pulumi_mocks, dev_data):
@@ -141,12 +148,17 @@ def test_outputs_tell_a_consumer_what_its_workloads_must_carry(pulumi_mocks, dev
     def program():
         plat = GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec))
         pulumi.Output.all(plat.teams, plat.tiers, plat.node_groups, plat.prometheus_url, plat.opencost_url).apply(
-            lambda v: seen.update(teams=v[0], tiers=v[1], groups=v[2], prom=v[3], opencost=v[4]))
+            lambda v: seen.update(teams=v[0], tiers=v[1], groups=v[2], prom=v[3], opencost=v[4])
+        )
 
     pulumi_mocks.run(program)
     assert seen["teams"]["production"] == {
-        "namespaces": ["prod-inference"], "localQueue": "production", "clusterQueue": "production",
-        "tiers": ["inference", "finetune"], "namespaceLabels": {"gpu.example.com/team": "production"}}
+        "namespaces": ["prod-inference"],
+        "localQueue": "production",
+        "clusterQueue": "production",
+        "tiers": ["inference", "finetune"],
+        "namespaceLabels": {"gpu.example.com/team": "production"},
+    }
     inference = seen["tiers"]["inference"]
     assert inference["resource"] == "nvidia.com/mig-3g.40gb"
     assert inference["nodeSelector"] == {"gpu.example.com/gpu-pool": "gpu-infer"}
@@ -161,8 +173,9 @@ def test_a_secret_in_values_overrides_reaches_the_release(pulumi_mocks, dev_data
     from gpu_platform.load import parse_spec
 
     def program():
-        dev_data["monitoring"] = {"prometheus": {"valuesOverrides": {
-            "grafana": {"adminPassword": pulumi.Output.secret("s3cret")}}}}
+        dev_data["monitoring"] = {
+            "prometheus": {"valuesOverrides": {"grafana": {"adminPassword": pulumi.Output.secret("s3cret")}}}
+        }
         GpuPlatform("plat", GpuPlatformArgs(spec=parse_spec(dev_data)))
 
     rec = pulumi_mocks.run(program)

@@ -27,9 +27,13 @@ from pulumi_policy import (
 from pulumi_policy.policy import PolicyCustomTimeouts, _NotApplicableError
 
 NG, LT = "aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"
-CONFIG = {"labelDomain": "gpu.example.com",
-          "tiers": {"train": {"resources": ["nvidia.com/gpu"], "priorityClass": "gpu-train"},
-                    "inference": {"resources": ["nvidia.com/mig-3g.40gb"]}}}
+CONFIG = {
+    "labelDomain": "gpu.example.com",
+    "tiers": {
+        "train": {"resources": ["nvidia.com/gpu"], "priorityClass": "gpu-train"},
+        "inference": {"resources": ["nvidia.com/mig-3g.40gb"]},
+    },
+}
 
 
 def _opts():
@@ -40,7 +44,10 @@ def call(fn, rtype, props, config=CONFIG, name="r"):
     """Run a resource policy; return the messages, or 'n/a' when it declared itself not applicable."""
     found = []
     try:
-        fn(ResourceValidationArgs(rtype, props, f"urn:{name}", name, _opts(), None, config), lambda m, u=None: found.append(m))
+        fn(
+            ResourceValidationArgs(rtype, props, f"urn:{name}", name, _opts(), None, config),
+            lambda m, u=None: found.append(m),
+        )
     except _NotApplicableError:
         return "n/a"
     return found
@@ -51,7 +58,7 @@ def call_stack(fn, resources, config=CONFIG):
     rs = []
     for i, (rtype, props, *deps) in enumerate(resources):
         rs.append(PolicyResource(rtype, props, f"urn:{i}", f"r{i}", _opts(), None, None, [], {}))
-        for d in (deps[0] if deps else []):
+        for d in deps[0] if deps else []:
             rs[-1].property_dependencies.setdefault("launchTemplate", []).append(rs[d])
     found = []
     try:
@@ -62,23 +69,34 @@ def call_stack(fn, resources, config=CONFIG):
 
 
 def group(**over):
-    g = {"nodeGroupName": "gpu-train", "instanceTypes": ["p4d.24xlarge"], "amiType": "AL2023_x86_64_NVIDIA",
-         "labels": {"gpu.example.com/gpu-pool": "gpu-train", "nvidia.com/device-plugin.config": "gpu-train"},
-         "taints": [{"key": "gpu.example.com/gpu-pool", "value": "gpu-train", "effect": "NO_SCHEDULE"},
-                    {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
-         "scalingConfig": {"minSize": 0, "maxSize": 2}, "launchTemplate": {"id": "lt-1", "version": "1"}}
+    g = {
+        "nodeGroupName": "gpu-train",
+        "instanceTypes": ["p4d.24xlarge"],
+        "amiType": "AL2023_x86_64_NVIDIA",
+        "labels": {"gpu.example.com/gpu-pool": "gpu-train", "nvidia.com/device-plugin.config": "gpu-train"},
+        "taints": [
+            {"key": "gpu.example.com/gpu-pool", "value": "gpu-train", "effect": "NO_SCHEDULE"},
+            {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+        ],
+        "scalingConfig": {"minSize": 0, "maxSize": 2},
+        "launchTemplate": {"id": "lt-1", "version": "1"},
+    }
     g.update(over)
     return g
 
 
 def template(**over):
-    t = {"name": "gpu-train-lt", "metadataOptions": {"httpTokens": "required"},
-         "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"encrypted": "true", "volumeSize": 500}}]}
+    t = {
+        "name": "gpu-train-lt",
+        "metadataOptions": {"httpTokens": "required"},
+        "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"encrypted": "true", "volumeSize": 500}}],
+    }
     t.update(over)
     return t
 
 
 # --- gpu-node-pool-classified ---------------------------------------------------------------------------------
+
 
 def test_classified_node_group_passes():
     assert call(check_pool_classified, NG, group()) == []
@@ -96,8 +114,12 @@ def test_unclassified_node_group_reports_exact_message():
 
 
 def test_pool_taint_must_match_label():
-    bad = group(taints=[{"key": "gpu.example.com/gpu-pool", "value": "other", "effect": "NO_SCHEDULE"},
-                        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}])
+    bad = group(
+        taints=[
+            {"key": "gpu.example.com/gpu-pool", "value": "other", "effect": "NO_SCHEDULE"},
+            {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+        ]
+    )
     [msg] = call(check_pool_classified, NG, bad)
     assert "(the taint says 'other', the label 'gpu-train')" in msg
 
@@ -126,18 +148,36 @@ def test_label_domain_override():
 
 
 def test_gke_pool_with_accelerators():
-    pool = {"name": "a100", "nodeConfig": {"machineType": "n1-standard-8",
+    pool = {
+        "name": "a100",
+        "nodeConfig": {
+            "machineType": "n1-standard-8",
             "guestAccelerators": [{"type": "nvidia-tesla-t4", "count": 1}],
             "labels": {"gpu.example.com/gpu-pool": "a100", "nvidia.com/device-plugin.config": "a100"},
-            "taints": [{"key": "gpu.example.com/gpu-pool", "value": "a100", "effect": "NO_SCHEDULE"}]}}
+            "taints": [{"key": "gpu.example.com/gpu-pool", "value": "a100", "effect": "NO_SCHEDULE"}],
+        },
+    }
     [msg] = call(check_pool_classified, "gcp:container/nodePool:NodePool", pool)
-    assert msg.startswith("GPU node pool 'a100' (1 x nvidia-tesla-t4 guest accelerators) is unclassified: missing "
-                          "taint nvidia.com/gpu=present:NoSchedule.")
+    assert msg.startswith(
+        "GPU node pool 'a100' (1 x nvidia-tesla-t4 guest accelerators) is unclassified: missing "
+        "taint nvidia.com/gpu=present:NoSchedule."
+    )
 
 
 def test_karpenter_node_pool_allowing_gpus():
-    kp = {"metadata": {"name": "gpu"}, "spec": {"template": {"metadata": {}, "spec": {"requirements": [
-        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5", "m5"]}]}}}}
+    kp = {
+        "metadata": {"name": "gpu"},
+        "spec": {
+            "template": {
+                "metadata": {},
+                "spec": {
+                    "requirements": [
+                        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5", "m5"]}
+                    ]
+                },
+            }
+        },
+    }
     [msg] = call(check_pool_classified, "kubernetes:karpenter.sh/v1:NodePool", kp)
     assert "GPU node pool 'gpu' (requirements allow GPU instances (karpenter.k8s.aws/instance-family In " in msg
     cpu = copy.deepcopy(kp)
@@ -147,13 +187,15 @@ def test_karpenter_node_pool_allowing_gpus():
 
 # --- gpu-node-pool-hardened -----------------------------------------------------------------------------------
 
+
 def test_hardened_group_with_template_passes():
     assert call_stack(check_pools_hardened, [(LT, template()), (NG, group(), [0])]) == []
 
 
 def test_unhardened_template_exact_message():
-    bad = template(metadataOptions={"httpTokens": "optional"},
-                   blockDeviceMappings=[{"ebs": {"encrypted": "false"}}], keyName="ops")
+    bad = template(
+        metadataOptions={"httpTokens": "optional"}, blockDeviceMappings=[{"ebs": {"encrypted": "false"}}], keyName="ops"
+    )
     [(urn, msg)] = call_stack(check_pools_hardened, [(LT, bad), (NG, group(remoteAccess={"ec2SshKey": "ops"}), [0])])
     assert urn == "urn:1"
     assert msg == (
@@ -161,7 +203,8 @@ def test_unhardened_template_exact_message():
         "Session Manager); launch template 'gpu-train-lt' does not require IMDSv2 (metadataOptions.httpTokens is "
         "'optional'; set 'required'); launch template 'gpu-train-lt' root volume is not encrypted (set "
         "blockDeviceMappings[].ebs.encrypted to true); launch template 'gpu-train-lt' installs SSH key 'ops' "
-        "(remove keyName).")
+        "(remove keyName)."
+    )
 
 
 def test_group_without_template_and_template_by_name():
@@ -186,9 +229,15 @@ REL = "kubernetes:helm.sh/v3:Release"
 
 
 def operator(dp="dp", mig="mig"):
-    return {"name": "gpu-operator", "chart": "gpu-operator", "namespace": "gpu-operator",
-            "values": {"devicePlugin": {"config": {"name": dp, "create": False}},
-                       "migManager": {"config": {"name": mig, "create": False}}}}
+    return {
+        "name": "gpu-operator",
+        "chart": "gpu-operator",
+        "namespace": "gpu-operator",
+        "values": {
+            "devicePlugin": {"config": {"name": dp, "create": False}},
+            "migManager": {"config": {"name": mig, "create": False}},
+        },
+    }
 
 
 def configmap(name, data):
@@ -209,10 +258,12 @@ def test_sharing_label_not_in_configs_exact_message():
     res = [(REL, operator()), (CM, configmap("dp", {"default": "x"})), (CM, MIG_CM), (NG, infer)]
     [(urn, msg)] = call_stack(check_sharing_configs_exist, res)
     assert urn == "urn:3"
-    assert msg == ("GPU node pool 'gpu-train' selects sharing configs that do not exist: "
-                   "nvidia.com/device-plugin.config=gpu-train is not an entry of ConfigMap 'dp' (has: default); "
-                   "nvidia.com/mig.config=gpu-infer-7g is not a mig-configs entry of ConfigMap 'mig' "
-                   "(has: gpu-infer-3g40).")
+    assert msg == (
+        "GPU node pool 'gpu-train' selects sharing configs that do not exist: "
+        "nvidia.com/device-plugin.config=gpu-train is not an entry of ConfigMap 'dp' (has: default); "
+        "nvidia.com/mig.config=gpu-infer-7g is not a mig-configs entry of ConfigMap 'mig' "
+        "(has: gpu-infer-3g40)."
+    )
 
 
 def test_sharing_inline_data_and_missing_configmap():
@@ -251,9 +302,11 @@ def test_classified_pod_passes():
 
 def test_unclassified_pod_exact_message():
     [msg] = call(check_workload_classified, POD, pod(tier=None, req="2", lim="1", pc=None))
-    assert msg == ("GPU workload Pod 'p' is unclassified: label gpu.example.com/gpu-tier is missing (one of: train, "
-                   "inference); container 'main' requests 2 nvidia.com/gpu but limits 1 (they must be equal); "
-                   "priorityClassName is missing.")
+    assert msg == (
+        "GPU workload Pod 'p' is unclassified: label gpu.example.com/gpu-tier is missing (one of: train, "
+        "inference); container 'main' requests 2 nvidia.com/gpu but limits 1 (they must be equal); "
+        "priorityClassName is missing."
+    )
 
 
 def test_wrong_resource_unknown_tier_wrong_priority():
@@ -267,19 +320,26 @@ def test_wrong_resource_unknown_tier_wrong_priority():
     assert "requests nvidia.com/gpu without a limit" in msg
 
 
-@pytest.mark.parametrize("rtype,wrap", [
-    ("kubernetes:apps/v1:Deployment", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
-    ("kubernetes:apps/v1:StatefulSet", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
-    ("kubernetes:apps/v1:DaemonSet", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
-    ("kubernetes:apps/v1:ReplicaSet", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
-    ("kubernetes:batch/v1:Job", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
-    ("kubernetes:batch/v1:CronJob",
-     lambda p: {"metadata": {"name": "d"}, "spec": {"jobTemplate": {"spec": {"template": p}}}}),
-])
+@pytest.mark.parametrize(
+    "rtype,wrap",
+    [
+        ("kubernetes:apps/v1:Deployment", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
+        ("kubernetes:apps/v1:StatefulSet", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
+        ("kubernetes:apps/v1:DaemonSet", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
+        ("kubernetes:apps/v1:ReplicaSet", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
+        ("kubernetes:batch/v1:Job", lambda p: {"metadata": {"name": "d"}, "spec": {"template": p}}),
+        (
+            "kubernetes:batch/v1:CronJob",
+            lambda p: {"metadata": {"name": "d"}, "spec": {"jobTemplate": {"spec": {"template": p}}}},
+        ),
+    ],
+)
 def test_every_workload_kind(rtype, wrap):
     assert call(check_workload_classified, rtype, wrap(pod())) == []
     [msg] = call(check_workload_classified, rtype, wrap(pod(tier=None)))
-    assert msg.startswith(f"GPU workload {rtype.rsplit(':', 1)[-1]} 'd' is unclassified: label gpu.example.com/gpu-tier")
+    assert msg.startswith(
+        f"GPU workload {rtype.rsplit(':', 1)[-1]} 'd' is unclassified: label gpu.example.com/gpu-tier"
+    )
 
 
 def test_workload_not_applicable_and_safe():
@@ -299,41 +359,57 @@ def test_workload_config_overrides():
 
 # --- gpu-budget -----------------------------------------------------------------------------------------------
 
+
 def test_budget_within_and_over():
     res = [(NG, group(scalingConfig={"maxSize": 2}))]  # 2 x p4d.24xlarge = 2 x 21.957642
     assert call_stack(check_budget, res, {**CONFIG, "budgetHourly": 50}) == []
     [(_, msg)] = call_stack(check_budget, res, {**CONFIG, "budgetHourly": 40})
-    assert msg == ("GPU node pools at max size cost $43.92/hour, over the budget of $40.00/hour: gpu-train $43.92 "
-                   "(2 x p4d.24xlarge). Lower maxSize or raise budgetHourly.")
+    assert msg == (
+        "GPU node pools at max size cost $43.92/hour, over the budget of $40.00/hour: gpu-train $43.92 "
+        "(2 x p4d.24xlarge). Lower maxSize or raise budgetHourly."
+    )
 
 
 def test_budget_price_override_and_gke_zones():
     res = [(NG, group())]
     [(_, msg)] = call_stack(check_budget, res, {**CONFIG, "budgetHourly": 10, "prices": {"p4d.24xlarge": 6}})
     assert "$12.00/hour" in msg
-    gke = {"name": "a", "nodeLocations": ["z1", "z2"], "autoscaling": {"maxNodeCount": 3},
-           "nodeConfig": {"machineType": "a2-highgpu-1g"}}
+    gke = {
+        "name": "a",
+        "nodeLocations": ["z1", "z2"],
+        "autoscaling": {"maxNodeCount": 3},
+        "nodeConfig": {"machineType": "a2-highgpu-1g"},
+    }
     [(_, msg)] = call_stack(check_budget, [("gcp:container/nodePool:NodePool", gke)], {**CONFIG, "budgetHourly": 1})
     assert "a $22.04 (6 x a2-highgpu-1g)" in msg
 
 
 def test_budget_unset_is_not_applicable_with_estimate():
     with pytest.raises(_NotApplicableError) as e:
-        check_budget(StackValidationArgs([PolicyResource(NG, group(), "u", "n", _opts(), None, None, [], {})],
-                                         CONFIG), lambda *a: None)
-    assert e.value.reason == ("no budgetHourly set; GPU node pools at max size cost $43.92/hour: gpu-train $43.92 "
-                              "(2 x p4d.24xlarge)")
+        check_budget(
+            StackValidationArgs([PolicyResource(NG, group(), "u", "n", _opts(), None, None, [], {})], CONFIG),
+            lambda *a: None,
+        )
+    assert e.value.reason == (
+        "no budgetHourly set; GPU node pools at max size cost $43.92/hour: gpu-train $43.92 (2 x p4d.24xlarge)"
+    )
     assert call_stack(check_budget, [("aws:s3/bucket:Bucket", {})], {**CONFIG, "budgetHourly": 1}) == "n/a"
 
 
 def test_budget_missing_props_and_unknown_price():
-    [(_, msg)] = call_stack(check_budget, [(NG, {"instanceTypes": ["p9.huge"], "amiType": "AL2023_x86_64_NVIDIA",
-                                                 "scalingConfig": None})], {**CONFIG, "budgetHourly": 0})
-    assert msg == ("GPU node pools cannot be checked against the budget of $0.00/hour: not costed, no price "
-                   "known: r0 (p9.huge) (set prices).")
+    [(_, msg)] = call_stack(
+        check_budget,
+        [(NG, {"instanceTypes": ["p9.huge"], "amiType": "AL2023_x86_64_NVIDIA", "scalingConfig": None})],
+        {**CONFIG, "budgetHourly": 0},
+    )
+    assert msg == (
+        "GPU node pools cannot be checked against the budget of $0.00/hour: not costed, no price "
+        "known: r0 (p9.huge) (set prices)."
+    )
 
 
 # --- config ---------------------------------------------------------------------------------------------------
+
 
 def test_bad_config_names_the_field():
     with pytest.raises(PolicyConfigError, match=r"policy config budgetHourly: .*greater than or equal to 0"):
@@ -354,6 +430,8 @@ def test_config_from_dev_spec(dev_spec):
     assert cfg.tiers["train"].priority_class == "gpu-train"
     assert cfg.prices["p4de.24xlarge"] == pytest.approx(27.44705)
     levels = {k: v["enforcementLevel"] for k, v in pack_config(cfg).items()}
-    assert levels == {p.name: "mandatory" for p in POLICIES} | {"gpu-budget": "advisory",
-                                                                  "gpu-launch-template-imdsv2": "advisory",
-                                                                  "gpu-node-pool-detectable": "advisory"}
+    assert levels == {p.name: "mandatory" for p in POLICIES} | {
+        "gpu-budget": "advisory",
+        "gpu-launch-template-imdsv2": "advisory",
+        "gpu-node-pool-detectable": "advisory",
+    }

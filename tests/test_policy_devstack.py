@@ -18,8 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_dev_stack_passes_offline(dev_spec):
     resources = from_artifacts(render_all(dev_spec))
     kinds = {r.type for r in resources}
-    assert {"aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate",
-            "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:ConfigMap"} <= kinds
+    assert {
+        "aws:eks/nodeGroup:NodeGroup",
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "kubernetes:helm.sh/v3:Release",
+        "kubernetes:core/v1:ConfigMap",
+    } <= kinds
     assert run_policies(resources, config_from_spec(dev_spec)) == []
 
 
@@ -39,8 +43,10 @@ def test_dev_stack_passes_the_real_pack(dev_spec):
         diagnostics = [d for r in resources for d in pack.analyze(r).diagnostics]
         stack = pack.analyze_stack(resources)
     assert diagnostics == [] and list(stack.diagnostics) == []
-    assert "no budgetHourly set; GPU node pools at max size cost $" in {
-        n.policy_name: n.reason for n in stack.not_applicable}["gpu-budget"]
+    assert (
+        "no budgetHourly set; GPU node pools at max size cost $"
+        in {n.policy_name: n.reason for n in stack.not_applicable}["gpu-budget"]
+    )
 
 
 def test_dev_stack_over_budget(dev_data):

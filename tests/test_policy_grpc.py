@@ -13,8 +13,9 @@ from pulumi.runtime.proto import analyzer_pb2
 ROOT = Path(__file__).resolve().parents[1]
 
 MANDATORY, ADVISORY = analyzer_pb2.MANDATORY, analyzer_pb2.ADVISORY
-CFG = PolicyConfig.model_validate({"labelDomain": "gpu.example.com",
-                                   "tiers": {"train": {"resources": ["nvidia.com/gpu"]}}})
+CFG = PolicyConfig.model_validate(
+    {"labelDomain": "gpu.example.com", "tiers": {"train": {"resources": ["nvidia.com/gpu"]}}}
+)
 UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's unknown-string sentinel
 
 
@@ -26,24 +27,39 @@ def pack():
 
 
 def _pod(labels, name="p"):
-    return StackResource("kubernetes:core/v1:Pod", f"urn:pod:{name}", name, {
-        "metadata": {"name": name, "namespace": "research", "labels": labels},
-        "spec": {"priorityClassName": "gpu-train",
-                 "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1},
-                                                            "requests": {"nvidia.com/gpu": "1"}}}]}})
+    return StackResource(
+        "kubernetes:core/v1:Pod",
+        f"urn:pod:{name}",
+        name,
+        {
+            "metadata": {"name": name, "namespace": "research", "labels": labels},
+            "spec": {
+                "priorityClassName": "gpu-train",
+                "containers": [
+                    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}, "requests": {"nvidia.com/gpu": "1"}}}
+                ],
+            },
+        },
+    )
 
 
-UNCLASSIFIED_GROUP = StackResource("aws:eks/nodeGroup:NodeGroup", "urn:ng", "ng", {
-    "nodeGroupName": "rogue", "instanceTypes": ["p5.48xlarge"], "scalingConfig": {"maxSize": 4}})
+UNCLASSIFIED_GROUP = StackResource(
+    "aws:eks/nodeGroup:NodeGroup",
+    "urn:ng",
+    "ng",
+    {"nodeGroupName": "rogue", "instanceTypes": ["p5.48xlarge"], "scalingConfig": {"maxSize": 4}},
+)
 
 
 def test_analyzer_info_lists_every_policy_mandatory_by_default(pack):
     info = pack.info()
     assert info.name == "gpu-platform"
     levels = {p.name: p.enforcementLevel for p in info.policies}
-    assert levels == {p.name: MANDATORY for p in POLICIES} | {"gpu-budget": ADVISORY,
-                                                              "gpu-launch-template-imdsv2": ADVISORY,
-                                                              "gpu-node-pool-detectable": ADVISORY}
+    assert levels == {p.name: MANDATORY for p in POLICIES} | {
+        "gpu-budget": ADVISORY,
+        "gpu-launch-template-imdsv2": ADVISORY,
+        "gpu-node-pool-detectable": ADVISORY,
+    }
     schema = next(p for p in info.policies if p.name == "gpu-workload-classified").configSchema
     assert "labelDomain" in schema.properties and "tiers" in schema.properties
     assert pack.plugin_info().version
@@ -54,8 +70,9 @@ def test_analyze_reports_unclassified_pod_and_passes_classified(pack):
     bad = pack.analyze(_pod({}))
     [diag] = bad.diagnostics
     assert diag.policyName == "gpu-workload-classified" and diag.enforcementLevel == MANDATORY
-    assert diag.message.endswith("GPU workload Pod 'p' is unclassified: label gpu.example.com/gpu-tier is missing "
-                                 "(one of: train).")
+    assert diag.message.endswith(
+        "GPU workload Pod 'p' is unclassified: label gpu.example.com/gpu-tier is missing (one of: train)."
+    )
     good = pack.analyze(_pod({"gpu.example.com/gpu-tier": "train"}))
     assert list(good.diagnostics) == []
     assert {n.policy_name for n in good.not_applicable} == {"gpu-node-pool-classified"}
@@ -66,11 +83,15 @@ def test_analyze_node_group_and_config_enforcement_override(pack):
     [diag] = pack.analyze(UNCLASSIFIED_GROUP).diagnostics
     assert diag.policyName == "gpu-node-pool-classified" and diag.enforcementLevel == MANDATORY
     assert "GPU node pool 'rogue' (instance type p5.48xlarge) is unclassified" in diag.message
-    advisory = PolicyConfig.model_validate({**CFG.model_dump(), "enforcement": {"gpu-node-pool-classified": "advisory"}})
+    advisory = PolicyConfig.model_validate(
+        {**CFG.model_dump(), "enforcement": {"gpu-node-pool-classified": "advisory"}}
+    )
     pack.configure(pack_config(advisory))
     [diag] = pack.analyze(UNCLASSIFIED_GROUP).diagnostics
     assert diag.enforcementLevel == ADVISORY
-    disabled = PolicyConfig.model_validate({**CFG.model_dump(), "enforcement": {"gpu-node-pool-classified": "disabled"}})
+    disabled = PolicyConfig.model_validate(
+        {**CFG.model_dump(), "enforcement": {"gpu-node-pool-classified": "disabled"}}
+    )
     pack.configure(pack_config(disabled))
     assert list(pack.analyze(UNCLASSIFIED_GROUP).diagnostics) == []
 
@@ -98,18 +119,29 @@ def test_analyze_stack_hardening_and_budget(pack):
     assert by_policy["gpu-budget"].enforcementLevel == MANDATORY
     assert "cost $220.16/hour, over the budget of $100.00/hour" in by_policy["gpu-budget"].message
     reasons = {n.policy_name: n.reason for n in resp.not_applicable}
-    assert reasons == {"gpu-sharing-config-exists": "no GPU Operator Helm release in this stack",
-                       "gpu-node-pool-resolved": "no node pool takes its GPUs from a launch template",
-                       "gpu-node-pool-detectable": "every node pool's GPU capacity is known"}
+    assert reasons == {
+        "gpu-sharing-config-exists": "no GPU Operator Helm release in this stack",
+        "gpu-node-pool-resolved": "no node pool takes its GPUs from a launch template",
+        "gpu-node-pool-detectable": "every node pool's GPU capacity is known",
+    }
 
 
 def test_analyze_stack_launch_template_by_dependency(pack):
     pack.configure(pack_config(CFG))
-    lt = StackResource("aws:ec2/launchTemplate:LaunchTemplate", "urn:lt", "lt", {
-        "metadataOptions": {"httpTokens": "required"}, "blockDeviceMappings": [{"ebs": {"encrypted": "true"}}]})
-    group = StackResource(UNCLASSIFIED_GROUP.type, "urn:ng", "ng",
-                          {**UNCLASSIFIED_GROUP.props, "launchTemplate": {"id": UNKNOWN_STRING}},
-                          dependencies=["urn:lt"], property_dependencies={"launchTemplate": ["urn:lt"]})
+    lt = StackResource(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "urn:lt",
+        "lt",
+        {"metadataOptions": {"httpTokens": "required"}, "blockDeviceMappings": [{"ebs": {"encrypted": "true"}}]},
+    )
+    group = StackResource(
+        UNCLASSIFIED_GROUP.type,
+        "urn:ng",
+        "ng",
+        {**UNCLASSIFIED_GROUP.props, "launchTemplate": {"id": UNKNOWN_STRING}},
+        dependencies=["urn:lt"],
+        property_dependencies={"launchTemplate": ["urn:lt"]},
+    )
     resp = pack.analyze_stack([lt, group])
     assert [d.policyName for d in resp.diagnostics] == []  # budget advisory-off: no budget, not applicable
 
@@ -125,13 +157,19 @@ def test_policies_carry_severity_remediation_steps_and_a_url(pack):
 def test_remediate_turns_imdsv2_on_for_gpu_launch_templates(pack):
     cfg = PolicyConfig.model_validate({**CFG.model_dump(), "enforcement": {"gpu-launch-template-imdsv2": "remediate"}})
     pack.configure(pack_config(cfg))
-    lt = StackResource("aws:ec2/launchTemplate:LaunchTemplate", "urn:lt", "lt", {
-        "instanceType": "p5.48xlarge", "metadataOptions": {"httpTokens": "optional"}})
+    lt = StackResource(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "urn:lt",
+        "lt",
+        {"instanceType": "p5.48xlarge", "metadataOptions": {"httpTokens": "optional"}},
+    )
     [fix] = pack.remediate(lt).remediations
     assert fix.policyName == "gpu-launch-template-imdsv2"
     options = dict(fix.properties)["metadataOptions"]
     assert options["httpTokens"] == "required" and options["httpEndpoint"] == "enabled"
-    cpu = StackResource(lt.type, "urn:lt2", "lt2", {"instanceType": "m5.large", "metadataOptions": {"httpTokens": "optional"}})
+    cpu = StackResource(
+        lt.type, "urn:lt2", "lt2", {"instanceType": "m5.large", "metadataOptions": {"httpTokens": "optional"}}
+    )
     assert [r for r in pack.remediate(cpu).remediations if r.properties] == []
     pack.configure(pack_config(CFG))  # advisory: reported, not rewritten
     [diag] = [d for d in pack.analyze(lt).diagnostics if d.policyName == "gpu-launch-template-imdsv2"]

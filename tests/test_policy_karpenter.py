@@ -39,9 +39,11 @@ def test_rendered_karpenter_pool_without_its_labels_and_taints_is_flagged(dev_da
     template["spec"]["taints"] = []
     [v] = run_policies(resources, config_from_spec(spec))
     assert v.policy == "gpu-node-pool-classified"
-    assert v.message.startswith("GPU node pool 'gpu-train' (requirements allow GPU instances "
-                                "(node.kubernetes.io/instance-type In ['p4de.24xlarge'])) is unclassified: missing "
-                                "label gpu.example.com/gpu-pool=<pool name>")
+    assert v.message.startswith(
+        "GPU node pool 'gpu-train' (requirements allow GPU instances "
+        "(node.kubernetes.io/instance-type In ['p4de.24xlarge'])) is unclassified: missing "
+        "label gpu.example.com/gpu-pool=<pool name>"
+    )
 
 
 def test_rendered_karpenter_pool_with_an_unencrypted_node_class_is_flagged(dev_data):

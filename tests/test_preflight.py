@@ -17,25 +17,37 @@ REGION = "us-east-1"
 @pytest.fixture
 def aws_account(monkeypatch):
     """A moto account with the dev cluster, its node role and subnets in zones that offer p4d and p4de."""
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
-                 "AWS_DEFAULT_REGION": REGION}.items():
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     with mock_aws():
         ec2 = boto3.client("ec2", region_name=REGION)
         vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
         # moto offers p4de.24xlarge in us-east-1b/c only, p4d.24xlarge in a-d.
-        subnets = {z: ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=f"{REGION}{z}")
-                   ["Subnet"]["SubnetId"] for i, z in enumerate("abc")}
+        subnets = {
+            z: ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{i}.0/24", AvailabilityZone=f"{REGION}{z}")["Subnet"][
+                "SubnetId"
+            ]
+            for i, z in enumerate("abc")
+        }
         role = boto3.client("iam").create_role(RoleName="gpu-nodes", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         boto3.client("eks", region_name=REGION).create_cluster(
-            name="ml-dev", version="1.33", roleArn=role, resourcesVpcConfig={"subnetIds": [subnets["b"]]})
+            name="ml-dev", version="1.33", roleArn=role, resourcesVpcConfig={"subnetIds": [subnets["b"]]}
+        )
         yield {"subnets": subnets, "role": role}
 
 
 def _spec(dev_data, account, zones="bc", **changes):
-    dev_data["aws"] = {"region": REGION, "nodeRoleArn": account["role"],
-                       "subnetIds": [account["subnets"][z] for z in zones]}
+    dev_data["aws"] = {
+        "region": REGION,
+        "nodeRoleArn": account["role"],
+        "subnetIds": [account["subnets"][z] for z in zones],
+    }
     # gpu-train has EFA and a cluster placement group, which live in one zone: its own subnet there.
     dev_data["nodePools"][0]["aws"] = {"subnetIds": [account["subnets"][zones[0]]]}
     dev_data.update(changes)
@@ -52,7 +64,11 @@ def test_good_account_passes(aws_account, dev_data):
     assert [c.check for c in checks[:3]] == ["cluster", "kubernetes version", "node role"]
     assert len(_by(checks, "subnet")) == 2
     assert {c.target for c in _by(checks, "instance offering")} == {
-        "gpu-train (p4de.24xlarge)", "gpu-infer (p4de.24xlarge)", "gpu-dev (p4d.24xlarge)", "gpu-ci (p4d.24xlarge)"}
+        "gpu-train (p4de.24xlarge)",
+        "gpu-infer (p4de.24xlarge)",
+        "gpu-dev (p4d.24xlarge)",
+        "gpu-ci (p4d.24xlarge)",
+    }
 
 
 def test_efa_counts_match_ec2_efa_info(aws_account, dev_data):

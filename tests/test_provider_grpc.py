@@ -64,7 +64,8 @@ def test_outputs_match_their_schema_types(fresh, source):
     response = fresh.construct(TOKEN, "gpu-platform", data, parent=STACK_URN)
     state = json_format.MessageToDict(response.state)
     validator = jsonschema.Draft202012Validator(
-        resource_outputs_schema(json.loads((ROOT / "schema.json").read_text()), TOKEN))
+        resource_outputs_schema(json.loads((ROOT / "schema.json").read_text()), TOKEN)
+    )
     assert [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(state)] == []
     assert state["nodeGroups"].keys() == set(state["nodePoolNames"])
     for tier in state["tiers"].values():
@@ -91,13 +92,17 @@ def _python_error(data) -> str:
     return str(e.value)
 
 
-@pytest.mark.parametrize("break_it", [
-    lambda d: d["nodePools"][1]["sharing"].update(migLayout={"3g.40gb": 2, "1g.10gb": 1}),  # does not fit a GPU
-    lambda d: d["nodePools"][0]["sharing"].update(mode="shared"),  # not an enum value
-    lambda d: (d["nodePools"][2].update(minSize=9, maxSize=4), d["teams"][0]["quotas"].update(nope=1)),
-    lambda d: d["nodePools"][3].update(maxSize=2.5),  # a fraction for an integer
-    lambda d: d["nodePools"][3]["sharing"].update(replicas=True),
-], ids=["mig-layout", "enum", "two-errors", "fraction", "bool-for-int"])
+@pytest.mark.parametrize(
+    "break_it",
+    [
+        lambda d: d["nodePools"][1]["sharing"].update(migLayout={"3g.40gb": 2, "1g.10gb": 1}),  # does not fit a GPU
+        lambda d: d["nodePools"][0]["sharing"].update(mode="shared"),  # not an enum value
+        lambda d: (d["nodePools"][2].update(minSize=9, maxSize=4), d["teams"][0]["quotas"].update(nope=1)),
+        lambda d: d["nodePools"][3].update(maxSize=2.5),  # a fraction for an integer
+        lambda d: d["nodePools"][3]["sharing"].update(replicas=True),
+    ],
+    ids=["mig-layout", "enum", "two-errors", "fraction", "bool-for-int"],
+)
 def test_bad_spec_fails_with_the_python_apis_errors_and_registers_nothing(fresh, dev_data, break_it):
     import grpc
 
@@ -116,8 +121,11 @@ def test_bad_spec_fails_with_the_python_apis_errors_and_registers_nothing(fresh,
 
 def test_a_known_output_is_used_and_its_resource_waited_for(fresh, dev_data):
     dev_data["clusterName"] = {**OUTPUT_VALUE, "value": "ml-dev", "dependencies": [CLUSTER]}
-    dev_data["aws"]["nodeRoleArn"] = {**OUTPUT_VALUE, "value": "arn:aws:iam::111122223333:role/gpu-nodes",
-                                      "dependencies": [CLUSTER]}
+    dev_data["aws"]["nodeRoleArn"] = {
+        **OUTPUT_VALUE,
+        "value": "arn:aws:iam::111122223333:role/gpu-nodes",
+        "dependencies": [CLUSTER],
+    }
     fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
     groups = [r for r in fresh.monitor.registered if r.type == "aws:eks/nodeGroup:NodeGroup"]
     assert groups and all(r.inputs["clusterName"] == "ml-dev" for r in groups)
@@ -143,8 +151,11 @@ def test_an_unknown_output_is_deferred_in_a_preview(fresh, dev_data):
 
 
 def test_a_secret_output_stays_secret(fresh, dev_data):
-    dev_data["aws"]["nodeRoleArn"] = {**OUTPUT_VALUE, "value": "arn:aws:iam::111122223333:role/gpu-nodes",
-                                      "secret": True}
+    dev_data["aws"]["nodeRoleArn"] = {
+        **OUTPUT_VALUE,
+        "value": "arn:aws:iam::111122223333:role/gpu-nodes",
+        "secret": True,
+    }
     fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
     groups = [r for r in fresh.monitor.registered if r.type == "aws:eks/nodeGroup:NodeGroup"]
     sig = "4dabf18193072939515e22adb298388d"
@@ -168,6 +179,8 @@ def test_an_output_where_the_spec_needs_a_plain_value_names_the_fields_that_take
     dev_data["labelDomain"] = {**OUTPUT_VALUE, "value": "gpu.example.com", "dependencies": [CLUSTER]}
     with pytest.raises(grpc.RpcError) as e:
         fresh.construct(TOKEN, "gpu-platform", dev_data, parent=STACK_URN)
-    assert "labelDomain: a Pulumi Input; allowed: a plain value. Only fields that name existing objects take" \
+    assert (
+        "labelDomain: a Pulumi Input; allowed: a plain value. Only fields that name existing objects take"
         in e.value.details()
+    )
     assert fresh.monitor.registered == []

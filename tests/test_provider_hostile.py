@@ -49,36 +49,88 @@ CASES = [
     ("int-as-word", lambda d: _pool(d, 0).update(maxSize="x"), "nodePools[0].maxSize", "valid integer"),
     ("int-infinite", lambda d: _pool(d, 0).update(maxSize=float("inf")), "nodePools[0].maxSize", "finite number"),
     ("int-nan", lambda d: _pool(d, 0).update(maxSize=float("nan")), "nodePools[0].maxSize", "finite number"),
-    ("map-value-as-word", lambda d: _pool(d, 1)["sharing"].update(migLayout={"3g.40gb": "x"}),
-     "nodePools[1].sharing.migLayout.3g.40gb", "valid integer"),
+    (
+        "map-value-as-word",
+        lambda d: _pool(d, 1)["sharing"].update(migLayout={"3g.40gb": "x"}),
+        "nodePools[1].sharing.migLayout.3g.40gb",
+        "valid integer",
+    ),
     ("null-required", lambda d: d.update(cloud=None), "cloud", "missing; this field is required"),
-    ("null-required-nested", lambda d: _pool(d, 0)["sharing"].update(mode=None), "nodePools[0].sharing.mode",
-     "missing; this field is required"),
+    (
+        "null-required-nested",
+        lambda d: _pool(d, 0)["sharing"].update(mode=None),
+        "nodePools[0].sharing.mode",
+        "missing; this field is required",
+    ),
     ("unknown-key-top", lambda d: d.update(bogus=1), "bogus", "unknown key"),
-    ("unknown-key-nested", lambda d: _pool(d, 1).update(minsize=3), "nodePools[1].minsize",
-     "unknown key; did you mean 'minSize'?"),
-    ("unknown-key-deep", lambda d: d["scheduling"]["kueue"].update(enabeld=False), "scheduling.kueue.enabeld",
-     "did you mean 'enabled'?"),
-    ("enum-as-list", lambda d: _pool(d, 0)["sharing"].update(mode=["mig"]), "nodePools[0].sharing.mode",
-     "'exclusive', 'mig', 'time-slicing' or 'mps'"),
-    ("nan-in-values", lambda d: d.update(gpuOperator={"valuesOverrides": {"a": [float("nan")]}}),
-     "gpuOperator.valuesOverrides.a[0]", "nan: not a finite number"),
-    ("inf-in-values", lambda d: d.update(gpuOperator={"valuesOverrides": {"b": float("-inf")}}),
-     "gpuOperator.valuesOverrides.b", "-inf: not a finite number"),
-    ("too-many-values", lambda d: d.update(gpuOperator={"valuesOverrides": {f"k{i}": i for i in range(150_000)}}),
-     "", "more than 100,000 values"),
+    (
+        "unknown-key-nested",
+        lambda d: _pool(d, 1).update(minsize=3),
+        "nodePools[1].minsize",
+        "unknown key; did you mean 'minSize'?",
+    ),
+    (
+        "unknown-key-deep",
+        lambda d: d["scheduling"]["kueue"].update(enabeld=False),
+        "scheduling.kueue.enabeld",
+        "did you mean 'enabled'?",
+    ),
+    (
+        "enum-as-list",
+        lambda d: _pool(d, 0)["sharing"].update(mode=["mig"]),
+        "nodePools[0].sharing.mode",
+        "'exclusive', 'mig', 'time-slicing' or 'mps'",
+    ),
+    (
+        "nan-in-values",
+        lambda d: d.update(gpuOperator={"valuesOverrides": {"a": [float("nan")]}}),
+        "gpuOperator.valuesOverrides.a[0]",
+        "nan: not a finite number",
+    ),
+    (
+        "inf-in-values",
+        lambda d: d.update(gpuOperator={"valuesOverrides": {"b": float("-inf")}}),
+        "gpuOperator.valuesOverrides.b",
+        "-inf: not a finite number",
+    ),
+    (
+        "too-many-values",
+        lambda d: d.update(gpuOperator={"valuesOverrides": {f"k{i}": i for i in range(150_000)}}),
+        "",
+        "more than 100,000 values",
+    ),
     ("too-deep", lambda d: d.update(gpuOperator={"valuesOverrides": _deep(80)}), "", "nesting depth over 64"),
-    ("enforcement-level", lambda d: d.update(policy={"enforcement": {"gpu-budget": "sometimes"}}),
-     "policy.enforcement.gpu-budget", "'sometimes' is not an enforcement level; allowed: advisory, mandatory"),
-    ("enforcement-policy-name", lambda d: d.update(policy={"enforcement": {"gpu-pool-classified": "advisory"}}),
-     "policy.enforcement.gpu-pool-classified", "not a policy of the pack; allowed: gpu-budget"),
+    (
+        "enforcement-level",
+        lambda d: d.update(policy={"enforcement": {"gpu-budget": "sometimes"}}),
+        "policy.enforcement.gpu-budget",
+        "'sometimes' is not an enforcement level; allowed: advisory, mandatory",
+    ),
+    (
+        "enforcement-policy-name",
+        lambda d: d.update(policy={"enforcement": {"gpu-pool-classified": "advisory"}}),
+        "policy.enforcement.gpu-pool-classified",
+        "not a policy of the pack; allowed: gpu-budget",
+    ),
     ("unknown-shaping-field", lambda d: _pool(d, 0).update(maxSize=UNKNOWN), "nodePools[0].maxSize", PLAIN),
-    ("unknown-output-shaping-field", lambda d: _pool(d, 0).update(maxSize={**OUTPUT, "dependencies": [CLUSTER]}),
-     "nodePools[0].maxSize", PLAIN),
-    ("secret-shaping-field", lambda d: d.update(labelDomain={**SECRET, "value": "gpu.example.com"}), "labelDomain",
-     PLAIN),
-    ("secret-output-shaping-field", lambda d: _pool(d, 0).update(maxSize={**OUTPUT, "value": 16, "secret": True}),
-     "nodePools[0].maxSize", PLAIN),
+    (
+        "unknown-output-shaping-field",
+        lambda d: _pool(d, 0).update(maxSize={**OUTPUT, "dependencies": [CLUSTER]}),
+        "nodePools[0].maxSize",
+        PLAIN,
+    ),
+    (
+        "secret-shaping-field",
+        lambda d: d.update(labelDomain={**SECRET, "value": "gpu.example.com"}),
+        "labelDomain",
+        PLAIN,
+    ),
+    (
+        "secret-output-shaping-field",
+        lambda d: _pool(d, 0).update(maxSize={**OUTPUT, "value": 16, "secret": True}),
+        "nodePools[0].maxSize",
+        PLAIN,
+    ),
 ]
 
 
@@ -128,12 +180,15 @@ def test_the_python_api_refuses_nan_in_free_form_values_too():
     with pytest.raises(SpecError) as e:
         parse_spec(data)
     assert [str(f) for f in e.value.findings] == [
-        "monitoring.prometheus.valuesOverrides.grafana.ratio: nan: not a finite number; allowed: a finite number"]
+        "monitoring.prometheus.valuesOverrides.grafana.ratio: nan: not a finite number; allowed: a finite number"
+    ]
 
 
 def test_a_secret_inside_values_overrides_stays_secret_in_the_release(provider):
     data = copy.deepcopy(DEV)
-    data["gpuOperator"] = {"valuesOverrides": {"dcgmExporter": {"token": {**OUTPUT, "value": "s3cret", "secret": True}}}}
+    data["gpuOperator"] = {
+        "valuesOverrides": {"dcgmExporter": {"token": {**OUTPUT, "value": "s3cret", "secret": True}}}
+    }
     provider.monitor.registered.clear()
     provider.construct(TOKEN, "secret", data, parent=STACK_URN)
     [release] = [r for r in provider.monitor.registered if r.name == "secret-gpu-operator-release"]

@@ -66,8 +66,9 @@ def _compatible(pyd: dict, pulumi_prop: dict, defs: dict, schema: dict, where: s
     if pyd["type"] == "array":
         _compatible(pyd["items"], pulumi_prop["items"], defs, schema, f"{where}[]")
     elif pyd["type"] == "object":
-        _compatible(pyd.get("additionalProperties", {}), pulumi_prop["additionalProperties"], defs, schema,
-                    f"{where}{{}}")
+        _compatible(
+            pyd.get("additionalProperties", {}), pulumi_prop["additionalProperties"], defs, schema, f"{where}{{}}"
+        )
 
 
 def test_every_spec_field_has_a_mirror_with_its_alias_and_type(schema):
@@ -75,9 +76,14 @@ def test_every_spec_field_has_a_mirror_with_its_alias_and_type(schema):
 
     pyd = PlatformSpec.model_json_schema(by_alias=True)
     defs = pyd.pop("$defs")
-    models = {"PlatformSpec": (pyd, schema["resources"][TOKEN], "inputProperties", "requiredInputs"),
-              **{n: (d, schema["types"][f"gpu-platform:index:{n}"], "properties", "required")
-                 for n, d in defs.items() if "properties" in d}}
+    models = {
+        "PlatformSpec": (pyd, schema["resources"][TOKEN], "inputProperties", "requiredInputs"),
+        **{
+            n: (d, schema["types"][f"gpu-platform:index:{n}"], "properties", "required")
+            for n, d in defs.items()
+            if "properties" in d
+        },
+    }
     for name, (model, target, props, required) in models.items():
         assert set(target[props]) == set(model["properties"]), name
         assert set(target.get(required, [])) == set(model.get("required", [])), name
@@ -104,8 +110,10 @@ def test_fields_naming_cloud_objects_take_inputs_and_the_rest_is_plain(schema):
 
     inputs = input_fields()
     assert ("PlatformSpec", "cluster_name") in inputs and ("AwsSpec", "subnet_ids") in inputs
-    owners = {"PlatformSpec": schema["resources"][TOKEN]["inputProperties"],
-              **{t.rsplit(":", 1)[-1]: schema["types"][t].get("properties", {}) for t in _input_types(schema)}}
+    owners = {
+        "PlatformSpec": schema["resources"][TOKEN]["inputProperties"],
+        **{t.rsplit(":", 1)[-1]: schema["types"][t].get("properties", {}) for t in _input_types(schema)},
+    }
     seen = set()
     for owner, props in owners.items():
         for alias, prop in props.items():
@@ -129,13 +137,23 @@ def test_outputs_are_the_python_components(schema, pulumi_mocks, dev_spec):
 
     def program():
         platform = GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec))
-        seen["outputs"] = {k for k in vars(platform) if k in {
-            "node_pool_names", "tier_names", "teams", "tiers", "node_groups", "prometheus_url", "opencost_url"}}
+        seen["outputs"] = {
+            k
+            for k in vars(platform)
+            if k in {"node_pool_names", "tier_names", "teams", "tiers", "node_groups", "prometheus_url", "opencost_url"}
+        }
 
     pulumi_mocks.run(program)
     outputs = schema["resources"][TOKEN]["properties"]
-    assert set(outputs) == {"nodePoolNames", "tierNames", "teams", "tiers", "nodeGroups", "prometheusUrl",
-                            "opencostUrl"}
+    assert set(outputs) == {
+        "nodePoolNames",
+        "tierNames",
+        "teams",
+        "tiers",
+        "nodeGroups",
+        "prometheusUrl",
+        "opencostUrl",
+    }
     assert len(seen["outputs"]) == len(outputs)
     assert set(schema["resources"][TOKEN]["required"]) == set(outputs) - {"opencostUrl"}
 
@@ -143,7 +161,11 @@ def test_outputs_are_the_python_components(schema, pulumi_mocks, dev_spec):
 def test_schema_is_valid_json_with_descriptions(schema):
     inputs = schema["resources"][TOKEN]["inputProperties"]
     assert all(p.get("description") for p in inputs.values())
-    undescribed = [f"{name}.{prop}" for name, t in schema["types"].items()
-                   for prop, p in t.get("properties", {}).items() if not p.get("description")]
+    undescribed = [
+        f"{name}.{prop}"
+        for name, t in schema["types"].items()
+        for prop, p in t.get("properties", {}).items()
+        if not p.get("description")
+    ]
     assert undescribed == [], "every property of every type is described in the generated SDKs"
     assert json.loads(SCHEMA.read_text())["resources"][TOKEN]["description"]

@@ -14,13 +14,16 @@ def _cap(spec, tier):
 
 
 # dev stack: p4de/p4d = 8 x A100 per node
-@pytest.mark.parametrize("tier,expected", [
-    ("train", (0 * 8 * 1, 16 * 8 * 1)),       # exclusive: nodes x GPUs x 1
-    ("inference", (1 * 8 * 1, 8 * 8 * 1)),    # MIG 3g.40gb: 1 per GPU, minSize 1
-    ("finetune", (1 * 8 * 1, 8 * 8 * 1)),     # MIG 2g.20gb: 1 per GPU
-    ("dev", (0, 4 * 8 * 4)),                  # time-slicing: replicas 4
-    ("ci", (0, 2 * 8 * 8)),                   # MPS: replicas 8
-])
+@pytest.mark.parametrize(
+    "tier,expected",
+    [
+        ("train", (0 * 8 * 1, 16 * 8 * 1)),  # exclusive: nodes x GPUs x 1
+        ("inference", (1 * 8 * 1, 8 * 8 * 1)),  # MIG 3g.40gb: 1 per GPU, minSize 1
+        ("finetune", (1 * 8 * 1, 8 * 8 * 1)),  # MIG 2g.20gb: 1 per GPU
+        ("dev", (0, 4 * 8 * 4)),  # time-slicing: replicas 4
+        ("ci", (0, 2 * 8 * 8)),  # MPS: replicas 8
+    ],
+)
 def test_capacity_per_sharing_mode(dev_spec, tier, expected):
     assert _cap(dev_spec, tier) == expected
 
@@ -58,8 +61,9 @@ def test_quota_at_exactly_capacity_is_fine(dev_data):
 def test_overcommitted_quotas_are_a_warning_with_numbers(dev_data):
     dev_data["teams"][1]["quotas"]["train"] = 120  # research 16 + production 120 = 136 > 128
     spec = parse_spec(dev_data)  # warnings do not fail validation
-    [w] = [f for f in check_spec(spec)
-           if f.severity == "warning" and not f.path.startswith(("autoscaling", "nodePools"))]
+    [w] = [
+        f for f in check_spec(spec) if f.severity == "warning" and not f.path.startswith(("autoscaling", "nodePools"))
+    ]
     assert w.path == "tiers[0]"
     assert "sum to 136 nvidia.com/gpu (research 16, production 120)" in w.message
     assert "has 128 at max size (16 nodes x 8 GPUs x 1 per GPU)" in w.message
@@ -97,8 +101,11 @@ def test_borrowing_limit_beyond_what_the_cohort_lends(dev_data):
 
 def test_nested_cohorts_lend_across_the_tree(dev_data):
     dev_data["teams"][1].update(cohort="serving", quotas={"train": 10})
-    dev_data["scheduling"]["cohorts"] = [{"name": "org"}, {"name": "ml", "parent": "org"},
-                                         {"name": "serving", "parent": "org"}]
+    dev_data["scheduling"]["cohorts"] = [
+        {"name": "org"},
+        {"name": "ml", "parent": "org"},
+        {"name": "serving", "parent": "org"},
+    ]
     assert not [f for f in check_queues(parse_spec(dev_data)) if "borrowingLimit" in f.path]
 
 
@@ -111,8 +118,9 @@ def test_volcano_reserved_queue_names(dev_data):
 
 
 def test_unknown_kueue_integration_and_strategy_are_errors(dev_data):
-    dev_data["scheduling"]["kueue"].update(integrations=["batch/job", "pod", "kubeflow.org/pytorchjobs"],
-                                           queueingStrategy="FIFO")
+    dev_data["scheduling"]["kueue"].update(
+        integrations=["batch/job", "pod", "kubeflow.org/pytorchjobs"], queueingStrategy="FIFO"
+    )
     findings = {f.path: f for f in check_queues(parse_spec_unchecked(dev_data))}
     bad = findings["scheduling.kueue.integrations[2]"]
     assert bad.severity == "error" and "'kubeflow.org/pytorchjobs'" in bad.message

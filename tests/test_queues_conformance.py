@@ -100,8 +100,14 @@ def validate_custom_resource(reference, doc: dict[str, Any]) -> dict[str, list]:
 
 
 def _specs(dev_data) -> dict[str, Any]:
-    both = {**dev_data, "scheduling": {"kueue": {"enabled": True, "fairSharing": True}, "volcano": {"enabled": True},
-                                       "cohorts": [{"name": "org"}, {"name": "ml", "parent": "org"}]}}
+    both = {
+        **dev_data,
+        "scheduling": {
+            "kueue": {"enabled": True, "fairSharing": True},
+            "volcano": {"enabled": True},
+            "cohorts": [{"name": "org"}, {"name": "ml", "parent": "org"}],
+        },
+    }
     volcano_only = {**dev_data, "scheduling": {"kueue": {"enabled": False}, "volcano": {"enabled": True}}}
     out = {"dev": parse_spec(dev_data), "dev-both": parse_spec(both), "dev-volcano": parse_spec(volcano_only)}
     if EXAMPLE.exists():
@@ -192,8 +198,9 @@ def _exists(upstream: Any, path: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("chart,file", [("kueue", "kueue-values-0.19.2.yaml"),
-                                        ("volcano", "volcano-values-1.15.1.yaml")])
+@pytest.mark.parametrize(
+    "chart,file", [("kueue", "kueue-values-0.19.2.yaml"), ("volcano", "volcano-values-1.15.1.yaml")]
+)
 def test_helm_values_keys_exist_upstream(chart, file, reference, dev_data):
     upstream = yaml.safe_load(reference("upstream", file).read_text())
     release = getattr(render_queues(_specs(dev_data)["dev-both"]), f"{chart}_release")
@@ -224,7 +231,8 @@ def test_known_kueue_frameworks_are_the_charts(reference):
     from gpu_platform.queues.releases import KUEUE_FRAMEWORKS
 
     text = yaml.safe_load(reference("upstream", "kueue-values-0.19.2.yaml").read_text())["managerConfig"][
-        "controllerManagerConfigYaml"]
+        "controllerManagerConfigYaml"
+    ]
     frameworks = text.split("integrations:", 1)[1].split("externalFrameworks", 1)[0]  # not the example CRD name
     listed = set(yaml.safe_load(text)["integrations"]["frameworks"]) | set(re.findall(r'#\s+- "([^"]+)"', frameworks))
     assert set(KUEUE_FRAMEWORKS) == listed

@@ -23,17 +23,31 @@ def _by_kind(docs, kind):
 def _shared_resource_spec(dev_data):
     """A team whose tiers put nvidia.com/gpu on two pools and mig-3g.40gb on two MIG pools."""
     data = copy.deepcopy(dev_data)
-    data["nodePools"].append({"name": "gpu-infer2", "instanceType": "p4de.24xlarge", "maxSize": 2,
-                              "sharing": {"mode": "mig", "migLayout": {"3g.40gb": 2}}})
-    data["tiers"].append({"name": "batch-infer", "pool": "gpu-infer2", "resource": "nvidia.com/mig-3g.40gb",
-                          "priority": 30000})
-    data["teams"].append({"name": "mixed", "namespaces": ["mixed"], "cohort": "ml",
-                          "quotas": {"train": 8, "ci": 4, "inference": 2, "finetune": 2, "batch-infer": 4},
-                          "lendingLimit": {"train": 4}})
+    data["nodePools"].append(
+        {
+            "name": "gpu-infer2",
+            "instanceType": "p4de.24xlarge",
+            "maxSize": 2,
+            "sharing": {"mode": "mig", "migLayout": {"3g.40gb": 2}},
+        }
+    )
+    data["tiers"].append(
+        {"name": "batch-infer", "pool": "gpu-infer2", "resource": "nvidia.com/mig-3g.40gb", "priority": 30000}
+    )
+    data["teams"].append(
+        {
+            "name": "mixed",
+            "namespaces": ["mixed"],
+            "cohort": "ml",
+            "quotas": {"train": 8, "ci": 4, "inference": 2, "finetune": 2, "batch-infer": 4},
+            "lendingLimit": {"train": 4},
+        }
+    )
     return parse_spec(data)
 
 
 # --- ResourceFlavors -------------------------------------------------------------------------------------------
+
 
 def test_one_flavor_per_pool_with_pool_label_and_taint_tolerations(dev_spec):
     flavors = _by_kind(render_queues(dev_spec).kueue, "ResourceFlavor")
@@ -42,12 +56,14 @@ def test_one_flavor_per_pool_with_pool_label_and_taint_tolerations(dev_spec):
         f = flavors[pool.name]["spec"]
         assert f["nodeLabels"] == {pool_label_key(dev_spec.label_domain): pool.name}
         assert f["nodeLabels"].items() <= pool_labels(dev_spec, pool).items()
-        assert [(t["key"], t["value"], t["effect"]) for t in f["tolerations"]] == \
-            [(t["key"], t["value"], t["effect"]) for t in pool_taints(dev_spec, pool)]
+        assert [(t["key"], t["value"], t["effect"]) for t in f["tolerations"]] == [
+            (t["key"], t["value"], t["effect"]) for t in pool_taints(dev_spec, pool)
+        ]
         assert "nodeTaints" not in f
 
 
 # --- ClusterQueues ----------------------------------------------------------------------------------------------
+
 
 def test_cluster_queue_per_team_with_cohort_namespaces_quota_preemption(dev_spec):
     cqs = _by_kind(render_queues(dev_spec).kueue, "ClusterQueue")
@@ -67,8 +83,15 @@ def test_cluster_queue_per_team_with_cohort_namespaces_quota_preemption(dev_spec
     # inference and finetune: two MIG resources of one pool share its flavor
     [group] = production["resourceGroups"]
     assert group["coveredResources"] == ["nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"]
-    assert group["flavors"] == [{"name": "gpu-infer", "resources": [
-        {"name": "nvidia.com/mig-2g.20gb", "nominalQuota": 4}, {"name": "nvidia.com/mig-3g.40gb", "nominalQuota": 12}]}]
+    assert group["flavors"] == [
+        {
+            "name": "gpu-infer",
+            "resources": [
+                {"name": "nvidia.com/mig-2g.20gb", "nominalQuota": 4},
+                {"name": "nvidia.com/mig-3g.40gb", "nominalQuota": 12},
+            ],
+        }
+    ]
 
 
 def test_resource_groups_merge_pools_sharing_a_resource(dev_data):
@@ -98,16 +121,23 @@ def test_local_queue_per_namespace_and_cohorts(dev_data):
     dev_data["teams"][0]["namespaces"] = ["research", "research-2"]
     dev_data["scheduling"]["cohorts"] = [{"name": "org"}, {"name": "ml", "parent": "org"}]
     q = render_queues(parse_spec(dev_data))
-    lqs = [(d["metadata"]["namespace"], d["metadata"]["name"], d["spec"]["clusterQueue"])
-           for d in q.kueue if d["kind"] == "LocalQueue"]
-    assert lqs == [("research", "research", "research"), ("research-2", "research", "research"),
-                   ("prod-inference", "production", "production")]
+    lqs = [
+        (d["metadata"]["namespace"], d["metadata"]["name"], d["spec"]["clusterQueue"])
+        for d in q.kueue
+        if d["kind"] == "LocalQueue"
+    ]
+    assert lqs == [
+        ("research", "research", "research"),
+        ("research-2", "research", "research"),
+        ("prod-inference", "production", "production"),
+    ]
     cohorts = _by_kind(q.kueue, "Cohort")
     assert cohorts["org"]["spec"] == {} and cohorts["ml"]["spec"] == {"parentName": "org"}
     assert [d["metadata"]["name"] for d in q.namespaces] == ["research", "research-2", "prod-inference"]
 
 
 # --- Isolation: a tier's workloads can be admitted only on its own pool's flavor --------------------------------
+
 
 def _admissible_flavors(kueue_docs, cq_name, resource, node_selector):
     """Flavors of a ClusterQueue Kueue could assign a pod set requesting `resource` with `node_selector`.
@@ -135,8 +165,11 @@ def _admissible_flavors(kueue_docs, cq_name, resource, node_selector):
 def test_tier_admitted_only_on_its_own_pools_flavor(which, dev_data):
     if which == "example" and not EXAMPLE.exists():
         pytest.skip(f"{EXAMPLE} not present")
-    spec = {"dev": lambda: parse_spec(dev_data), "shared": lambda: _shared_resource_spec(dev_data),
-            "example": lambda: load_spec(EXAMPLE)}[which]()
+    spec = {
+        "dev": lambda: parse_spec(dev_data),
+        "shared": lambda: _shared_resource_spec(dev_data),
+        "example": lambda: load_spec(EXAMPLE),
+    }[which]()
     docs = render_queues(spec).kueue
     flavors = _by_kind(docs, "ResourceFlavor")
     checked = 0
@@ -161,12 +194,18 @@ def test_isolation_check_would_fail_without_the_node_selector(dev_spec):
 
 # --- Priorities -------------------------------------------------------------------------------------------------
 
+
 def test_priority_ladder_and_workload_priority_classes(dev_data):
     dev_data["tiers"][4]["preemptionPolicy"] = "Never"
     q = render_queues(parse_spec(dev_data))
     pcs = q.priority_classes
     assert [(p["metadata"]["name"], p["value"]) for p in pcs] == [
-        ("gpu-train", 100000), ("gpu-inference", 50000), ("gpu-finetune", 40000), ("gpu-dev", 10000), ("gpu-ci", 1000)]
+        ("gpu-train", 100000),
+        ("gpu-inference", 50000),
+        ("gpu-finetune", 40000),
+        ("gpu-dev", 10000),
+        ("gpu-ci", 1000),
+    ]
     assert pcs[-1]["preemptionPolicy"] == "Never" and pcs[0]["preemptionPolicy"] == "PreemptLowerPriority"
     assert not any(p["globalDefault"] for p in pcs)
     wpcs = _by_kind(q.kueue, "WorkloadPriorityClass")
@@ -187,6 +226,7 @@ def test_default_ladder_when_tiers_omit_priority(dev_data):
 
 
 # --- Volcano ----------------------------------------------------------------------------------------------------
+
 
 def _volcano(dev_data, kueue: bool):
     dev_data["scheduling"] = {"kueue": {"enabled": kueue}, "volcano": {"enabled": True}}
@@ -224,10 +264,15 @@ def test_kueue_admits_volcano_schedules(dev_data):
 
 # --- Releases and synth ----------------------------------------------------------------------------------------
 
+
 def test_kueue_release_pins_chart_and_manages_team_namespaces(dev_spec):
     rel = render_queues(dev_spec).kueue_release
-    assert (rel["chart"], rel["repository"], rel["version"], rel["namespace"]) == \
-        ("oci://registry.k8s.io/kueue/charts/kueue", "", "0.19.2", "kueue-system")
+    assert (rel["chart"], rel["repository"], rel["version"], rel["namespace"]) == (
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        "",
+        "0.19.2",
+        "kueue-system",
+    )
     assert rel["values"]["controllerManager"]["manager"]["image"]["tag"] == "v0.19.2"
     cfg = yaml.safe_load(rel["values"]["managerConfig"]["controllerManagerConfigYaml"])
     assert cfg["integrations"]["frameworks"] == list(dev_spec.scheduling.kueue.integrations)
@@ -238,19 +283,27 @@ def test_kueue_release_pins_chart_and_manages_team_namespaces(dev_spec):
 def test_kueue_accounts_only_for_the_gpu_resources_queues_cover(dev_spec):
     """Kueue refuses a pod set requesting a resource no resource group covers, so CPU, memory and NICs are
     excluded from its accounting while every quota'd GPU resource still counts."""
-    cfg = yaml.safe_load(render_queues(dev_spec).kueue_release["values"]["managerConfig"]
-                         ["controllerManagerConfigYaml"])
+    cfg = yaml.safe_load(
+        render_queues(dev_spec).kueue_release["values"]["managerConfig"]["controllerManagerConfigYaml"]
+    )
     excluded = cfg["resources"]["excludeResourcePrefixes"]
     for requested in ("cpu", "memory", "ephemeral-storage", "hugepages-2Mi", "vpc.amazonaws.com/efa"):
         assert any(requested.startswith(p) for p in excluded), requested
-    covered = {r for d in render_queues(dev_spec).kueue if d["kind"] == "ClusterQueue"
-               for g in d["spec"]["resourceGroups"] for r in g["coveredResources"]}
+    covered = {
+        r
+        for d in render_queues(dev_spec).kueue
+        if d["kind"] == "ClusterQueue"
+        for g in d["spec"]["resourceGroups"]
+        for r in g["coveredResources"]
+    }
     assert covered and not [r for r in covered if any(r.startswith(p) for p in excluded)]
 
 
 def test_version_and_values_overrides(dev_data):
-    dev_data["scheduling"] = {"kueue": {"version": "0.19.3", "valuesOverrides": {"enablePrometheus": True}},
-                              "volcano": {"enabled": True, "version": "1.15.0"}}
+    dev_data["scheduling"] = {
+        "kueue": {"version": "0.19.3", "valuesOverrides": {"enablePrometheus": True}},
+        "volcano": {"enabled": True, "version": "1.15.0"},
+    }
     q = render_queues(parse_spec(dev_data))
     assert q.kueue_release["version"] == "0.19.3" and q.kueue_release["values"]["enablePrometheus"] is True
     assert q.volcano_release["version"] == "1.15.0"
@@ -260,12 +313,20 @@ def test_version_and_values_overrides(dev_data):
 
 def test_synth_files(dev_data):
     names = [(a.kind, a.name) for a in render_queue_artifacts(parse_spec(dev_data))]
-    assert names == [("kubernetes", "team-namespaces"), ("kubernetes", "priorities"), ("kubernetes", "kueue"),
-                     ("helm", "kueue")]
+    assert names == [
+        ("kubernetes", "team-namespaces"),
+        ("kubernetes", "priorities"),
+        ("kubernetes", "kueue"),
+        ("helm", "kueue"),
+    ]
     dev_data["scheduling"] = {"kueue": {"enabled": False}, "volcano": {"enabled": True}, "createNamespaces": False}
     names = [(a.kind, a.name) for a in render_queue_artifacts(parse_spec(dev_data))]
-    assert names == [("kubernetes", "team-namespace-labels"), ("kubernetes", "priorities"), ("kubernetes", "volcano"),
-                     ("helm", "volcano")]
+    assert names == [
+        ("kubernetes", "team-namespace-labels"),
+        ("kubernetes", "priorities"),
+        ("kubernetes", "volcano"),
+        ("helm", "volcano"),
+    ]
 
 
 def test_synth_registers_queues(dev_spec):
@@ -291,6 +352,7 @@ def test_golden_aws_1000_a100(golden):
 
 # --- README: the copy-paste Job lands on the right pool ----------------------------------------------------------
 
+
 def _readme_docs():
     import re
 
@@ -309,8 +371,13 @@ def test_readme_jobs_match_rendered_objects(dev_data):
     assert len(jobs) >= 2
     for job in jobs:
         ns, labels, pod = job["metadata"]["namespace"], job["metadata"]["labels"], job["spec"]["template"]
-        lq = next(d for d in q.kueue if d["kind"] == "LocalQueue" and d["metadata"]["namespace"] == ns
-                  and d["metadata"]["name"] == labels["kueue.x-k8s.io/queue-name"])
+        lq = next(
+            d
+            for d in q.kueue
+            if d["kind"] == "LocalQueue"
+            and d["metadata"]["namespace"] == ns
+            and d["metadata"]["name"] == labels["kueue.x-k8s.io/queue-name"]
+        )
         tier = spec.tiers_by_name[pod["metadata"]["labels"][f"{spec.label_domain}/gpu-tier"]]
         assert labels["kueue.x-k8s.io/priority-class"] in _by_kind(q.kueue, "WorkloadPriorityClass")
         assert pod["spec"]["priorityClassName"] in {p["metadata"]["name"] for p in q.priority_classes}
@@ -321,8 +388,10 @@ def test_readme_jobs_match_rendered_objects(dev_data):
         assert resource == spec.resource_of(tier)
         assert _admissible_flavors(q.kueue, lq["spec"]["clusterQueue"], resource, selector) == [tier.pool]
         # after admission the flavor's tolerations let the pod onto the pool's tainted nodes
-        tolerated = {(t["key"], t["value"], t["effect"]) for t in _by_kind(q.kueue, "ResourceFlavor")[tier.pool]
-                     ["spec"]["tolerations"]}
+        tolerated = {
+            (t["key"], t["value"], t["effect"])
+            for t in _by_kind(q.kueue, "ResourceFlavor")[tier.pool]["spec"]["tolerations"]
+        }
         pool = spec.pools_by_name[tier.pool]
         assert {(t["key"], t["value"], t["effect"]) for t in pool_taints(spec, pool)} <= tolerated
         group = pod["metadata"].get("annotations", {}).get("scheduling.k8s.io/group-name")
@@ -353,7 +422,8 @@ def test_serving_workloads_are_kueue_integrations_by_default(dev_spec):
 
     config = _yaml.safe_load(render_kueue_release(dev_spec)["values"]["managerConfig"]["controllerManagerConfigYaml"])
     assert {"pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"} <= set(
-        config["integrations"]["frameworks"])
+        config["integrations"]["frameworks"]
+    )
 
 
 def test_volcano_enforces_deserved_and_puts_team_podgroups_in_the_team_queue(dev_data):
@@ -367,7 +437,9 @@ def test_volcano_enforces_deserved_and_puts_team_podgroups_in_the_team_queue(dev
     data["scheduling"] = {**data.get("scheduling", {}), "volcano": {"enabled": True}}
     spec = parse_spec(data)
     values = render_volcano_release(spec)["values"]["custom"]
-    plugins = [p["name"] for tier in _yaml.safe_load(values["scheduler_config_override"])["tiers"] for p in tier["plugins"]]
+    plugins = [
+        p["name"] for tier in _yaml.safe_load(values["scheduler_config_override"])["tiers"] for p in tier["plugins"]
+    ]
     assert "capacity" in plugins and "proportion" not in plugins
     assert "/podgroups/mutate" in values["enabled_admissions"].split(",")
     ns = {d["metadata"]["name"]: d["metadata"] for d in render_namespaces(spec)}
@@ -380,6 +452,9 @@ def test_team_namespaces_carry_the_team_and_a_grant_per_tier_it_has_quota_for(de
     from gpu_platform.queues.render import render_namespaces
 
     labels = {d["metadata"]["name"]: d["metadata"]["labels"] for d in render_namespaces(dev_spec)}
-    assert labels["research"] == {"gpu.example.com/team": "research", "tier.gpu.example.com/train": "true",
-                                  "tier.gpu.example.com/dev": "true"}
+    assert labels["research"] == {
+        "gpu.example.com/team": "research",
+        "tier.gpu.example.com/train": "true",
+        "tier.gpu.example.com/dev": "true",
+    }
     assert labels["prod-inference"]["gpu.example.com/team"] == "production"

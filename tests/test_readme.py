@@ -35,8 +35,7 @@ def test_readme_is_short_and_its_links_resolve():
 def test_spec_reference_page_is_generated_from_the_models():
     from gpu_platform.spec_reference import render_spec_reference_page
 
-    assert page("reference/spec.md") == render_spec_reference_page(), \
-        "docs/reference/spec.md is stale: run `make docs`"
+    assert page("reference/spec.md") == render_spec_reference_page(), "docs/reference/spec.md is stale: run `make docs`"
 
 
 def test_cli_reference_page_is_generated_from_the_commands():
@@ -93,7 +92,9 @@ def test_every_page_is_in_the_navigation():
 
     walk(nav)
     on_disk = {str(p.relative_to(DOCS)) for p in pages()}
-    assert on_disk == listed, f"pages not in the nav: {on_disk - listed}; nav entries without a page: {listed - on_disk}"
+    assert on_disk == listed, (
+        f"pages not in the nav: {on_disk - listed}; nav entries without a page: {listed - on_disk}"
+    )
 
 
 def test_every_documented_command_exists():
@@ -119,8 +120,14 @@ def test_every_documented_import_works():
 
 def test_domain_packages_export_their_components():
     expected = {
-        "gpu_platform.nodepools": ["EksGpuNodePool", "EksGpuNodePoolArgs", "KarpenterGpuNodePool", "GkeGpuNodePool",
-                                   "GpuNodeAddons", "EksNodeHealth"],
+        "gpu_platform.nodepools": [
+            "EksGpuNodePool",
+            "EksGpuNodePoolArgs",
+            "KarpenterGpuNodePool",
+            "GkeGpuNodePool",
+            "GpuNodeAddons",
+            "EksNodeHealth",
+        ],
         "gpu_platform.observability": ["GpuObservability", "GpuObservabilityArgs"],
         "gpu_platform.autoscaling": ["GpuAutoscaling", "GpuAutoscalingArgs"],
         "gpu_platform.queues": ["GpuQueues", "GpuQueuesArgs"],
@@ -141,8 +148,7 @@ def test_component_table_matches_registrations(pulumi_mocks, dev_spec):
     registered = {r.type for r in rec.resources if r.type.startswith("gpu-platform:")}
     assert registered <= documented
     # the dev stack is on AWS, with managed node groups
-    assert documented - registered == {"gpu-platform:index:GkeGpuNodePool",
-                                       "gpu-platform:index:KarpenterGpuNodePool"}
+    assert documented - registered == {"gpu-platform:index:GkeGpuNodePool", "gpu-platform:index:KarpenterGpuNodePool"}
     assert rec.named("plat-gpu-operator-release").type == "kubernetes:helm.sh/v3:Release"
 
 
@@ -162,5 +168,7 @@ def test_readme_eks_program_is_the_example_and_builds_cluster_and_platform(pulum
     assert cluster.urn in ng.dependencies and rec.depends_on("gpu-h100-ng", "gpu-nodes-AmazonEKSWorkerNodePolicy")
     provider = f"{rec.named('ml').urn.replace('aws:eks/cluster:Cluster::ml', 'pulumi:providers:kubernetes::ml')}::ml-id"
     assert rec.named("gpu-queues-kueue").provider == provider
-    assert rec.named("gpu-observability-opencost").inputs["values"]["opencost"]["exporter"][
-        "defaultClusterId"] == "ml-0a1b2c3"
+    assert (
+        rec.named("gpu-observability-opencost").inputs["values"]["opencost"]["exporter"]["defaultClusterId"]
+        == "ml-0a1b2c3"
+    )

@@ -17,15 +17,35 @@ from hypothesis import strategies as st
 BASE = yaml.safe_load(DEV_STACK.read_text())["config"]["gpu-platform:platform"]
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 100), st.floats(allow_nan=False, width=16),
-    st.sampled_from(["", "gpu-train", "mig", "exclusive", "time-slicing", "mps", "nvidia.com/gpu",
-                     "nvidia.com/mig-1g.10gb", "3g.40gb", "p4d.24xlarge", "a2-highgpu-8g", "research", "x" * 70]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 100),
+    st.floats(allow_nan=False, width=16),
+    st.sampled_from(
+        [
+            "",
+            "gpu-train",
+            "mig",
+            "exclusive",
+            "time-slicing",
+            "mps",
+            "nvidia.com/gpu",
+            "nvidia.com/mig-1g.10gb",
+            "3g.40gb",
+            "p4d.24xlarge",
+            "a2-highgpu-8g",
+            "research",
+            "x" * 70,
+        ]
+    ),
     st.text(max_size=8),
 )
 _keys = st.one_of(st.text(max_size=6), st.integers(0, 3), st.none())  # YAML allows non-string keys
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                        st.dictionaries(_keys, inner, max_size=3)),
-                      max_leaves=6)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    max_leaves=6,
+)
 
 
 ALL_PATHS = [p for p in value_paths(BASE) if p]

@@ -27,85 +27,196 @@ CASES = [
     ("missing-field", [(("nodePools", 0, "maxSize"), _DELETE)], "nodePools[0].maxSize", "required"),
     ("negative-size", [(("nodePools", 0, "maxSize"), -1)], "nodePools[0].maxSize", "greater than or equal to 0"),
     ("min-gt-max", [(("nodePools", 2, "minSize"), 9)], "nodePools[2].minSize", "greater than maxSize 4"),
-    ("unclassified-pool", [(("tiers",), [{"name": "train", "pool": "gpu-train", "priority": 1},
-                                         {"name": "inference", "pool": "gpu-infer", "priority": 1},
-                                         {"name": "finetune", "pool": "gpu-infer",
-                                          "resource": "nvidia.com/mig-2g.20gb", "priority": 1},
-                                         {"name": "dev", "pool": "gpu-dev", "priority": 1}]),
-                           (("teams", 1, "quotas"), {"inference": 1})],
-     "nodePools[3]", "'gpu-ci' is unclassified"),
+    (
+        "unclassified-pool",
+        [
+            (
+                ("tiers",),
+                [
+                    {"name": "train", "pool": "gpu-train", "priority": 1},
+                    {"name": "inference", "pool": "gpu-infer", "priority": 1},
+                    {"name": "finetune", "pool": "gpu-infer", "resource": "nvidia.com/mig-2g.20gb", "priority": 1},
+                    {"name": "dev", "pool": "gpu-dev", "priority": 1},
+                ],
+            ),
+            (("teams", 1, "quotas"), {"inference": 1}),
+        ],
+        "nodePools[3]",
+        "'gpu-ci' is unclassified",
+    ),
     ("dup-pool", [(("nodePools", 1, "name"), "gpu-train")], "nodePools[1].name", "duplicate pool name 'gpu-train'"),
     ("dup-tier", [(("tiers", 1, "name"), "train")], "tiers[1].name", "duplicate tier name"),
     ("dup-team", [(("teams", 1, "name"), "research")], "teams[1].name", "duplicate team name"),
     ("bad-label-value", [(("tiers", 0, "name"), "Train!")], "tiers[0].name", "lower-case DNS label"),
     ("long-name", [(("teams", 0, "name"), "x" * 64)], "teams[0].name", "at most 63"),
-    ("unknown-instance", [(("nodePools", 0, "instanceType"), "p9.huge")], "nodePools[0].instanceType",
-     "'p9.huge' is not in the catalog for aws"),
-    ("cloud-mismatch", [(("nodePools", 0, "instanceType"), "a2-highgpu-8g")], "nodePools[0].instanceType",
-     "is a gcp type but cloud is 'aws'"),
+    (
+        "unknown-instance",
+        [(("nodePools", 0, "instanceType"), "p9.huge")],
+        "nodePools[0].instanceType",
+        "'p9.huge' is not in the catalog for aws",
+    ),
+    (
+        "cloud-mismatch",
+        [(("nodePools", 0, "instanceType"), "a2-highgpu-8g")],
+        "nodePools[0].instanceType",
+        "is a gcp type but cloud is 'aws'",
+    ),
     ("missing-cloud-section", [(("aws",), _DELETE)], "aws", "section is required"),
-    ("mig-not-capable", [(("nodePools", 1, "instanceType"), "g6e.48xlarge")], "nodePools[1].sharing.mode",
-     "L40S, which has no MIG"),
-    ("unknown-profile", [(("nodePools", 1, "sharing", "migLayout"), {"3g.20gb": 2})],
-     "nodePools[1].sharing.migLayout.3g.20gb", "not a MIG profile of A100-SXM4-80GB"),
-    ("layout-overfull", [(("nodePools", 1, "sharing", "migLayout"), {"3g.40gb": 2, "1g.10gb": 1})],
-     "nodePools[1].sharing.migLayout", "does not fit one A100-SXM4-80GB"),
-    ("layout-too-many", [(("nodePools", 1, "sharing", "migLayout"), {"1g.10gb": 8})],
-     "nodePools[1].sharing.migLayout", "does not fit"),
-    ("layout-misplaced", [(("nodePools", 1, "sharing", "migLayout"), {"4g.40gb": 1, "2g.20gb": 2})],
-     "nodePools[1].sharing.migLayout", "placement"),
-    ("layout-empty", [(("nodePools", 1, "sharing", "migLayout"), {})], "nodePools[1].sharing.migLayout",
-     "missing or empty"),
+    (
+        "mig-not-capable",
+        [(("nodePools", 1, "instanceType"), "g6e.48xlarge")],
+        "nodePools[1].sharing.mode",
+        "L40S, which has no MIG",
+    ),
+    (
+        "unknown-profile",
+        [(("nodePools", 1, "sharing", "migLayout"), {"3g.20gb": 2})],
+        "nodePools[1].sharing.migLayout.3g.20gb",
+        "not a MIG profile of A100-SXM4-80GB",
+    ),
+    (
+        "layout-overfull",
+        [(("nodePools", 1, "sharing", "migLayout"), {"3g.40gb": 2, "1g.10gb": 1})],
+        "nodePools[1].sharing.migLayout",
+        "does not fit one A100-SXM4-80GB",
+    ),
+    (
+        "layout-too-many",
+        [(("nodePools", 1, "sharing", "migLayout"), {"1g.10gb": 8})],
+        "nodePools[1].sharing.migLayout",
+        "does not fit",
+    ),
+    (
+        "layout-misplaced",
+        [(("nodePools", 1, "sharing", "migLayout"), {"4g.40gb": 1, "2g.20gb": 2})],
+        "nodePools[1].sharing.migLayout",
+        "placement",
+    ),
+    (
+        "layout-empty",
+        [(("nodePools", 1, "sharing", "migLayout"), {})],
+        "nodePools[1].sharing.migLayout",
+        "missing or empty",
+    ),
     ("ts-replicas-1", [(("nodePools", 2, "sharing", "replicas"), 1)], "nodePools[2].sharing.replicas", ">= 2"),
-    ("ts-replicas-missing", [(("nodePools", 2, "sharing", "replicas"), _DELETE)], "nodePools[2].sharing.replicas",
-     "needs replicas >= 2"),
+    (
+        "ts-replicas-missing",
+        [(("nodePools", 2, "sharing", "replicas"), _DELETE)],
+        "nodePools[2].sharing.replicas",
+        "needs replicas >= 2",
+    ),
     ("mps-replicas-49", [(("nodePools", 3, "sharing", "replicas"), 49)], "nodePools[3].sharing.replicas", "2..48"),
-    ("exclusive-replicas", [(("nodePools", 0, "sharing", "replicas"), 4)], "nodePools[0].sharing.replicas",
-     "not allowed with mode 'exclusive'"),
-    ("layout-on-ts", [(("nodePools", 2, "sharing", "migLayout"), {"1g.10gb": 7})], "nodePools[2].sharing.migLayout",
-     "only allowed with mode 'mig'"),
-    ("mig-tier-wrong-resource", [(("tiers", 1, "resource"), "nvidia.com/gpu")], "tiers[1].resource",
-     "allowed: nvidia.com/mig-3g.40gb, nvidia.com/mig-2g.20gb, nvidia.com/mig-1g.10gb"),
+    (
+        "exclusive-replicas",
+        [(("nodePools", 0, "sharing", "replicas"), 4)],
+        "nodePools[0].sharing.replicas",
+        "not allowed with mode 'exclusive'",
+    ),
+    (
+        "layout-on-ts",
+        [(("nodePools", 2, "sharing", "migLayout"), {"1g.10gb": 7})],
+        "nodePools[2].sharing.migLayout",
+        "only allowed with mode 'mig'",
+    ),
+    (
+        "mig-tier-wrong-resource",
+        [(("tiers", 1, "resource"), "nvidia.com/gpu")],
+        "tiers[1].resource",
+        "allowed: nvidia.com/mig-3g.40gb, nvidia.com/mig-2g.20gb, nvidia.com/mig-1g.10gb",
+    ),
     ("mig-tier-no-resource", [(("tiers", 1, "resource"), _DELETE)], "tiers[1].resource", "missing"),
-    ("non-mig-tier-resource", [(("tiers", 0, "resource"), "nvidia.com/mig-1g.10gb")], "tiers[0].resource",
-     "allowed: nvidia.com/gpu"),
+    (
+        "non-mig-tier-resource",
+        [(("tiers", 0, "resource"), "nvidia.com/mig-1g.10gb")],
+        "tiers[0].resource",
+        "allowed: nvidia.com/gpu",
+    ),
     ("tier-unknown-pool", [(("tiers", 0, "pool"), "nope")], "tiers[0].pool", "'nope' is not a pool"),
     ("quota-unknown-tier", [(("teams", 0, "quotas", "bogus"), 3)], "teams[0].quotas.bogus", "'bogus' is not a tier"),
     ("borrow-no-cohort", [(("teams", 0, "cohort"), _DELETE)], "teams[0].borrowingLimit", "needs a cohort"),
     ("lend-no-cohort", [(("teams", 1, "lendingLimit"), {"inference": 2})], "teams[1].lendingLimit", "needs a cohort"),
-    ("namespace-two-teams", [(("teams", 1, "namespaces"), ["research"])], "teams[1].namespaces[0]",
-     "already belongs to team 'research'"),
+    (
+        "namespace-two-teams",
+        [(("teams", 1, "namespaces"), ["research"])],
+        "teams[1].namespaces[0]",
+        "already belongs to team 'research'",
+    ),
     ("label-domain", [(("labelDomain",), "GPU_Example")], "labelDomain", "not a DNS subdomain"),
     ("k8s-version", [(("kubernetesVersion",), "latest")], "kubernetesVersion", "not a minor version"),
-    ("custom-type-bad-gpu", [(("catalog",), {"instanceTypes": [{"name": "x.large", "gpuModel": "B300",
-                                                                "gpuCount": 1, "hourlyPrice": 1}]})],
-     "catalog.instanceTypes[0].gpuModel", "'B300' is not a known GPU model"),
-    ("price-unknown-type", [(("catalog",), {"priceOverrides": {"z.large": 1.0}})], "catalog.priceOverrides.z.large",
-     "not a known instance type"),
+    (
+        "custom-type-bad-gpu",
+        [(("catalog",), {"instanceTypes": [{"name": "x.large", "gpuModel": "B300", "gpuCount": 1, "hourlyPrice": 1}]})],
+        "catalog.instanceTypes[0].gpuModel",
+        "'B300' is not a known GPU model",
+    ),
+    (
+        "price-unknown-type",
+        [(("catalog",), {"priceOverrides": {"z.large": 1.0}})],
+        "catalog.priceOverrides.z.large",
+        "not a known instance type",
+    ),
     ("gcp-block-on-aws", [(("nodePools", 0, "gcp"), {"spot": True})], "nodePools[0].gcp", "cloud is 'aws'"),
     ("priority-too-high", [(("tiers", 0, "priority"), 2_000_000_000)], "tiers[0].priority", "less than or equal"),
-    ("lend-over-quota", [(("teams", 0, "lendingLimit"), {"dev": 9})], "teams[0].lendingLimit.dev",
-     "9 exceeds the quota 8; allowed: 0..quota"),
-    ("limit-without-quota", [(("teams", 0, "borrowingLimit"), {"inference": 2})], "teams[0].borrowingLimit.inference",
-     "without a quota for it; add quotas.inference"),
-    ("cohort-cycle", [(("scheduling", "cohorts"), [{"name": "ml", "parent": "org"}, {"name": "org", "parent": "ml"}])],
-     "scheduling.cohorts[0].parent", "makes a cycle"),
-    ("cohort-unknown-parent", [(("scheduling", "cohorts"), [{"name": "org"}, {"name": "ml", "parent": "orgg"}])],
-     "scheduling.cohorts[1].parent", "'orgg' is not a cohort; allowed: org"),
-    ("negative-mig-count", [(("nodePools", 1, "sharing", "migLayout", "1g.10gb"), -1)],
-     "nodePools[1].sharing.migLayout.1g.10gb", "greater than or equal to 0"),
-    ("layout-hint-per-model", [(("nodePools", 2, "sharing"), {"mode": "mig", "migLayout": {"3g.20gb": 3}})],
-     "nodePools[2].sharing.migLayout", "at most 3g.20gb x2 per GPU); allowed: a layout that fits, e.g. "
-     "{'3g.20gb': 1, '2g.10gb': 1, '1g.5gb': 2}"),
-    ("cloud-mismatch-still-checks-sharing", [(("nodePools", 2, "instanceType"), "a2-highgpu-8g"),
-                                             (("nodePools", 2, "sharing", "replicas"), 1)],
-     "nodePools[2].sharing.replicas", "1 is too small"),
-    ("yaml-number-for-string", [(("kubernetesVersion",), 1.33)], "kubernetesVersion", "1.33: Input should be a "
-     "valid string; quote it in YAML"),
-    ("other-cloud-section", [(("gcp",), {"project": "p", "location": "us-central1"})], "gcp",
-     "set, but cloud is 'aws'"),
-    ("mig-slice-replicas-1", [(("nodePools", 1, "sharing", "replicas"), 1)], "nodePools[1].sharing.replicas",
-     "too small for time-slicing MIG slices; allowed: >= 2, or omit"),
+    (
+        "lend-over-quota",
+        [(("teams", 0, "lendingLimit"), {"dev": 9})],
+        "teams[0].lendingLimit.dev",
+        "9 exceeds the quota 8; allowed: 0..quota",
+    ),
+    (
+        "limit-without-quota",
+        [(("teams", 0, "borrowingLimit"), {"inference": 2})],
+        "teams[0].borrowingLimit.inference",
+        "without a quota for it; add quotas.inference",
+    ),
+    (
+        "cohort-cycle",
+        [(("scheduling", "cohorts"), [{"name": "ml", "parent": "org"}, {"name": "org", "parent": "ml"}])],
+        "scheduling.cohorts[0].parent",
+        "makes a cycle",
+    ),
+    (
+        "cohort-unknown-parent",
+        [(("scheduling", "cohorts"), [{"name": "org"}, {"name": "ml", "parent": "orgg"}])],
+        "scheduling.cohorts[1].parent",
+        "'orgg' is not a cohort; allowed: org",
+    ),
+    (
+        "negative-mig-count",
+        [(("nodePools", 1, "sharing", "migLayout", "1g.10gb"), -1)],
+        "nodePools[1].sharing.migLayout.1g.10gb",
+        "greater than or equal to 0",
+    ),
+    (
+        "layout-hint-per-model",
+        [(("nodePools", 2, "sharing"), {"mode": "mig", "migLayout": {"3g.20gb": 3}})],
+        "nodePools[2].sharing.migLayout",
+        "at most 3g.20gb x2 per GPU); allowed: a layout that fits, e.g. {'3g.20gb': 1, '2g.10gb': 1, '1g.5gb': 2}",
+    ),
+    (
+        "cloud-mismatch-still-checks-sharing",
+        [(("nodePools", 2, "instanceType"), "a2-highgpu-8g"), (("nodePools", 2, "sharing", "replicas"), 1)],
+        "nodePools[2].sharing.replicas",
+        "1 is too small",
+    ),
+    (
+        "yaml-number-for-string",
+        [(("kubernetesVersion",), 1.33)],
+        "kubernetesVersion",
+        "1.33: Input should be a valid string; quote it in YAML",
+    ),
+    (
+        "other-cloud-section",
+        [(("gcp",), {"project": "p", "location": "us-central1"})],
+        "gcp",
+        "set, but cloud is 'aws'",
+    ),
+    (
+        "mig-slice-replicas-1",
+        [(("nodePools", 1, "sharing", "replicas"), 1)],
+        "nodePools[1].sharing.replicas",
+        "too small for time-slicing MIG slices; allowed: >= 2, or omit",
+    ),
     ("non-string-key", [(("teams", 0, "quotas", 5), 1)], "teams[0].quotas", "key 5 is a number; allowed: string keys"),
 ]
 
@@ -130,14 +241,20 @@ def test_all_errors_reported_at_once(dev_data):
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
     paths = {f.path for f in exc.value.findings}
-    assert {"nodePools[0].instanceType", "nodePools[2].sharing.replicas", "tiers[1].resource",
-            "teams[1].namespaces[0]"} <= paths
+    assert {
+        "nodePools[0].instanceType",
+        "nodePools[2].sharing.replicas",
+        "tiers[1].resource",
+        "teams[1].namespaces[0]",
+    } <= paths
 
 
 def test_custom_instance_type_and_price_override(dev_data):
-    dev_data["catalog"] = {"instanceTypes": [{"name": "p5.4xlarge", "gpuModel": "H100-80GB", "gpuCount": 1,
-                                              "hourlyPrice": 6.88}],
-                           "priceOverrides": {"p4de.24xlarge": 20.0}, "discountPercent": 10}
+    dev_data["catalog"] = {
+        "instanceTypes": [{"name": "p5.4xlarge", "gpuModel": "H100-80GB", "gpuCount": 1, "hourlyPrice": 6.88}],
+        "priceOverrides": {"p4de.24xlarge": 20.0},
+        "discountPercent": 10,
+    }
     dev_data["nodePools"][0]["instanceType"] = "p5.4xlarge"
     spec = parse_spec(dev_data)
     assert spec.hardware.instance("p5.4xlarge").hourly_usd == 6.88
@@ -174,8 +291,10 @@ def test_mutating_admission_policy_needs_kubernetes_1_32(dev_data):
     dev_data["admission"] = {"mutation": "mutating-admission-policy"}
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
-    assert any(str(f).startswith("admission.mutation: mutating-admission-policy needs Kubernetes >= 1.32")
-               for f in exc.value.findings)
+    assert any(
+        str(f).startswith("admission.mutation: mutating-admission-policy needs Kubernetes >= 1.32")
+        for f in exc.value.findings
+    )
 
 
 def test_beta_mutating_admission_policy_warns_about_feature_gate(dev_data):

@@ -74,8 +74,12 @@ def test_kill_9_mid_synth_leaves_the_earlier_render_whole(tmp_path, delay):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "components")}
     subprocess.run(cmd, check=True, capture_output=True, env=env)
     before = _tree(out)
-    proc = subprocess.Popen([sys.executable, "-m", "gpu_platform.cli", "synth", str(DEV_STACK), "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpu_platform.cli", "synth", str(DEV_STACK), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -42,8 +42,9 @@ def test_each_moved_component_aliases_its_former_token(dev_registrations):
             assert alias_types == [], "the platform's token did not change"
         else:
             assert alias_types == [FORMER_TOKENS[cls]], (reg.name, alias_types)
-            assert all(not a.spec.name and not a.spec.parentUrn and not a.spec.noParent for a in reg.aliases), \
+            assert all(not a.spec.name and not a.spec.parentUrn and not a.spec.noParent for a in reg.aliases), (
                 "only the type changed: same name, same parent"
+            )
     assert {r.type.rsplit(":", 1)[-1] for r in components} - {"GpuPlatform"} <= set(FORMER_TOKENS)
 
 

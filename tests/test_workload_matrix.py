@@ -20,16 +20,32 @@ from gpu_platform.queues.kueue import cluster_queue_name, flavor_name
 
 SPECS = [ROOT / "Pulumi.dev.yaml", ROOT / "examples" / "aws-1000-a100.yaml", ROOT / "examples" / "gke-a2.yaml"]
 # Kueue integration -> the kind a user submits ("pod" stands for plain Pods, always admitted by the pod routes).
-KINDS = {"pod": "Pod", "batch/job": "Job", "jobset.x-k8s.io/jobset": "JobSet", "kubeflow.org/pytorchjob": "PyTorchJob",
-         "ray.io/rayjob": "RayJob", "deployment": "Deployment", "statefulset": "StatefulSet",
-         "leaderworkerset.x-k8s.io/leaderworkerset": "LeaderWorkerSet"}
+KINDS = {
+    "pod": "Pod",
+    "batch/job": "Job",
+    "jobset.x-k8s.io/jobset": "JobSet",
+    "kubeflow.org/pytorchjob": "PyTorchJob",
+    "ray.io/rayjob": "RayJob",
+    "deployment": "Deployment",
+    "statefulset": "StatefulSet",
+    "leaderworkerset.x-k8s.io/leaderworkerset": "LeaderWorkerSet",
+}
 
 
 def _template(labels: dict[str, str], resource: str) -> dict:
-    return {"metadata": {"labels": dict(labels)},
-            "spec": {"restartPolicy": "Never",
-                     "containers": [{"name": "main", "image": "python:3.11",
-                                     "resources": {"limits": {resource: "1"}, "requests": {resource: "1"}}}]}}
+    return {
+        "metadata": {"labels": dict(labels)},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "python:3.11",
+                    "resources": {"limits": {resource: "1"}, "requests": {resource: "1"}},
+                }
+            ],
+        },
+    }
 
 
 def manifest(kind: str, labels: dict[str, str], resource: str) -> dict:
@@ -38,21 +54,50 @@ def manifest(kind: str, labels: dict[str, str], resource: str) -> dict:
     meta = {"name": "w"}
     specs = {
         "Job": ("batch/v1", {"template": t}),
-        "JobSet": ("jobset.x-k8s.io/v1alpha2", {"replicatedJobs": [{"name": "workers", "replicas": 1,
-                                                                    "template": {"spec": {"template": t}}}]}),
+        "JobSet": (
+            "jobset.x-k8s.io/v1alpha2",
+            {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {"template": t}}}]},
+        ),
         "PyTorchJob": ("kubeflow.org/v1", {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": t}}}),
-        "RayJob": ("ray.io/v1", {"entrypoint": "python run.py", "rayClusterSpec": {
-            "headGroupSpec": {"template": t}, "workerGroupSpecs": [{"groupName": "gpu", "replicas": 1, "template": t}]}}),
-        "Deployment": ("apps/v1", {"replicas": 1, "selector": {"matchLabels": {"app": "w"}},
-                                   "template": {**t, "metadata": {"labels": {**labels, "app": "w"}}}}),
-        "StatefulSet": ("apps/v1", {"replicas": 1, "serviceName": "w", "selector": {"matchLabels": {"app": "w"}},
-                                    "template": {**t, "metadata": {"labels": {**labels, "app": "w"}}}}),
-        "LeaderWorkerSet": ("leaderworkerset.x-k8s.io/v1", {"replicas": 1, "leaderWorkerTemplate": {
-            "size": 1, "workerTemplate": t}}),
+        "RayJob": (
+            "ray.io/v1",
+            {
+                "entrypoint": "python run.py",
+                "rayClusterSpec": {
+                    "headGroupSpec": {"template": t},
+                    "workerGroupSpecs": [{"groupName": "gpu", "replicas": 1, "template": t}],
+                },
+            },
+        ),
+        "Deployment": (
+            "apps/v1",
+            {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "w"}},
+                "template": {**t, "metadata": {"labels": {**labels, "app": "w"}}},
+            },
+        ),
+        "StatefulSet": (
+            "apps/v1",
+            {
+                "replicas": 1,
+                "serviceName": "w",
+                "selector": {"matchLabels": {"app": "w"}},
+                "template": {**t, "metadata": {"labels": {**labels, "app": "w"}}},
+            },
+        ),
+        "LeaderWorkerSet": (
+            "leaderworkerset.x-k8s.io/v1",
+            {"replicas": 1, "leaderWorkerTemplate": {"size": 1, "workerTemplate": t}},
+        ),
     }
     if kind == "Pod":
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {**meta, "labels": dict(labels)},
-                "spec": copy.deepcopy(t["spec"])}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {**meta, "labels": dict(labels)},
+            "spec": copy.deepcopy(t["spec"]),
+        }
     api, spec = specs[kind]
     return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": copy.deepcopy(spec)}
 
@@ -66,9 +111,15 @@ def _cases():
             for kind in dict.fromkeys(["Pod", *kinds]):
                 for resource in spellings:
                     for labelled in (True, False):
-                        yield pytest.param(path.name, tier.name, kind, resource, labelled,
-                                           id=f"{path.stem}-{tier.name}-{kind}-{resource.split('/')[1]}-"
-                                              f"{'tier' if labelled else 'no-tier'}")
+                        yield pytest.param(
+                            path.name,
+                            tier.name,
+                            kind,
+                            resource,
+                            labelled,
+                            id=f"{path.stem}-{tier.name}-{kind}-{resource.split('/')[1]}-"
+                            f"{'tier' if labelled else 'no-tier'}",
+                        )
 
 
 _PLATFORMS: dict[str, tuple] = {}

@@ -26,9 +26,11 @@ def cluster_name_of(cluster: Any) -> Any:
     inner = getattr(cluster, "eks_cluster", None)
     name = getattr(inner, "name", None) if inner is not None else getattr(cluster, "name", None)
     if name is None:
-        raise ClusterInputError(f"cluster: {type(cluster).__name__} has no 'name' and no 'eks_cluster.name'; allowed: "
-                                "a pulumi_aws.eks.Cluster, a pulumi_eks.Cluster, a pulumi_gcp.container.Cluster, or "
-                                "any object with a 'name' Output")
+        raise ClusterInputError(
+            f"cluster: {type(cluster).__name__} has no 'name' and no 'eks_cluster.name'; allowed: "
+            "a pulumi_aws.eks.Cluster, a pulumi_eks.Cluster, a pulumi_gcp.container.Cluster, or "
+            "any object with a 'name' Output"
+        )
     return name
 
 
@@ -37,8 +39,10 @@ def _same_name(expected: str):  # noqa: ANN202 (a check function)
         if problem := cluster_name_problem(value):
             raise ValueError(problem)
         if value != expected:
-            raise ValueError(f"the cluster passed in is named {value!r}, the spec's clusterName is {expected!r}; "
-                             "allowed: the same name (or cluster_name=cluster.name)")
+            raise ValueError(
+                f"the cluster passed in is named {value!r}, the spec's clusterName is {expected!r}; "
+                "allowed: the same name (or cluster_name=cluster.name)"
+            )
 
     return check
 

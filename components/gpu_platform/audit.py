@@ -50,7 +50,9 @@ def load_config(spec_path: str | None, config_path: str | None):
     raw = _read_json(config_path, "policy config")
     if not isinstance(raw, dict):
         raise AuditInputError(f"{config_path}: policy config is {type(raw).__name__}; expected a JSON object")
-    per_policy = isinstance(raw, dict) and raw and all(isinstance(v, dict) and k.startswith("gpu-") for k, v in raw.items())
+    per_policy = (
+        isinstance(raw, dict) and raw and all(isinstance(v, dict) and k.startswith("gpu-") for k, v in raw.items())
+    )
     levels = {k: v["enforcementLevel"] for k, v in raw.items() if "enforcementLevel" in v} if per_policy else {}
     flat = next(iter(raw.values())) if per_policy else raw
     try:
@@ -60,7 +62,9 @@ def load_config(spec_path: str | None, config_path: str | None):
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise AuditInputError(f"{config_path}: policy config {where}: {first['msg']} (got {first.get('input')!r})") from None
+        raise AuditInputError(
+            f"{config_path}: policy config {where}: {first['msg']} (got {first.get('input')!r})"
+        ) from None
     except PolicyConfigError as e:
         raise AuditInputError(f"{config_path}: {e}") from None
 
@@ -100,10 +104,18 @@ def print_violations(violations: list, title: str) -> None:
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Take label domain, tiers, prices and "
-              "budget from this spec (Pulumi.<stack>.yaml or a plain spec).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False),
-              help="A policy pack config JSON (as for --policy-pack-config) when --spec is not given.")
+@click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(dir_okay=False),
+    help="Take label domain, tiers, prices and budget from this spec (Pulumi.<stack>.yaml or a plain spec).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="A policy pack config JSON (as for --policy-pack-config) when --spec is not given.",
+)
 def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     """Run the policy pack over FILE (`pulumi stack export` or `pulumi preview --json`); exit 1 on a mandatory one."""
     from .policy.budget import pool_costs

@@ -68,9 +68,12 @@ def load_or_fail(path: str | None, config_json: str | None = None):
     from .validation import check_spec
 
     if (path is None) == (config_json is None):
-        err.print("[red]usage:[/] give FILE (Pulumi.<stack>.yaml or a spec) or --config-json PATH|- (the output of "
-                  "`pulumi config --json`), not both" if path else
-                  "[red]usage:[/] missing FILE; allowed: Pulumi.<stack>.yaml, a spec file, or --config-json PATH|-")
+        err.print(
+            "[red]usage:[/] give FILE (Pulumi.<stack>.yaml or a spec) or --config-json PATH|- (the output of "
+            "`pulumi config --json`), not both"
+            if path
+            else "[red]usage:[/] missing FILE; allowed: Pulumi.<stack>.yaml, a spec file, or --config-json PATH|-"
+        )
         sys.exit(2)
     notes: list[Finding] = []
     try:
@@ -83,9 +86,12 @@ def load_or_fail(path: str | None, config_json: str | None = None):
 def spec_source(command):  # noqa: ANN001, ANN201 (a click decorator)
     """FILE (optional) and `--config-json PATH|-`: where a command reads its spec (see `load_or_fail`)."""
     command = click.option(
-        "--config-json", "config_json", metavar="PATH|-",
+        "--config-json",
+        "config_json",
+        metavar="PATH|-",
         help="Read the spec from `pulumi config --json` output (a file, or - for stdin) instead of FILE: the "
-        "config as the stack sees it, with ESC environments and secrets resolved.")(command)
+        "config as the stack sees it, with ESC environments and secrets resolved.",
+    )(command)
     return click.argument("file", required=False, type=click.Path(dir_okay=False))(command)
 
 
@@ -107,8 +113,15 @@ def capacity_table(spec) -> Table:
             for r, n in cap.units_per_node.items()
         )
         tiers = ", ".join(t.name for t in spec.tiers_of(pool.name))
-        table.add_row(pool.name, pool.instance_type, sharing, f"{cap.min_nodes}-{pool.max_size}",
-                      f"{cap.gpus_min}-{cap.gpus_max}", units, tiers)
+        table.add_row(
+            pool.name,
+            pool.instance_type,
+            sharing,
+            f"{cap.min_nodes}-{pool.max_size}",
+            f"{cap.gpus_min}-{cap.gpus_max}",
+            units,
+            tiers,
+        )
     return table
 
 
@@ -129,15 +142,19 @@ def validate(file: str | None, config_json: str | None) -> None:
     spec, findings = load_or_fail(file, config_json)
     print_findings([f for f in findings if f.severity != "error"])
     gpus = sum(p.max_size * (spec.hardware.instance(p.instance_type).gpu_count) for p in spec.node_pools)
-    out.print(f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, "
-              f"{len(spec.tiers)} tiers, "
-              f"{len(spec.teams)} teams, up to {gpus} GPUs")
+    out.print(
+        f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, "
+        f"{len(spec.tiers)} tiers, "
+        f"{len(spec.teams)} teams, up to {gpus} GPUs"
+    )
 
 
 @main.command()
 @spec_source
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
-@click.option("--force", is_flag=True, help="Replace --out DIR even when it holds files an earlier synth did not write.")
+@click.option(
+    "--force", is_flag=True, help="Replace --out DIR even when it holds files an earlier synth did not write."
+)
 def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) -> None:
     """Render the full desired state of FILE into --out DIR, offline, replacing an earlier render atomically."""
     from .gpu_operator.checks import mig_layout_changes
@@ -154,8 +171,10 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
     except GpuPlatformError as e:
         fail(e)
     except OSError as e:
-        err.print(f"[red]error:[/] --out {out_dir}: cannot write {e.filename or out_dir}: {e.strerror or e}; "
-                  "allowed: a directory you can create and write")
+        err.print(
+            f"[red]error:[/] --out {out_dir}: cannot write {e.filename or out_dir}: {e.strerror or e}; "
+            "allowed: a directory you can create and write"
+        )
         sys.exit(1)
     out.print(capacity_table(spec))
     summary = Table(title=f"written to {out_dir}", title_justify="left")

@@ -48,8 +48,9 @@ def _param_row(param: click.Parameter) -> str:
         kind = " \\| ".join(f"`{c}`" for c in opt.type.choices)
     else:
         kind = opt.type.name.upper()
-    default = "required" if opt.required else (f"`{opt.default}`" if _has_default(opt.default) and not opt.is_flag
-                                               else "")
+    default = (
+        "required" if opt.required else (f"`{opt.default}`" if _has_default(opt.default) and not opt.is_flag else "")
+    )
     return f"| {names} | {kind} | {default} | {_cell(opt.help or '')} |"
 
 
@@ -57,8 +58,16 @@ def _command(name: str, cmd: click.Command) -> str:
     ctx = click.Context(cmd, info_name=f"gpu-platform {name}")
     usage = " ".join(cmd.collect_usage_pieces(ctx))
     params = [p for p in cmd.params if p.name != "help"]
-    rows = [f"## {name}", "", "```text", f"gpu-platform {name} {usage}", "```", "",
-            " ".join((cmd.help or "").split()).replace("<", "&lt;"), ""]
+    rows = [
+        f"## {name}",
+        "",
+        "```text",
+        f"gpu-platform {name} {usage}",
+        "```",
+        "",
+        " ".join((cmd.help or "").split()).replace("<", "&lt;"),
+        "",
+    ]
     if params:
         rows += ["| parameter | type | default | meaning |", "|---|---|---|---|", *map(_param_row, params), ""]
     return "\n".join(rows)

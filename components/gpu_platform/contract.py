@@ -37,8 +37,16 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"
 # kubelet's directory (device-plugin registration socket, every pod's volumes and tokens). A pod that mounts one of
 # them, or a directory above one, reaches every GPU of its node. `/var/run` is listed beside `/run`: some images
 # keep it a directory, not the usual link.
-NODE_CONTROL_PATHS = ("/run/containerd", "/var/run/containerd", "/run/crio", "/var/run/crio", "/run/docker.sock",
-                      "/var/run/docker.sock", "/var/lib/kubelet", "/var/lib/containerd")
+NODE_CONTROL_PATHS = (
+    "/run/containerd",
+    "/var/run/containerd",
+    "/run/crio",
+    "/var/run/crio",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/var/lib/kubelet",
+    "/var/lib/containerd",
+)
 DEPLOY_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
 GKE_NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 

@@ -42,10 +42,12 @@ __all__ = [
     "tokens_in",
 ]
 
-INPUT_FIELDS_NOTE = ("Only fields that name existing objects take Pulumi Inputs (clusterName, aws.nodeRoleArn, "
-                     "aws.subnetIds, nodePools[].aws.subnetIds, kmsKeyId, capacityReservationId, gcp.project, "
-                     "gcp.serviceAccount, clusterAutoscaler.roleArn): what shapes the platform is validated before "
-                     "anything is registered")
+INPUT_FIELDS_NOTE = (
+    "Only fields that name existing objects take Pulumi Inputs (clusterName, aws.nodeRoleArn, "
+    "aws.subnetIds, nodePools[].aws.subnetIds, kmsKeyId, capacityReservationId, gcp.project, "
+    "gcp.serviceAccount, clusterAutoscaler.roleArn): what shapes the platform is validated before "
+    "anything is registered"
+)
 # A random tag per process: a string that only looks like a token (in valuesOverrides, a YAML spec, or a resolved
 # value) cannot name a live Input, so it stays the literal text it is.
 _NONCE = secrets.token_hex(4)
@@ -147,8 +149,9 @@ def check_resolved(deferred: Deferred, value: Any) -> Any:
     """`value` once the field's checks pass on it, else DeferredInputError naming the field (same message as for a
     plain value)."""
     if not isinstance(value, str):
-        raise DeferredInputError(f"{deferred.path}: resolved to {type(value).__name__} {value!r:.60}; allowed: a "
-                                 "string")
+        raise DeferredInputError(
+            f"{deferred.path}: resolved to {type(value).__name__} {value!r:.60}; allowed: a string"
+        )
     try:
         if deferred.check is not None:
             deferred.check(value)
@@ -183,8 +186,12 @@ def deferred_values(spec: BaseModel) -> list[tuple[str, Deferred]]:
 def deferred_findings(spec: BaseModel) -> Iterator[Finding]:
     """A note per deferred field: what it is and that its checks run during deployment."""
     for path, _ in deferred_values(spec):
-        yield Finding(path, "a Pulumi Input, known only during deployment: checked when it resolves, and a value this "
-                      "field does not allow fails the resources that use it with the same message", "info")
+        yield Finding(
+            path,
+            "a Pulumi Input, known only during deployment: checked when it resolves, and a value this "
+            "field does not allow fails the resources that use it with the same message",
+            "info",
+        )
 
 
 def tokens_in(value: Any) -> list[str]:

@@ -76,9 +76,12 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
                 continue  # an unhashable key: the base constructor reports it
             if first is not key_node:
                 raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark,
+                    "while constructing a mapping",
+                    node.start_mark,
                     f"found duplicate key {_short(key)} (first at line {first.start_mark.line + 1}); "
-                    "a key may appear once per mapping", key_node.start_mark)
+                    "a key may appear once per mapping",
+                    key_node.start_mark,
+                )
         return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
@@ -86,8 +89,12 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
         digits = sum(c.isdigit() for c in str(node.value))
         if digits > _MAX_INT_DIGITS:
             raise yaml.constructor.ConstructorError(
-                None, None, f"an integer of {digits:,} digits is too large for a number; allowed: at most "
-                f"{_MAX_INT_DIGITS:,} digits", node.start_mark)
+                None,
+                None,
+                f"an integer of {digits:,} digits is too large for a number; allowed: at most "
+                f"{_MAX_INT_DIGITS:,} digits",
+                node.start_mark,
+            )
         return super().construct_yaml_int(node)
 
 
@@ -109,8 +116,9 @@ def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
     except OSError as e:
         raise InputLimitError(f"cannot read {what} {path}: {e.strerror or e}") from None
     if len(data) > limit:
-        raise InputLimitError(f"{what} {path} is larger than {limit // (1024 * 1024)} MiB; allowed: at most "
-                              f"{limit:,} bytes")
+        raise InputLimitError(
+            f"{what} {path} is larger than {limit // (1024 * 1024)} MiB; allowed: at most {limit:,} bytes"
+        )
     return data
 
 
@@ -119,8 +127,10 @@ def decode_utf8(data: bytes, path: str | Path, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputLimitError(f"{what} {path} is not UTF-8 text: byte {e.object[e.start:e.start + 1]!r} at offset "
-                              f"{e.start}; allowed: UTF-8") from None
+        raise InputLimitError(
+            f"{what} {path} is not UTF-8 text: byte {e.object[e.start : e.start + 1]!r} at offset "
+            f"{e.start}; allowed: UTF-8"
+        ) from None
 
 
 def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
@@ -140,16 +150,20 @@ def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
             open_.append((event.anchor, total))
             if len(open_) > max_depth:
                 mark = event.start_mark
-                raise InputLimitError(f"line {mark.line + 1}: nesting depth over {max_depth}; allowed: at "
-                                      f"most {max_depth} nested mappings and lists")
+                raise InputLimitError(
+                    f"line {mark.line + 1}: nesting depth over {max_depth}; allowed: at "
+                    f"most {max_depth} nested mappings and lists"
+                )
         elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
             anchor, start = open_.pop()
             if anchor:
                 sizes[anchor] = total - start + 1
         if total > max_values:
             mark = event.start_mark
-            raise InputLimitError(f"line {mark.line + 1}: more than {max_values:,} values once aliases (*name) are "
-                                  f"expanded; allowed: at most {max_values:,}")
+            raise InputLimitError(
+                f"line {mark.line + 1}: more than {max_values:,} values once aliases (*name) are "
+                f"expanded; allowed: at most {max_values:,}"
+            )
 
 
 def load_yaml(text: str, max_values: int = MAX_VALUES, max_depth: int = MAX_DEPTH, *, stream: bool = False) -> Any:
@@ -164,8 +178,9 @@ def load_yaml(text: str, max_values: int = MAX_VALUES, max_depth: int = MAX_DEPT
             return list(yaml.load_all(text, Loader=YAML_LOADER))
         return yaml.load(text, Loader=YAML_LOADER)
     except RecursionError:
-        raise InputLimitError(f"nesting depth over what Python can build; allowed: at most {max_depth} nested "
-                              "mappings and lists") from None
+        raise InputLimitError(
+            f"nesting depth over what Python can build; allowed: at most {max_depth} nested mappings and lists"
+        ) from None
 
 
 def _reject_constant(name: str) -> float:
@@ -216,6 +231,7 @@ def check_shape(data: Any, max_values: int | None = None, max_depth: int = MAX_D
             raise ValueError(f"more than {max_values:,} values; allowed: at most {max_values:,}")
         if isinstance(node, dict | list):
             if depth > max_depth:
-                raise ValueError(f"nesting depth over {max_depth}; allowed: at most {max_depth} nested mappings and "
-                                 "lists")
+                raise ValueError(
+                    f"nesting depth over {max_depth}; allowed: at most {max_depth} nested mappings and lists"
+                )
             stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))

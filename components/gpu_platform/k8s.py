@@ -13,8 +13,14 @@ import pulumi_kubernetes as k8s
 from .deferred import stable_name
 from .wiring import input_of, kwargs_of
 
-__all__ = ["KubernetesObject", "helm_release_resource", "k8s_object", "k8s_objects", "namespace_patches",
-           "object_resource_name"]
+__all__ = [
+    "KubernetesObject",
+    "helm_release_resource",
+    "k8s_object",
+    "k8s_objects",
+    "namespace_patches",
+    "object_resource_name",
+]
 
 
 class KubernetesObject(pulumi.CustomResource):
@@ -43,8 +49,9 @@ def k8s_object(prefix: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -
     name = object_resource_name(prefix, doc)
     kind, api = doc["kind"], doc["apiVersion"]
     if api == "v1" and kind == "ConfigMap":
-        return k8s.core.v1.ConfigMap(name, metadata=input_of(doc["metadata"]), data=input_of(doc.get("data")),
-                                     opts=opts)
+        return k8s.core.v1.ConfigMap(
+            name, metadata=input_of(doc["metadata"]), data=input_of(doc.get("data")), opts=opts
+        )
     if api == "v1" and kind == "Namespace":
         return k8s.core.v1.Namespace(name, metadata=input_of(doc["metadata"]), opts=opts)
     return KubernetesObject(name, doc, opts)
@@ -55,12 +62,17 @@ def k8s_objects(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOp
     return [k8s_object(prefix, d, opts) for d in docs]
 
 
-def namespace_patches(prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> list[k8s.core.v1.NamespacePatch]:
+def namespace_patches(
+    prefix: str, docs: list[dict[str, Any]], opts: pulumi.ResourceOptions
+) -> list[k8s.core.v1.NamespacePatch]:
     """Server-side-apply patches setting only the rendered labels and annotations on namespaces that exist:
     nothing else of the namespace is owned, and deleting the patch removes only what it set."""
-    return [k8s.core.v1.NamespacePatch(object_resource_name(f"{prefix}-patch", d), metadata=input_of(d["metadata"]),
-                                        opts=opts)
-            for d in docs]
+    return [
+        k8s.core.v1.NamespacePatch(
+            object_resource_name(f"{prefix}-patch", d), metadata=input_of(d["metadata"]), opts=opts
+        )
+        for d in docs
+    ]
 
 
 def helm_release_resource(name: str, doc: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.helm.v3.Release:

@@ -29,8 +29,17 @@ from .inputs import (
 from .spec import PlatformSpec
 from .validation import check_spec, ensure_valid
 
-__all__ = ["CONFIG_KEY", "YAML_LOADER", "load_config_json", "load_spec", "parse_spec", "pydantic_findings",
-           "read_config_json", "read_spec_data", "revalidate"]
+__all__ = [
+    "CONFIG_KEY",
+    "YAML_LOADER",
+    "load_config_json",
+    "load_spec",
+    "parse_spec",
+    "pydantic_findings",
+    "read_config_json",
+    "read_spec_data",
+    "revalidate",
+]
 
 CONFIG_KEY = "gpu-platform:platform"
 
@@ -47,26 +56,49 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
         raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"{_kind(data)} ({_short(data)})"
-        raise SpecError([Finding("", f"{path} holds {got}; allowed: a mapping, either the spec itself or a "
-                                     f"Pulumi stack config with config: {CONFIG_KEY}: {{...}}")], str(path))
+        raise SpecError(
+            [
+                Finding(
+                    "",
+                    f"{path} holds {got}; allowed: a mapping, either the spec itself or a "
+                    f"Pulumi stack config with config: {CONFIG_KEY}: {{...}}",
+                )
+            ],
+            str(path),
+        )
     config = data.get("config", data) if isinstance(data.get("config"), dict) else data
     if CONFIG_KEY in config:
         if "environment" in data and notes is not None:
-            notes.append(Finding("environment", f"the Pulumi ESC environments {_short(data['environment'])} are not "
-                                 "resolved offline: values they set are not seen here; check the resolved config with "
-                                 "`pulumi config --json --stack <stack> | gpu-platform validate --config-json -`",
-                                 "info"))
+            notes.append(
+                Finding(
+                    "environment",
+                    f"the Pulumi ESC environments {_short(data['environment'])} are not "
+                    "resolved offline: values they set are not seen here; check the resolved config with "
+                    "`pulumi config --json --stack <stack> | gpu-platform validate --config-json -`",
+                    "info",
+                )
+            )
         data = _resolved(config[CONFIG_KEY])
     elif "environment" in data:
-        raise SpecError([Finding("environment", f"no {CONFIG_KEY!r} key in this stack config, and its Pulumi ESC "
-                                 "environments are not resolved offline; run `pulumi config --json --stack <stack> > "
-                                 "config.json` and give that file instead")], str(path))
+        raise SpecError(
+            [
+                Finding(
+                    "environment",
+                    f"no {CONFIG_KEY!r} key in this stack config, and its Pulumi ESC "
+                    "environments are not resolved offline; run `pulumi config --json --stack <stack> > "
+                    "config.json` and give that file instead",
+                )
+            ],
+            str(path),
+        )
     elif "config" in data:
-        raise SpecError([Finding("config", f"no {CONFIG_KEY!r} key in this stack config; put the spec under it")],
-                        str(path))
+        raise SpecError(
+            [Finding("config", f"no {CONFIG_KEY!r} key in this stack config; put the spec under it")], str(path)
+        )
     if not isinstance(data, dict):
-        raise SpecError([Finding(CONFIG_KEY, f"{_short(data)} is {_kind(data)}; allowed: a mapping "
-                                             "(the spec object)")], str(path))
+        raise SpecError(
+            [Finding(CONFIG_KEY, f"{_short(data)} is {_kind(data)}; allowed: a mapping (the spec object)")], str(path)
+        )
     return data
 
 
@@ -90,37 +122,56 @@ def read_config_json(text: str | bytes, source: str) -> dict[str, Any]:
     try:
         data = load_json(text)
     except ValueError as e:
-        raise SpecError([Finding("", f"not valid JSON: {e}; allowed: the output of `pulumi config --json`")],
-                        source) from None
+        raise SpecError(
+            [Finding("", f"not valid JSON: {e}; allowed: the output of `pulumi config --json`")], source
+        ) from None
     if not isinstance(data, dict):
-        raise SpecError([Finding("", f"holds {_kind(data)}; allowed: an object of config keys, as `pulumi config "
-                                     "--json` prints it")], source)
+        raise SpecError(
+            [
+                Finding(
+                    "", f"holds {_kind(data)}; allowed: an object of config keys, as `pulumi config --json` prints it"
+                )
+            ],
+            source,
+        )
     if CONFIG_KEY not in data:
         keys = ", ".join(sorted(map(str, data))[:10]) or "none"
-        raise SpecError([Finding(CONFIG_KEY, f"missing; this config has {keys}; allowed: a config with the spec "
-                                             f"under {CONFIG_KEY!r}")], source)
+        raise SpecError(
+            [
+                Finding(
+                    CONFIG_KEY, f"missing; this config has {keys}; allowed: a config with the spec under {CONFIG_KEY!r}"
+                )
+            ],
+            source,
+        )
     return _config_entry(data[CONFIG_KEY], source)
 
 
 def _config_entry(entry: Any, source: str) -> dict[str, Any]:
-    shape = "allowed: {\"value\": \"<spec as JSON>\", \"objectValue\": {...}, \"secret\": false}"
+    shape = 'allowed: {"value": "<spec as JSON>", "objectValue": {...}, "secret": false}'
     if not isinstance(entry, dict) or not set(entry) <= {"value", "objectValue", "secret"}:
-        raise SpecError([Finding(CONFIG_KEY, f"{_short(entry)} is not a `pulumi config --json` entry; {shape}")],
-                        source)
+        raise SpecError(
+            [Finding(CONFIG_KEY, f"{_short(entry)} is not a `pulumi config --json` entry; {shape}")], source
+        )
     if "value" not in entry and "objectValue" not in entry:
-        hint = ("it is secret and its value is not shown: run `pulumi config --json --show-secrets`"
-                if entry.get("secret") else "it has no value")
+        hint = (
+            "it is secret and its value is not shown: run `pulumi config --json --show-secrets`"
+            if entry.get("secret")
+            else "it has no value"
+        )
         raise SpecError([Finding(CONFIG_KEY, f"{hint}; {shape}")], source)
     value = entry.get("objectValue")
     if value is None:
         try:
             value = load_json(entry["value"]) if isinstance(entry["value"], str) else entry["value"]
         except ValueError as e:
-            raise SpecError([Finding(f"{CONFIG_KEY}.value", f"not valid JSON: {e}; allowed: the spec object as "
-                                                            "JSON")], source) from None
+            raise SpecError(
+                [Finding(f"{CONFIG_KEY}.value", f"not valid JSON: {e}; allowed: the spec object as JSON")], source
+            ) from None
     if not isinstance(value, dict):
-        raise SpecError([Finding(CONFIG_KEY, f"{_short(value)} is {_kind(value)}; allowed: a mapping (the spec "
-                                             "object)")], source)
+        raise SpecError(
+            [Finding(CONFIG_KEY, f"{_short(value)} is {_kind(value)}; allowed: a mapping (the spec object)")], source
+        )
     return value
 
 
@@ -129,8 +180,16 @@ def load_config_json(source: str) -> PlatformSpec:
     if source == "-":
         data = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1)
         if len(data) > MAX_SPEC_BYTES:
-            raise SpecError([Finding("", f"standard input is larger than {MAX_SPEC_BYTES:,} bytes; allowed: at most "
-                                         f"{MAX_SPEC_BYTES:,} bytes")], "standard input")
+            raise SpecError(
+                [
+                    Finding(
+                        "",
+                        f"standard input is larger than {MAX_SPEC_BYTES:,} bytes; allowed: at most "
+                        f"{MAX_SPEC_BYTES:,} bytes",
+                    )
+                ],
+                "standard input",
+            )
         label = "standard input"
     else:
         try:
@@ -290,8 +349,11 @@ def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list
         spec = PlatformSpec.model_validate(repaired)
     except ValidationError:
         return []
-    return [f for f in check_spec(spec) if f.severity == "error" and not any(
-        f.path == t or f.path.startswith((t + ".", t + "[")) for t in touched)]
+    return [
+        f
+        for f in check_spec(spec)
+        if f.severity == "error" and not any(f.path == t or f.path.startswith((t + ".", t + "[")) for t in touched)
+    ]
 
 
 def _copy(node: Any) -> Any:

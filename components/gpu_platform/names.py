@@ -11,8 +11,16 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-__all__ = ["ClusterName", "DnsLabel", "DnsSubdomain", "LabelKey", "LabelValue", "cluster_name_problem",
-           "dns_label_problem", "role_arn_problem"]
+__all__ = [
+    "ClusterName",
+    "DnsLabel",
+    "DnsSubdomain",
+    "LabelKey",
+    "LabelValue",
+    "cluster_name_problem",
+    "dns_label_problem",
+    "role_arn_problem",
+]
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -42,16 +50,20 @@ def _dns_label(value: str) -> str:
 
 def _dns_subdomain(value: str) -> str:
     if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
-        raise ValueError(f"{_show(value)} is not a DNS subdomain; allowed: lower-case DNS labels joined by '.', "
-                         "at most 253 characters, e.g. gpu.example.com")
+        raise ValueError(
+            f"{_show(value)} is not a DNS subdomain; allowed: lower-case DNS labels joined by '.', "
+            "at most 253 characters, e.g. gpu.example.com"
+        )
     return value
 
 
 def cluster_name_problem(value: str) -> str | None:
     """Why `value` is not an EKS / GKE cluster name, or None."""
     if len(value) > 100 or not _CLUSTER.fullmatch(value):
-        return (f"{_show(value)} is not a cluster name; allowed: letters, digits, '-' and '_', starting with a letter "
-                "or digit, at most 100 characters (EKS; GKE allows a subset)")
+        return (
+            f"{_show(value)} is not a cluster name; allowed: letters, digits, '-' and '_', starting with a letter "
+            "or digit, at most 100 characters (EKS; GKE allows a subset)"
+        )
     return None
 
 
@@ -70,19 +82,26 @@ def _cluster_name(value: str) -> str:
 
 def _label_key(value: str) -> str:
     prefix, _, name = value.rpartition("/")
-    ok = 0 < len(name) <= 63 and _LABEL_NAME.fullmatch(name) and (
-        not prefix or (len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)))
+    ok = (
+        0 < len(name) <= 63
+        and _LABEL_NAME.fullmatch(name)
+        and (not prefix or (len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)))
+    )
     if not ok:
-        raise ValueError(f"label key {_show(value)} is not valid; allowed: [prefix/]name, name at most 63 "
-                         "characters of a-z, A-Z, 0-9, '-', '_', '.' starting and ending alphanumeric, prefix a "
-                         "DNS subdomain")
+        raise ValueError(
+            f"label key {_show(value)} is not valid; allowed: [prefix/]name, name at most 63 "
+            "characters of a-z, A-Z, 0-9, '-', '_', '.' starting and ending alphanumeric, prefix a "
+            "DNS subdomain"
+        )
     return value
 
 
 def _label_value(value: str) -> str:
     if len(value) > 63 or not _LABEL_NAME.fullmatch(value):
-        raise ValueError(f"label value {_show(value)} is not valid; allowed: empty or at most 63 characters of "
-                         "a-z, A-Z, 0-9, '-', '_', '.' starting and ending alphanumeric")
+        raise ValueError(
+            f"label value {_show(value)} is not valid; allowed: empty or at most 63 characters of "
+            "a-z, A-Z, 0-9, '-', '_', '.' starting and ending alphanumeric"
+        )
     return value
 
 

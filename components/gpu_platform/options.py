@@ -10,8 +10,16 @@ from .errors import SpecError
 from .spec import PlatformSpec
 from .validation import ensure_component_args
 
-__all__ = ["FORMER_TOKENS", "PACKAGE", "PlatformSpecError", "check_component_args", "child_options", "registration",
-           "type_token", "waits_for"]
+__all__ = [
+    "FORMER_TOKENS",
+    "PACKAGE",
+    "PlatformSpecError",
+    "check_component_args",
+    "child_options",
+    "registration",
+    "type_token",
+    "waits_for",
+]
 
 PACKAGE = "gpu-platform"
 
@@ -56,12 +64,14 @@ def waits_for(opts: pulumi.ResourceOptions | None, *after: pulumi.Resource | Non
     own `ResourceOptions.merge` joins any of them with `after` (a list, or an Output of one when `depends_on` is).
     """
     extra = pulumi.ResourceOptions(depends_on=[a for a in after if a is not None])
-    return pulumi.ResourceOptions.merge(pulumi.ResourceOptions(depends_on=opts.depends_on if opts else None),
-                                        extra).depends_on
+    return pulumi.ResourceOptions.merge(
+        pulumi.ResourceOptions(depends_on=opts.depends_on if opts else None), extra
+    ).depends_on
 
 
-def child_options(parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, *after: pulumi.Resource | None,
-                  **extra: Any) -> pulumi.ResourceOptions:
+def child_options(
+    parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, *after: pulumi.Resource | None, **extra: Any
+) -> pulumi.ResourceOptions:
     """Options for a child of `parent`: parented (so providers and `protect` are inherited), and waiting for
     what the component waits for plus `after`. Pulumi does not pass a component's `depends_on` to its
     children, so without this a platform given `depends_on=[cluster]` would create node groups first."""

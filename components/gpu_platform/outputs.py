@@ -28,8 +28,10 @@ def tier_outputs(spec: PlatformSpec, tier: Tier) -> dict[str, Any]:
         "pool": tier.pool,
         "resource": spec.resource_of(tier),
         "nodeSelector": {pool_key: tier.pool},
-        "tolerations": [{"key": pool_key, "operator": "Equal", "value": tier.pool, "effect": "NoSchedule"},
-                        {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}],
+        "tolerations": [
+            {"key": pool_key, "operator": "Equal", "value": tier.pool, "effect": "NoSchedule"},
+            {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"},
+        ],
         "priorityClassName": priority_class_name(tier),
         "workloadPriorityClassName": priority_class_name(tier),
         "priority": spec.priority_of(tier),
@@ -38,10 +40,16 @@ def tier_outputs(spec: PlatformSpec, tier: Tier) -> dict[str, Any]:
 
 def team_outputs(spec: PlatformSpec) -> dict[str, dict[str, Any]]:
     """Per team: namespaces, the LocalQueue name in each, its ClusterQueue, and the tiers it may run."""
-    return {t.name: {"namespaces": list(t.namespaces), "localQueue": local_queue_name(t),
-                     "clusterQueue": cluster_queue_name(t), "tiers": team_tiers(spec, t),
-                     "namespaceLabels": {team_label_key(spec.label_domain): t.name}}
-            for t in spec.teams}
+    return {
+        t.name: {
+            "namespaces": list(t.namespaces),
+            "localQueue": local_queue_name(t),
+            "clusterQueue": cluster_queue_name(t),
+            "tiers": team_tiers(spec, t),
+            "namespaceLabels": {team_label_key(spec.label_domain): t.name},
+        }
+        for t in spec.teams
+    }
 
 
 def opencost_url(spec: PlatformSpec) -> str | None:

@@ -92,31 +92,49 @@ class GpuPlatform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts))
         self.node_pools = _node_pools(name, spec, child)
         self.node_health = _node_health(name, spec, child)
-        self.node_addons = (None if render_node_addons(spec).empty
-                            else GpuNodeAddons(f"{name}-node-addons", GpuNodeAddonsArgs(spec=spec), child))
-        self.gpu_operator = (GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child)
-                             if operator_enabled(spec) else None)
+        self.node_addons = (
+            None
+            if render_node_addons(spec).empty
+            else GpuNodeAddons(f"{name}-node-addons", GpuNodeAddonsArgs(spec=spec), child)
+        )
+        self.gpu_operator = (
+            GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child) if operator_enabled(spec) else None
+        )
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
         # Kueue's and KEDA's charts create ServiceMonitors: install them after the Prometheus Operator CRDs. Team
         # namespaces come after admission: its namespace guard must know a namespace's new grants before they are set.
         after_crds = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts, self.observability))
-        after_guard = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts, self.observability,
-                                                                                self.admission))
+        after_guard = pulumi.ResourceOptions(
+            parent=self, depends_on=waits_for(opts, self.observability, self.admission)
+        )
         self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), after_guard)
-        self.autoscaling = (GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec), after_crds)
-                            if spec.autoscaling.keda.enabled else None)
+        self.autoscaling = (
+            GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec), after_crds)
+            if spec.autoscaling.keda.enabled
+            else None
+        )
         plain = platform_outputs(spec)
         self.node_pool_names = pulumi.Output.from_input(plain["nodePoolNames"])
         self.tier_names = pulumi.Output.from_input(plain["tierNames"])
         self.teams = pulumi.Output.from_input(plain["teams"])
         self.tiers = pulumi.Output.from_input(plain["tiers"])
-        self.node_groups = pulumi.Output.all(**{p.name: _group_name(c) for p, c in zip(spec.node_pools, self.node_pools)})
+        self.node_groups = pulumi.Output.all(
+            **{p.name: _group_name(c) for p, c in zip(spec.node_pools, self.node_pools)}
+        )
         self.prometheus_url = pulumi.Output.from_input(plain["prometheusUrl"])
         self.opencost_url = pulumi.Output.from_input(plain["opencostUrl"])
-        self.register_outputs({"nodePoolNames": self.node_pool_names, "tierNames": self.tier_names,
-                               "teams": self.teams, "tiers": self.tiers, "nodeGroups": self.node_groups,
-                               "prometheusUrl": self.prometheus_url, "opencostUrl": self.opencost_url})
+        self.register_outputs(
+            {
+                "nodePoolNames": self.node_pool_names,
+                "tierNames": self.tier_names,
+                "teams": self.teams,
+                "tiers": self.tiers,
+                "nodeGroups": self.node_groups,
+                "prometheusUrl": self.prometheus_url,
+                "opencostUrl": self.opencost_url,
+            }
+        )
 
 
 def _check_provider(provider: Any) -> None:
@@ -126,10 +144,15 @@ def _check_provider(provider: Any) -> None:
         return
     package = getattr(provider, "package", None)
     if not isinstance(provider, pulumi.ProviderResource) or package != "kubernetes":
-        what = f"a provider of package {package!r}" if isinstance(provider, pulumi.ProviderResource) else \
-            f"a {type(provider).__name__}"
-        raise PlatformArgsError(f"k8s_provider: {what}; allowed: a pulumi_kubernetes.Provider (or leave it unset to "
-                                "use opts.providers, the cluster's provider or the ambient kubeconfig)")
+        what = (
+            f"a provider of package {package!r}"
+            if isinstance(provider, pulumi.ProviderResource)
+            else f"a {type(provider).__name__}"
+        )
+        raise PlatformArgsError(
+            f"k8s_provider: {what}; allowed: a pulumi_kubernetes.Provider (or leave it unset to "
+            "use opts.providers, the cluster's provider or the ambient kubeconfig)"
+        )
 
 
 def _with_cluster(opts: pulumi.ResourceOptions | None, args: GpuPlatformArgs) -> pulumi.ResourceOptions | None:
@@ -138,8 +161,11 @@ def _with_cluster(opts: pulumi.ResourceOptions | None, args: GpuPlatformArgs) ->
     if isinstance(args.cluster, pulumi.Resource):
         extra.depends_on = [args.cluster]  # merge appends it to what opts waits for
     given = opts.providers if opts else None
-    has_k8s = "kubernetes" in given if isinstance(given, dict) else any(
-        getattr(p, "package", None) == "kubernetes" for p in given or [])
+    has_k8s = (
+        "kubernetes" in given
+        if isinstance(given, dict)
+        else any(getattr(p, "package", None) == "kubernetes" for p in given or [])
+    )
     provider = args.k8s_provider or (None if has_k8s else _cluster_provider(args.cluster))
     if provider is not None:
         extra.providers = {"kubernetes": provider}
@@ -170,14 +196,19 @@ def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> 
     if spec.cloud == Cloud.AWS:
         from .nodepools import aws
 
-        kinds = {Provisioner.MANAGED_NODE_GROUP: (aws.EksGpuNodePool, aws.EksGpuNodePoolArgs),
-                 Provisioner.KARPENTER: (aws.KarpenterGpuNodePool, aws.KarpenterGpuNodePoolArgs)}
-        return [kinds[p.aws.provisioner][0](f"{name}-{p.name}", kinds[p.aws.provisioner][1](spec=spec, pool=p.name),
-                                            opts) for p in spec.node_pools]
+        kinds = {
+            Provisioner.MANAGED_NODE_GROUP: (aws.EksGpuNodePool, aws.EksGpuNodePoolArgs),
+            Provisioner.KARPENTER: (aws.KarpenterGpuNodePool, aws.KarpenterGpuNodePoolArgs),
+        }
+        return [
+            kinds[p.aws.provisioner][0](f"{name}-{p.name}", kinds[p.aws.provisioner][1](spec=spec, pool=p.name), opts)
+            for p in spec.node_pools
+        ]
     from .nodepools.gcp import GkeGpuNodePool, GkeGpuNodePoolArgs
 
-    return [GkeGpuNodePool(f"{name}-{p.name}", GkeGpuNodePoolArgs(spec=spec, pool=p.name), opts)
-            for p in spec.node_pools]
+    return [
+        GkeGpuNodePool(f"{name}-{p.name}", GkeGpuNodePoolArgs(spec=spec, pool=p.name), opts) for p in spec.node_pools
+    ]
 
 
 def _node_health(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.ComponentResource | None:

@@ -47,8 +47,7 @@ def check_cluster(spec: PlatformSpec, eks) -> list[Check]:
         if _code(e) == "ResourceNotFoundException":
             return [Check("cluster", name, FAIL, f"EKS cluster {name!r} not found in {spec.aws.region}")]
         raise
-    out = [Check("cluster", name, OK if cluster.get("status") == "ACTIVE" else WARN,
-                 f"status {cluster.get('status')}")]
+    out = [Check("cluster", name, OK if cluster.get("status") == "ACTIVE" else WARN, f"status {cluster.get('status')}")]
     version = cluster.get("version")
     ok = version == spec.kubernetes_version
     detail = f"cluster runs {version}" + ("" if ok else f", spec says kubernetesVersion {spec.kubernetes_version!r}")
@@ -92,7 +91,8 @@ def subnet_zones(spec: PlatformSpec, ec2) -> tuple[dict[str, str], list[Check]]:
 def offered_zones(ec2, instance_type: str) -> set[str]:
     """Availability zones where EC2 offers `instance_type`."""
     pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
-        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance_type]}])
+        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance_type]}]
+    )
     return {o["Location"] for page in pages for o in page["InstanceTypeOfferings"]}
 
 
@@ -108,10 +108,20 @@ def check_offerings(spec: PlatformSpec, ec2, zones: dict[str, str]) -> list[Chec
         if not pool_zones:
             out.append(Check("instance offering", target, FAIL, "no existing subnet to place nodes in"))
         elif missing:
-            hint = "; Capacity Blocks are zonal, check the block's zone" if pool.aws.capacity_type == \
-                CapacityType.CAPACITY_BLOCK else ""
-            out.append(Check("instance offering", target, FAIL, f"not offered in {', '.join(missing)} (offered in "
-                             f"{', '.join(sorted(offered)) or 'no zone'}); move the pool's subnets{hint}"))
+            hint = (
+                "; Capacity Blocks are zonal, check the block's zone"
+                if pool.aws.capacity_type == CapacityType.CAPACITY_BLOCK
+                else ""
+            )
+            out.append(
+                Check(
+                    "instance offering",
+                    target,
+                    FAIL,
+                    f"not offered in {', '.join(missing)} (offered in "
+                    f"{', '.join(sorted(offered)) or 'no zone'}); move the pool's subnets{hint}",
+                )
+            )
         else:
             out.append(Check("instance offering", target, OK, f"offered in {', '.join(pool_zones)}"))
     return out
@@ -135,9 +145,16 @@ def check_efa(spec: PlatformSpec, ec2) -> list[Check]:
         if theirs == ours:
             out.append(Check("efa interfaces", target, OK, f"{ours} (EC2 EfaInfo agrees)"))
         else:
-            out.append(Check("efa interfaces", target, FAIL, f"the catalog renders {ours} EFA interfaces ({EFA_SOURCE}) "
-                             f"but EC2 reports MaximumEfaInterfaces {theirs}; set aws.efa: false or update the "
-                             "catalog"))
+            out.append(
+                Check(
+                    "efa interfaces",
+                    target,
+                    FAIL,
+                    f"the catalog renders {ours} EFA interfaces ({EFA_SOURCE}) "
+                    f"but EC2 reports MaximumEfaInterfaces {theirs}; set aws.efa: false or update the "
+                    "catalog",
+                )
+            )
     return out
 
 
@@ -149,9 +166,12 @@ def check_placement_zones(spec: PlatformSpec, zones: dict[str, str]) -> list[Che
             continue
         pool_zones = sorted({zones[s] for s in pool_subnets(spec, pool) if s in zones})
         ok = len(pool_zones) <= 1
-        detail = (f"subnets in {', '.join(pool_zones) or 'no zone'}" if ok else
-                  f"subnets span {', '.join(pool_zones)}; a cluster placement group lives in one zone: set the "
-                  "pool's aws.subnetIds to one zone's subnets")
+        detail = (
+            f"subnets in {', '.join(pool_zones) or 'no zone'}"
+            if ok
+            else f"subnets span {', '.join(pool_zones)}; a cluster placement group lives in one zone: set the "
+            "pool's aws.subnetIds to one zone's subnets"
+        )
         out.append(Check("placement zone", pool.name, OK if ok else WARN, detail))
     return out
 
@@ -163,8 +183,13 @@ def run_preflight(spec: PlatformSpec, session: boto3.session.Session | None = No
     eks, iam, ec2 = (session.client(s, region_name=region) for s in ("eks", "iam", "ec2"))
     checks = check_cluster(spec, eks) + check_node_role(spec, iam)
     zones, subnet_checks = subnet_zones(spec, ec2)
-    return (checks + subnet_checks + check_offerings(spec, ec2, zones) + check_efa(spec, ec2)
-            + check_placement_zones(spec, zones))
+    return (
+        checks
+        + subnet_checks
+        + check_offerings(spec, ec2, zones)
+        + check_efa(spec, ec2)
+        + check_placement_zones(spec, zones)
+    )
 
 
 def preflight_table(spec: PlatformSpec, checks: list[Check]) -> Table:

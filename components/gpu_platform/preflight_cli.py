@@ -34,8 +34,10 @@ def preflight(file: str, profile: str | None) -> None:
 
         from .preflight import FAIL, preflight_table, run_preflight
     except ImportError as e:
-        err.print(f"[red]error:[/] preflight needs boto3 ({e.name} is not installed): "
-                  + escape("pip install 'gpu-platform[aws]'"))
+        err.print(
+            f"[red]error:[/] preflight needs boto3 ({e.name} is not installed): "
+            + escape("pip install 'gpu-platform[aws]'")
+        )
         sys.exit(2)
     try:
         checks = run_preflight(spec, boto3.session.Session(profile_name=profile, region_name=spec.aws.region))

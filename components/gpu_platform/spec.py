@@ -91,6 +91,7 @@ PositiveFloat = Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]
 # Kubernetes int32 fields (ScaledObject minReplicaCount, maxReplicaCount, pollingInterval, cooldownPeriod).
 INT32_MAX = 2**31 - 1
 
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -177,7 +178,8 @@ class AwsSpec(_Model):
     subnet_ids: list[ObjectRef] = Field(default_factory=list, description="Default subnets of every node group.")
     node_role_arn: ObjectRef | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
     node_monitoring_agent: bool = Field(
-        default=True, description="Install the EKS node monitoring agent add-on, which turns hardware XIDs into "
+        default=True,
+        description="Install the EKS node monitoring agent add-on, which turns hardware XIDs into "
         "the AcceleratedHardwareReady=False node condition that node auto repair acts on.",
     )
     node_monitoring_agent_version: str | None = Field(
@@ -207,7 +209,9 @@ class Sharing(_Model):
 
     mode: SharingMode = Field(description="exclusive | mig | time-slicing | mps.")
     replicas: int | None = Field(
-        default=None, ge=-MAX_COUNT, le=1024,
+        default=None,
+        ge=-MAX_COUNT,
+        le=1024,
         description="time-slicing/mps: pods per GPU (>= 2; mps <= 48). mig: optional time-slicing of each MIG slice.",
     )
     mig_layout: dict[str, NonNegInt] | None = Field(
@@ -231,7 +235,8 @@ class KarpenterOptions(_Model):
         default="Never", description="Node lifetime before forced replacement; Never keeps long training runs alive."
     )
     ami_version: str = Field(
-        default="latest", description="EKS AMI release of the amiSelectorTerms alias, e.g. v20260801 (pin in production)."
+        default="latest",
+        description="EKS AMI release of the amiSelectorTerms alias, e.g. v20260801 (pin in production).",
     )
 
 
@@ -257,7 +262,9 @@ class NodePoolAws(_Model):
     )
 
     ami_type: AmiType = Field(default=AmiType.AL2023_NVIDIA, description="EKS AMI type.")
-    capacity_type: CapacityType = Field(default=CapacityType.ON_DEMAND, description="ON_DEMAND | SPOT | CAPACITY_BLOCK.")
+    capacity_type: CapacityType = Field(
+        default=CapacityType.ON_DEMAND, description="ON_DEMAND | SPOT | CAPACITY_BLOCK."
+    )
     capacity_reservation_id: ObjectRef | None = Field(
         default=None, description="EC2 capacity reservation (required for CAPACITY_BLOCK)."
     )
@@ -274,7 +281,9 @@ class NodePoolAws(_Model):
         default=10, ge=1, le=100, description="Share of nodes an update may take down at once."
     )
     imds_hop_limit: int = Field(
-        default=1, ge=1, le=64,
+        default=1,
+        ge=1,
+        le=64,
         description="IMDSv2 response hop limit: 1 keeps pods off the node role (use IRSA / Pod Identity); 2 lets pods in.",
     )
     node_repair: bool = Field(default=True, description="EKS node auto repair (replaces nodes with failed GPUs).")
@@ -293,7 +302,9 @@ class NodePoolGcp(_Model):
     image_type: str = Field(default="COS_CONTAINERD", description="Node image type.")
     location_policy: str = Field(default="ANY", description="Autoscaler zone choice: ANY (obtainability) | BALANCED.")
     auto_upgrade: bool = Field(default=True, description="GKE node auto-upgrade (required on release channels).")
-    max_unavailable: int = Field(default=1, ge=1, le=MAX_NODES_PER_POOL, description="Nodes an upgrade may take down at once (no surge).")
+    max_unavailable: int = Field(
+        default=1, ge=1, le=MAX_NODES_PER_POOL, description="Nodes an upgrade may take down at once (no surge)."
+    )
     compact_placement: bool | None = Field(
         default=None,
         description="COMPACT placement policy (default: on for exclusive A2/A3 pools in one zone, where GKE supports it).",
@@ -324,7 +335,9 @@ class Tier(_Model):
         description="Extended resource; default nvidia.com/gpu, or the only profile of a one-profile MIG layout.",
     )
     priority: int | None = Field(
-        default=None, ge=-2147483648, le=1000000000,
+        default=None,
+        ge=-2147483648,
+        le=1000000000,
         description="PriorityClass value; default from the ladder by the pool's sharing: exclusive 100000, "
         "mig 50000, time-slicing 10000, mps 1000, minus 1000 per earlier defaulted tier of the same mode.",
     )
@@ -338,7 +351,9 @@ class Team(_Model):
     """A tenant: namespaces, a cohort and quotas per tier."""
 
     name: DnsLabel = Field(description="Team name; its ClusterQueue and Volcano Queue are named after it.")
-    namespaces: list[DnsLabel] = Field(min_length=1, max_length=1000, description="Namespaces of the team (each in one team only).")
+    namespaces: list[DnsLabel] = Field(
+        min_length=1, max_length=1000, description="Namespaces of the team (each in one team only)."
+    )
     cohort: DnsLabel | None = Field(default=None, description="Kueue cohort the team borrows and lends in.")
     quotas: dict[str, NonNegInt] = Field(
         default_factory=dict, description="Nominal quota per tier, in units of the tier's resource."
@@ -369,8 +384,16 @@ class KueueSpec(_Model):
     fair_sharing: bool = Field(default=False, description="Enable fair sharing in the manager configuration.")
     queueing_strategy: str = Field(default="BestEffortFIFO", description="BestEffortFIFO | StrictFIFO.")
     integrations: list[str] = Field(
-        default_factory=lambda: ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob", "ray.io/rayjob",
-                                 "pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"],
+        default_factory=lambda: [
+            "batch/job",
+            "jobset.x-k8s.io/jobset",
+            "kubeflow.org/pytorchjob",
+            "ray.io/rayjob",
+            "pod",
+            "deployment",
+            "statefulset",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
+        ],
         description="Kueue integrations to enable. The serving ones (pod, deployment, statefulset, leaderworkerset) "
         "put inference quotas on Deployments, StatefulSets, LeaderWorkerSets and plain pods.",
     )
@@ -424,7 +447,8 @@ class PrometheusSpec(_Model):
         default=None, description="Query URL of an existing Prometheus (install: false); default prometheus-operated."
     )
     repository: str = Field(
-        default="https://prometheus-community.github.io/helm-charts", description="kube-prometheus-stack chart repository."
+        default="https://prometheus-community.github.io/helm-charts",
+        description="kube-prometheus-stack chart repository.",
     )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -440,17 +464,20 @@ class OpenCostSpec(_Model):
         default="https://opencost.github.io/opencost-helm-chart", description="OpenCost chart repository."
     )
     gpu_hourly_price: PositiveFloat | None = Field(
-        default=None, description="$/GPU-hour that, with the CPU and RAM prices below, sets how OpenCost splits a "
+        default=None,
+        description="$/GPU-hour that, with the CPU and RAM prices below, sets how OpenCost splits a "
         "node's catalog price (default: each GPU pool's node price less its vCPU and RAM, per GPU, weighted by GPUs "
-        "at max size)."
+        "at max size).",
     )
     cpu_hourly_price: PositiveFloat = Field(
-        default=0.031611, description="$/vCPU-hour: the split ratio, and the price of nodes outside the GPU pools "
-        "(default: OpenCost's configs/default.json)."
+        default=0.031611,
+        description="$/vCPU-hour: the split ratio, and the price of nodes outside the GPU pools "
+        "(default: OpenCost's configs/default.json).",
     )
     ram_gib_hourly_price: PositiveFloat = Field(
-        default=0.004237, description="$/GiB-hour of RAM: the split ratio, and the price of nodes outside the GPU "
-        "pools (default: OpenCost's configs/default.json)."
+        default=0.004237,
+        description="$/GiB-hour of RAM: the split ratio, and the price of nodes outside the GPU "
+        "pools (default: OpenCost's configs/default.json).",
     )
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
@@ -462,7 +489,9 @@ class Thresholds(_Model):
     stranded_for: str = Field(default="2h", description="How long allocated GPUs must idle to alert.")
     fb_memory_percent: float = Field(default=90, ge=0, le=100, description="Framebuffer use alert, percent.")
     temperature_celsius: float = Field(default=85, ge=0, le=150, description="GPU temperature alert, Celsius.")
-    pending_workloads: int = Field(default=10, ge=0, le=MAX_COUNT, description="Kueue pending workloads per queue to alert on.")
+    pending_workloads: int = Field(
+        default=10, ge=0, le=MAX_COUNT, description="Kueue pending workloads per queue to alert on."
+    )
     pending_for: str = Field(default="30m", description="How long the backlog must last to alert.")
     mig_pending_for: str = Field(default="30m", description="How long a MIG reconfiguration may stay pending.")
     starved_queue_depth: float = Field(default=5, ge=0, description="App queue depth that marks a starved pod.")
@@ -485,7 +514,8 @@ class Thresholds(_Model):
         default="15m", description="How long an application XID keeps its alert firing after the last occurrence."
     )
     xid_remediation_for: str = Field(
-        default="30m", description="How long a node with a hardware XID may keep scheduling pods before the "
+        default="30m",
+        description="How long a node with a hardware XID may keep scheduling pods before the "
         "alert that node repair did not act fires (shorter than xidHardwareWindow).",
     )
 
@@ -574,7 +604,9 @@ class CustomInstanceType(_Model):
         default=None, description="Memory of one node in GiB (OpenCost's RAM share)."
     )
     efa_interfaces: int | None = Field(
-        default=None, ge=0, le=32,
+        default=None,
+        ge=0,
+        le=32,
         description="EFA interfaces of one node (EC2 EfaInfo.MaximumEfaInterfaces; default 0: no EFA).",
     )
 
@@ -609,7 +641,9 @@ class QueueScaler(_Model):
     deployment: str = Field(description="The Deployment to scale.")
     tier: str = Field(description="The Deployment's tier; meant for tiers whose GPUs are time-sliced.")
     min_replicas: StrictInt = Field(
-        default=1, ge=1, le=INT32_MAX,
+        default=1,
+        ge=1,
+        le=INT32_MAX,
         description="Fewest replicas; at least 1, since the pods themselves export the queue depth.",
     )
     max_replicas: StrictInt = Field(
@@ -622,7 +656,9 @@ class QueueScaler(_Model):
         default=15, ge=1, le=INT32_MAX, description="Seconds between KEDA's Prometheus queries."
     )
     cooldown_period: StrictInt = Field(
-        default=300, ge=0, le=INT32_MAX,
+        default=300,
+        ge=0,
+        le=INT32_MAX,
         description="KEDA cooldownPeriod, seconds: only used when scaling to zero, which minReplicas >= 1 rules out.",
     )
 
@@ -653,7 +689,9 @@ class PlatformSpec(_Model):
     cloud: Cloud = Field(description="aws | gcp.")
     cluster_name: ClusterRef = Field(description="Existing EKS / GKE cluster name.")
     kubernetes_version: str = Field(default="1.33", description="Cluster Kubernetes minor version, e.g. '1.33'.")
-    label_domain: DnsSubdomain = Field(description="Prefix of the platform's label and taint keys, e.g. gpu.example.com.")
+    label_domain: DnsSubdomain = Field(
+        description="Prefix of the platform's label and taint keys, e.g. gpu.example.com."
+    )
     aws: AwsSpec | None = Field(default=None, description="AWS settings (cloud: aws).")
     gcp: GcpSpec | None = Field(default=None, description="GCP settings (cloud: gcp).")
     node_pools: list[NodePool] = Field(min_length=1, max_length=500, description="GPU node pools.")
@@ -716,8 +754,12 @@ class PlatformSpec(_Model):
 
     @cached_property
     def _default_priorities(self) -> dict[str, int]:
-        base = {SharingMode.EXCLUSIVE: 100000, SharingMode.MIG: 50000, SharingMode.TIME_SLICING: 10000,
-                SharingMode.MPS: 1000}
+        base = {
+            SharingMode.EXCLUSIVE: 100000,
+            SharingMode.MIG: 50000,
+            SharingMode.TIME_SLICING: 10000,
+            SharingMode.MPS: 1000,
+        }
         seen: dict[SharingMode, int] = {}
         out: dict[str, int] = {}
         for t in self.tiers:

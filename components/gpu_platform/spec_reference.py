@@ -51,8 +51,9 @@ def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if origin in (typing.Union, types.UnionType):
-        return " \\| ".join(_type_name(a) for a in args) + (" \\| null" if len(args) < len(
-            typing.get_args(annotation)) else "")
+        return " \\| ".join(_type_name(a) for a in args) + (
+            " \\| null" if len(args) < len(typing.get_args(annotation)) else ""
+        )
     if origin is typing.Annotated:
         return _type_name(args[0])
     if origin is list:
@@ -102,12 +103,19 @@ def render_spec_reference(level: int = 2) -> str:
     parts = []
     for model in _ordered_models():
         doc = (model.__doc__ or "").strip().splitlines()[0]
-        rows = [f"{'#' * level} {model.__name__}", "", doc, "", "| field | type | default | meaning |",
-                "|---|---|---|---|"]
+        rows = [
+            f"{'#' * level} {model.__name__}",
+            "",
+            doc,
+            "",
+            "| field | type | default | meaning |",
+            "|---|---|---|---|",
+        ]
         for name, f in model.model_fields.items():
             meaning = (f.description or "").replace("|", "\\|")
-            rows.append(f"| `{f.alias or name}` | {_type_name(f.annotation)} | {_default(model, name, f)} | "
-                        f"{meaning} |")
+            rows.append(
+                f"| `{f.alias or name}` | {_type_name(f.annotation)} | {_default(model, name, f)} | {meaning} |"
+            )
         parts.append("\n".join(rows))
     return "\n\n".join(parts) + "\n"
 

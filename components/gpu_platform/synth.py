@@ -28,8 +28,16 @@ from .observability.render import render_observability_artifacts
 from .queues.render import render_queue_artifacts
 from .spec import PlatformSpec
 
-__all__ = ["MANIFEST", "RENDERERS", "Renderer", "SynthConflictError", "foreign_files", "previous_node_labels",
-           "render_all", "write_artifacts"]
+__all__ = [
+    "MANIFEST",
+    "RENDERERS",
+    "Renderer",
+    "SynthConflictError",
+    "foreign_files",
+    "previous_node_labels",
+    "render_all",
+    "write_artifacts",
+]
 
 Renderer = Callable[[PlatformSpec], list[Artifact]]
 
@@ -81,9 +89,11 @@ def _check_names(artifacts: list[Artifact]) -> None:
     seen: set[str] = set()
     for a in artifacts:
         if not _SAFE_STEM.fullmatch(a.name) or ".." in a.name:
-            raise RenderError(f"artifact {a.kind}/{a.name!r} is not a safe file name; allowed: letters, digits, "
-                              "'.', '_' and '-', starting alphanumeric, in at most one subdirectory (validate the "
-                              "spec: names are DNS labels)")
+            raise RenderError(
+                f"artifact {a.kind}/{a.name!r} is not a safe file name; allowed: letters, digits, "
+                "'.', '_' and '-', starting alphanumeric, in at most one subdirectory (validate the "
+                "spec: names are DNS labels)"
+            )
         rel = f"{a.kind}/{a.name}.yaml"
         if rel in seen:
             raise RenderError(f"two artifacts would both be written to {rel}; names must be unique")
@@ -183,16 +193,19 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
     foreign = [] if force else foreign_files(out)
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise SynthConflictError(f"--out {out} holds files an earlier synth did not write ({shown}); synth replaces "
-                                 "the whole directory, so move them away, choose another --out, or pass --force to "
-                                 "delete them")
+        raise SynthConflictError(
+            f"--out {out} holds files an earlier synth did not write ({shown}); synth replaces "
+            "the whole directory, so move them away, choose another --out, or pass --force to "
+            "delete them"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     _clean_stale_staging(out.parent, out.name)
     staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{out.name}-", dir=out.parent))
     # Marked as ours before anything else is written: a synth killed mid-write leaves a staging directory the
     # next synth recognises and removes (the manifest is rewritten with the file list at the end).
-    (staging / MANIFEST).write_text(json.dumps({"generator": "gpu-platform synth", "files": []}) + "\n",
-                                    encoding="utf-8")
+    (staging / MANIFEST).write_text(
+        json.dumps({"generator": "gpu-platform synth", "files": []}) + "\n", encoding="utf-8"
+    )
     try:
         counts = _write_tree(artifacts, staging)
         _swap_in(staging, out)
@@ -202,10 +215,39 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
 
 
 # Directories of the Filesystem Hierarchy Standard (3.0, chapters 3 and 4) and /usr/local, /var/lib: never a render.
-_SYSTEM_DIRS = frozenset(Path(p) for p in (
-    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt", "/proc", "/root",
-    "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin", "/usr/share",
-    "/var", "/var/lib", "/var/log", "/var/tmp"))
+_SYSTEM_DIRS = frozenset(
+    Path(p)
+    for p in (
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/media",
+        "/mnt",
+        "/opt",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/tmp",
+        "/usr",
+        "/usr/bin",
+        "/usr/lib",
+        "/usr/local",
+        "/usr/sbin",
+        "/usr/share",
+        "/var",
+        "/var/lib",
+        "/var/log",
+        "/var/tmp",
+    )
+)
 
 
 def _check_replaceable(out: Path) -> None:
@@ -217,14 +259,25 @@ def _check_replaceable(out: Path) -> None:
     except (RuntimeError, KeyError):
         home = None
     cwd = Path.cwd().resolve()
-    what = ("the root directory" if out == Path(out.anchor) else "a system directory" if out in _SYSTEM_DIRS
-            else "your home directory" if out == home
-            else "one holding your home directory" if home is not None and out in home.parents
-            else "the working directory or one holding it" if cwd == out or out in cwd.parents else None)
+    what = (
+        "the root directory"
+        if out == Path(out.anchor)
+        else "a system directory"
+        if out in _SYSTEM_DIRS
+        else "your home directory"
+        if out == home
+        else "one holding your home directory"
+        if home is not None and out in home.parents
+        else "the working directory or one holding it"
+        if cwd == out or out in cwd.parents
+        else None
+    )
     if what:
-        raise SynthConflictError(f"--out {out} is {what}; synth replaces the whole --out directory, so it never "
-                                 "takes that one, even with --force; allowed: a new or dedicated directory such as "
-                                 "build/<stack>")
+        raise SynthConflictError(
+            f"--out {out} is {what}; synth replaces the whole --out directory, so it never "
+            "takes that one, even with --force; allowed: a new or dedicated directory such as "
+            "build/<stack>"
+        )
 
 
 def _write_tree(artifacts: list[Artifact], root: Path) -> dict[str, int]:

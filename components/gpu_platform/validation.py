@@ -15,8 +15,15 @@ from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, SpecError
 from .spec import Cloud, NodePoolAws, NodePoolGcp, PlatformSpec, SharingMode
 
-__all__ = ["CORE_RULES", "DOMAIN_CHECKS", "DOMAIN_CHECK_PATHS", "Check", "check_spec", "ensure_component_args",
-           "ensure_valid"]
+__all__ = [
+    "CORE_RULES",
+    "DOMAIN_CHECKS",
+    "DOMAIN_CHECK_PATHS",
+    "Check",
+    "check_spec",
+    "ensure_component_args",
+    "ensure_valid",
+]
 
 Check = Callable[[PlatformSpec], Iterable[Finding]]
 
@@ -66,15 +73,20 @@ def rule_top_level(spec: PlatformSpec) -> Iterator[Finding]:
     section, other = (spec.aws, spec.gcp) if spec.cloud == Cloud.AWS else (spec.gcp, spec.aws)
     other_name = "gcp" if spec.cloud == Cloud.AWS else "aws"
     if section is None:
-        yield _err(spec.cloud.value, f"missing; cloud is {spec.cloud.value!r}, so the {spec.cloud.value} section is required")
+        yield _err(
+            spec.cloud.value, f"missing; cloud is {spec.cloud.value!r}, so the {spec.cloud.value} section is required"
+        )
     if other is not None:
         yield _err(other_name, f"set, but cloud is {spec.cloud.value!r}; remove it or change cloud")
 
 
 def rule_names(spec: PlatformSpec) -> Iterator[Finding]:
     """Pool, tier and team names are unique DNS labels."""
-    for path, items, what in (("nodePools", spec.node_pools, "pool"), ("tiers", spec.tiers, "tier"),
-                              ("teams", spec.teams, "team")):
+    for path, items, what in (
+        ("nodePools", spec.node_pools, "pool"),
+        ("tiers", spec.tiers, "tier"),
+        ("teams", spec.teams, "team"),
+    ):
         for i, item in enumerate(items):
             yield from _dns_label(f"{path}[{i}].name", item.name)
         yield from _unique(path, [x.name for x in items], what)
@@ -95,13 +107,19 @@ def rule_pools(spec: PlatformSpec) -> Iterator[Finding]:
             yield _err(f"{p}.aws", "set, but cloud is 'gcp'; use nodePools[].gcp for GKE options")
         itype = hw.instance(pool.instance_type)
         if itype is None:
-            yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is not in the catalog for {spec.cloud.value}"
-                       f"{_did_you_mean(pool.instance_type, cloud_types)}; allowed: "
-                       f"{_choices(cloud_types, near=pool.instance_type)}, or describe it under catalog.instanceTypes")
+            yield _err(
+                f"{p}.instanceType",
+                f"{pool.instance_type!r} is not in the catalog for {spec.cloud.value}"
+                f"{_did_you_mean(pool.instance_type, cloud_types)}; allowed: "
+                f"{_choices(cloud_types, near=pool.instance_type)}, or describe it under catalog.instanceTypes",
+            )
             continue
         if itype.cloud != spec.cloud.value:
-            yield _err(f"{p}.instanceType", f"{pool.instance_type!r} is a {itype.cloud} type but cloud is "
-                       f"{spec.cloud.value!r}; allowed: {_choices(cloud_types)}")
+            yield _err(
+                f"{p}.instanceType",
+                f"{pool.instance_type!r} is a {itype.cloud} type but cloud is "
+                f"{spec.cloud.value!r}; allowed: {_choices(cloud_types)}",
+            )
         yield from _rule_sharing(spec, p, pool, itype.gpu_model)
 
 
@@ -114,10 +132,14 @@ def _rule_sharing(spec: PlatformSpec, p: str, pool, gpu_model: str) -> Iterator[
         elif s.replicas < 2:
             yield _err(f"{p}.sharing.replicas", f"{s.replicas} is too small; allowed: >= 2 (device-plugin rule)")
         elif s.mode == SharingMode.MPS and gpu and s.replicas > gpu.mps_max_clients:
-            yield _err(f"{p}.sharing.replicas", f"{s.replicas} exceeds the MPS client limit; allowed: 2..{gpu.mps_max_clients}")
+            yield _err(
+                f"{p}.sharing.replicas", f"{s.replicas} exceeds the MPS client limit; allowed: 2..{gpu.mps_max_clients}"
+            )
     if s.mode == SharingMode.EXCLUSIVE and s.replicas is not None:
-        yield _err(f"{p}.sharing.replicas", f"{s.replicas} is not allowed with mode 'exclusive'; remove it "
-                   "or use mode time-slicing / mps")
+        yield _err(
+            f"{p}.sharing.replicas",
+            f"{s.replicas} is not allowed with mode 'exclusive'; remove it or use mode time-slicing / mps",
+        )
     if s.mode != SharingMode.MIG and s.mig_layout is not None:
         yield _err(f"{p}.sharing.migLayout", f"only allowed with mode 'mig', not {mode!r}")
     if s.mode == SharingMode.MIG:
@@ -126,28 +148,40 @@ def _rule_sharing(spec: PlatformSpec, p: str, pool, gpu_model: str) -> Iterator[
 
 def _rule_mig(p: str, s, gpu_model: str, capable: bool) -> Iterator[Finding]:
     if not capable:
-        yield _err(f"{p}.sharing.mode", f"'mig' on {gpu_model}, which has no MIG; allowed GPUs: "
-                   "A100-SXM4-40GB, A100-SXM4-80GB, H100-80GB, H200-141GB")
+        yield _err(
+            f"{p}.sharing.mode",
+            f"'mig' on {gpu_model}, which has no MIG; allowed GPUs: "
+            "A100-SXM4-40GB, A100-SXM4-80GB, H100-80GB, H200-141GB",
+        )
         return
     if s.replicas is not None and s.replicas < 2:
-        yield _err(f"{p}.sharing.replicas", f"{s.replicas} is too small for time-slicing MIG slices; allowed: >= 2, or omit")
+        yield _err(
+            f"{p}.sharing.replicas", f"{s.replicas} is too small for time-slicing MIG slices; allowed: >= 2, or omit"
+        )
     layout = s.mig_layout or {}
     profiles = profiles_for(gpu_model)
     if not layout or not any(layout.values()):
-        yield _err(f"{p}.sharing.migLayout", f"missing or empty; mode 'mig' needs profile -> count per GPU; "
-                   f"allowed profiles on {gpu_model}: {', '.join(profiles)}")
+        yield _err(
+            f"{p}.sharing.migLayout",
+            f"missing or empty; mode 'mig' needs profile -> count per GPU; "
+            f"allowed profiles on {gpu_model}: {', '.join(profiles)}",
+        )
         return
     unknown = [k for k in layout if k not in profiles]
     for k in unknown:
-        yield _err(f"{p}.sharing.migLayout.{k}", f"{k!r} is not a MIG profile of {gpu_model}; "
-                   f"allowed: {', '.join(profiles)}")
+        yield _err(
+            f"{p}.sharing.migLayout.{k}", f"{k!r} is not a MIG profile of {gpu_model}; allowed: {', '.join(profiles)}"
+        )
     if not unknown and not layout_fits(gpu_model, layout):
         used_c = sum(profiles[k].compute * n for k, n in layout.items())
         used_m = sum(profiles[k].size * n for k, n in layout.items())
         maxima = ", ".join(f"{k} x{profiles[k].max_instances}" for k in layout)
-        yield _err(f"{p}.sharing.migLayout", f"{dict(layout)} does not fit one {gpu_model} under NVIDIA's placement "
-                   f"rules (uses {used_c}/7 compute and {used_m}/8 memory slices; at most {maxima} per GPU); "
-                   f"allowed: a layout that fits, e.g. {_balanced(profiles)}")
+        yield _err(
+            f"{p}.sharing.migLayout",
+            f"{dict(layout)} does not fit one {gpu_model} under NVIDIA's placement "
+            f"rules (uses {used_c}/7 compute and {used_m}/8 memory slices; at most {maxima} per GPU); "
+            f"allowed: a layout that fits, e.g. {_balanced(profiles)}",
+        )
 
 
 def _balanced(profiles) -> dict[str, int]:
@@ -169,15 +203,20 @@ def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
             allowed = spec.pool_resources(pool)
             if resource not in allowed:
                 what = f"{tier.resource!r}" if tier.resource else "missing"
-                yield _err(f"tiers[{i}].resource", f"{what}; pool {pool.name!r} is MIG, so the tier must name one of "
-                           f"its resources; allowed: {', '.join(allowed)}")
+                yield _err(
+                    f"tiers[{i}].resource",
+                    f"{what}; pool {pool.name!r} is MIG, so the tier must name one of "
+                    f"its resources; allowed: {', '.join(allowed)}",
+                )
         elif resource != "nvidia.com/gpu":
             yield _err(f"tiers[{i}].resource", f"{resource!r} on non-MIG pool {pool.name!r}; allowed: nvidia.com/gpu")
     routed = {t.pool for t in spec.tiers}
     for i, pool in enumerate(spec.node_pools):
         if pool.name not in routed:
-            yield _err(f"nodePools[{i}]", f"pool {pool.name!r} is unclassified: no tier routes to it; add a tier "
-                       f"with pool: {pool.name}")
+            yield _err(
+                f"nodePools[{i}]",
+                f"pool {pool.name!r} is unclassified: no tier routes to it; add a tier with pool: {pool.name}",
+            )
 
 
 MAX_TEAM_NAMESPACES = 5_000  # across all teams: each becomes a Namespace, a LocalQueue and admission labels
@@ -187,33 +226,45 @@ def rule_teams(spec: PlatformSpec) -> Iterator[Finding]:
     """Quotas name known tiers, limits need a cohort, a namespace belongs to one team."""
     total = sum(len(t.namespaces) for t in spec.teams)
     if total > MAX_TEAM_NAMESPACES:
-        yield _err("teams", f"{total:,} namespaces across teams; allowed: at most {MAX_TEAM_NAMESPACES:,} (split the "
-                   "fleet into several platforms)")
+        yield _err(
+            "teams",
+            f"{total:,} namespaces across teams; allowed: at most {MAX_TEAM_NAMESPACES:,} (split the "
+            "fleet into several platforms)",
+        )
         return
     tiers = spec.tiers_by_name
     owner: dict[str, str] = {}
     for i, team in enumerate(spec.teams):
         p = f"teams[{i}]"
-        for field, values in (("quotas", team.quotas), ("borrowingLimit", team.borrowing_limit),
-                              ("lendingLimit", team.lending_limit)):
+        for field, values in (
+            ("quotas", team.quotas),
+            ("borrowingLimit", team.borrowing_limit),
+            ("lendingLimit", team.lending_limit),
+        ):
             for tier in values:
                 if tier not in tiers:
                     yield _err(f"{p}.{field}.{tier}", f"{tier!r} is not a tier; allowed: {_choices(tiers)}")
         for field, values in (("borrowingLimit", team.borrowing_limit), ("lendingLimit", team.lending_limit)):
             if values and not team.cohort:
-                yield _err(f"{p}.{field}", f"{dict(values)} needs a cohort (Kueue: limits must be nil without one); "
-                           "set cohort or remove it")
+                yield _err(
+                    f"{p}.{field}",
+                    f"{dict(values)} needs a cohort (Kueue: limits must be nil without one); set cohort or remove it",
+                )
             for tier, n in values.items():
                 if tier in tiers and tier not in team.quotas:
-                    yield _err(f"{p}.{field}.{tier}", f"{n} for tier {tier!r} without a quota for it; add quotas.{tier}")
+                    yield _err(
+                        f"{p}.{field}.{tier}", f"{n} for tier {tier!r} without a quota for it; add quotas.{tier}"
+                    )
         for tier, n in team.lending_limit.items():
             if n > team.quotas.get(tier, n):
                 yield _err(f"{p}.lendingLimit.{tier}", f"{n} exceeds the quota {team.quotas[tier]}; allowed: 0..quota")
         for j, ns in enumerate(team.namespaces):
             yield from _dns_label(f"{p}.namespaces[{j}]", ns)
             if ns in owner and owner[ns] != team.name:
-                yield _err(f"{p}.namespaces[{j}]", f"{ns!r} already belongs to team {owner[ns]!r}; a namespace "
-                           "belongs to one team")
+                yield _err(
+                    f"{p}.namespaces[{j}]",
+                    f"{ns!r} already belongs to team {owner[ns]!r}; a namespace belongs to one team",
+                )
             owner.setdefault(ns, team.name)
 
 
@@ -222,12 +273,16 @@ def rule_catalog(spec: PlatformSpec) -> Iterator[Finding]:
     models = spec.hardware.gpu_models
     for i, t in enumerate(spec.catalog.instance_types):
         if t.gpu_model not in models:
-            yield _err(f"catalog.instanceTypes[{i}].gpuModel", f"{t.gpu_model!r} is not a known GPU model; "
-                       f"allowed: {_choices(models)}")
+            yield _err(
+                f"catalog.instanceTypes[{i}].gpuModel",
+                f"{t.gpu_model!r} is not a known GPU model; allowed: {_choices(models)}",
+            )
     for name in spec.catalog.price_overrides:
         if spec.hardware.instance(name) is None:
-            yield _err(f"catalog.priceOverrides.{name}", f"{name!r} is not a known instance type; describe it under "
-                       "catalog.instanceTypes first")
+            yield _err(
+                f"catalog.priceOverrides.{name}",
+                f"{name!r} is not a known instance type; describe it under catalog.instanceTypes first",
+            )
 
 
 def rule_policy(spec: PlatformSpec) -> Iterator[Finding]:
@@ -240,11 +295,14 @@ def rule_policy(spec: PlatformSpec) -> Iterator[Finding]:
     levels = [e.value for e in Enforcement]
     for name, level in spec.policy.enforcement.items():
         if name not in names:
-            yield _err(f"policy.enforcement.{name}", f"{name!r} is not a policy of the pack; allowed: "
-                       f"{_choices(names, limit=len(names))}")
+            yield _err(
+                f"policy.enforcement.{name}",
+                f"{name!r} is not a policy of the pack; allowed: {_choices(names, limit=len(names))}",
+            )
         if level not in levels:
-            yield _err(f"policy.enforcement.{name}", f"{level!r} is not an enforcement level; allowed: "
-                       f"{', '.join(levels)}")
+            yield _err(
+                f"policy.enforcement.{name}", f"{level!r} is not an enforcement level; allowed: {', '.join(levels)}"
+            )
 
 
 def rule_cohorts(spec: PlatformSpec) -> Iterator[Finding]:
@@ -257,8 +315,10 @@ def rule_cohorts(spec: PlatformSpec) -> Iterator[Finding]:
         yield from _dns_label(f"scheduling.cohorts[{i}].name", c.name)
         if c.parent is not None and c.parent not in known:
             others = _choices(known - {c.name}) or "none yet"
-            yield _err(f"scheduling.cohorts[{i}].parent", f"{c.parent!r} is not a cohort; allowed: {others} "
-                       "(a scheduling.cohorts[].name or a team's cohort)")
+            yield _err(
+                f"scheduling.cohorts[{i}].parent",
+                f"{c.parent!r} is not a cohort; allowed: {others} (a scheduling.cohorts[].name or a team's cohort)",
+            )
         seen, cur = {c.name}, c.parent
         while cur is not None:
             if cur in seen:

@@ -74,8 +74,9 @@ def _cel(value: Any, schema: dict[str, Any], path: str, results: dict[str, list]
     children: list[tuple[Any, dict, str]] = []
     if isinstance(value, dict):
         props, extra = schema.get("properties", {}), schema.get("additionalProperties")
-        children = [(v, props.get(k) or (extra if isinstance(extra, dict) else None), f"{path}.{k}")
-                    for k, v in value.items()]
+        children = [
+            (v, props.get(k) or (extra if isinstance(extra, dict) else None), f"{path}.{k}") for k, v in value.items()
+        ]
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         children = [(v, schema["items"], f"{path}[{i}]") for i, v in enumerate(value)]
     for v, sub, p in children:

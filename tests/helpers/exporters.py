@@ -44,14 +44,27 @@ DRIVER = "580.95.05"
 # Target labels Prometheus Operator adds to every sample of the GPU Operator's DCGM ServiceMonitor.
 _DCGM_TARGET = {"job": "nvidia-dcgm-exporter", "service": "nvidia-dcgm-exporter", "endpoint": "gpu-metrics"}
 _DCGM_EXPORTER_POD = {"namespace": "gpu-operator", "container": "nvidia-dcgm-exporter"}
-_KSM_TARGET = {"job": "kube-state-metrics", "service": "kube-prometheus-stack-kube-state-metrics",
-               "endpoint": "http", "instance": "10.0.0.9:8080"}
-_KSM_POD = {"namespace": "monitoring", "pod": "kube-prometheus-stack-kube-state-metrics-6d9f7c5b8-xk2lq",
-            "container": "kube-state-metrics"}
+_KSM_TARGET = {
+    "job": "kube-state-metrics",
+    "service": "kube-prometheus-stack-kube-state-metrics",
+    "endpoint": "http",
+    "instance": "10.0.0.9:8080",
+}
+_KSM_POD = {
+    "namespace": "monitoring",
+    "pod": "kube-prometheus-stack-kube-state-metrics-6d9f7c5b8-xk2lq",
+    "container": "kube-state-metrics",
+}
 _KUEUE_SERVICE = "kueue-controller-manager-metrics-service"
-_KUEUE_TARGET = {"job": _KUEUE_SERVICE, "service": _KUEUE_SERVICE,
-                 "endpoint": "https", "instance": "10.0.0.7:8443", "namespace": "kueue-system",
-                 "pod": "kueue-controller-manager-5c7d8b9f4-abcde", "container": "manager"}
+_KUEUE_TARGET = {
+    "job": _KUEUE_SERVICE,
+    "service": _KUEUE_SERVICE,
+    "endpoint": "https",
+    "instance": "10.0.0.7:8443",
+    "namespace": "kueue-system",
+    "pod": "kueue-controller-manager-5c7d8b9f4-abcde",
+    "container": "manager",
+}
 
 
 def series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
@@ -64,15 +77,28 @@ def _node_index(node: str) -> int:
     return sum(map(ord, node)) % 200
 
 
-def dcgm_labels(spec: Any, node: str, gpu: int, *, pod: tuple[str, str] | None = None, tier: str | None = None,
-                mig: tuple[str, int] | None = None, container: str = "main") -> dict[str, str]:
+def dcgm_labels(
+    spec: Any,
+    node: str,
+    gpu: int,
+    *,
+    pod: tuple[str, str] | None = None,
+    tier: str | None = None,
+    mig: tuple[str, int] | None = None,
+    container: str = "main",
+) -> dict[str, str]:
     """Labels of one DCGM GPU (or MIG instance) series as stored after the scrape.
 
     `pod` is (namespace, pod) of the workload holding the device; without it the series keeps the exporter
     pod's target labels. `tier` is that pod's tier label (exported because enablePodLabels allow-lists it).
     """
-    labels = {"gpu": str(gpu), "UUID": f"GPU-{_node_index(node):03d}-{gpu}",
-              "pci_bus_id": f"00000000:{16 + gpu:02X}:00.0", "device": f"nvidia{gpu}", "modelName": MODEL}
+    labels = {
+        "gpu": str(gpu),
+        "UUID": f"GPU-{_node_index(node):03d}-{gpu}",
+        "pci_bus_id": f"00000000:{16 + gpu:02X}:00.0",
+        "device": f"nvidia{gpu}",
+        "modelName": MODEL,
+    }
     if mig:
         labels |= {"GPU_I_PROFILE": mig[0], "GPU_I_ID": str(mig[1])}
     labels |= {"hostname": node, "DCGM_FI_DRIVER_VERSION": DRIVER}
@@ -95,26 +121,46 @@ def xid_labels(spec: Any, node: str, gpu: int, xid: int | None, **kw: Any) -> di
     return labels
 
 
-def ksm_pod(spec: Any, ns: str, pod: str, node: str, tier: str | None, phase: str = "Running",
-            n: int = 200) -> list[dict[str, str]]:
+def ksm_pod(
+    spec: Any, ns: str, pod: str, node: str, tier: str | None, phase: str = "Running", n: int = 200
+) -> list[dict[str, str]]:
     """kube_pod_status_phase (all five phases, as kube-state-metrics emits them), kube_pod_labels, kube_pod_info."""
     uid = f"uid-{pod}"
     base = {"namespace": ns, "pod": pod, "uid": uid, **_KSM_TARGET, "container": "kube-state-metrics"}
-    out = [series("kube_pod_status_phase", {**base, "phase": p}, f"{int(p == phase)}x{n}")
-           for p in ("Pending", "Running", "Succeeded", "Failed", "Unknown")]
+    out = [
+        series("kube_pod_status_phase", {**base, "phase": p}, f"{int(p == phase)}x{n}")
+        for p in ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+    ]
     tl = {tier_label(spec.label_domain): tier} if tier else {}
     out.append(series("kube_pod_labels", {**base, **tl}, f"1x{n}"))
-    info = {**base, "host_ip": "10.0.1.10", "pod_ip": "10.1.0.4", "node": node, "created_by_kind": "ReplicaSet",
-            "created_by_name": f"{pod}-rs", "priority_class": "", "host_network": "false"}
+    info = {
+        **base,
+        "host_ip": "10.0.1.10",
+        "pod_ip": "10.1.0.4",
+        "node": node,
+        "created_by_kind": "ReplicaSet",
+        "created_by_name": f"{pod}-rs",
+        "priority_class": "",
+        "host_network": "false",
+    }
     out.append(series("kube_pod_info", info, f"1x{n}"))
     return out
 
 
-def ksm_requests(ns: str, pod: str, node: str, resource: str, units: float, container: str = "main",
-                 n: int = 200) -> dict[str, str]:
+def ksm_requests(
+    ns: str, pod: str, node: str, resource: str, units: float, container: str = "main", n: int = 200
+) -> dict[str, str]:
     """kube_pod_container_resource_requests for one container and resource."""
-    labels = {"namespace": ns, "pod": pod, "uid": f"uid-{pod}", "container": container, "node": node,
-              "resource": resource, "unit": "integer", **_KSM_TARGET}
+    labels = {
+        "namespace": ns,
+        "pod": pod,
+        "uid": f"uid-{pod}",
+        "container": container,
+        "node": node,
+        "resource": resource,
+        "unit": "integer",
+        **_KSM_TARGET,
+    }
     labels["container"] = container  # the metric's own label wins over the target's (honorLabels)
     return series("kube_pod_container_resource_requests", labels, f"{units!r}x{n}")
 
@@ -139,12 +185,16 @@ def ksm_unschedulable(node: str, values: str) -> dict[str, str]:
 def ksm_condition(node: str, condition: str, values_true: str, n: int) -> list[dict[str, str]]:
     """kube_node_status_condition of one node and condition: one series per status (true, false, unknown), as
     kube-state-metrics emits them; `values_true` is the `status="true"` series (1 while the condition holds)."""
+
     def flip(values: str) -> str:
         return " ".join(f"{1 - int(v.split('x')[0])}x{v.split('x')[1]}" if "x" in v else v for v in values.split())
+
     base = {"node": node, "condition": condition, **_KSM_TARGET, **_KSM_POD}
-    return [series("kube_node_status_condition", {**base, "status": "true"}, values_true),
-            series("kube_node_status_condition", {**base, "status": "false"}, flip(values_true)),
-            series("kube_node_status_condition", {**base, "status": "unknown"}, f"0x{n}")]
+    return [
+        series("kube_node_status_condition", {**base, "status": "true"}, values_true),
+        series("kube_node_status_condition", {**base, "status": "false"}, flip(values_true)),
+        series("kube_node_status_condition", {**base, "status": "unknown"}, f"0x{n}"),
+    ]
 
 
 def kueue_pending(cluster_queue: str, status: str, values: str, role: str = "leader") -> dict[str, str]:
@@ -155,15 +205,20 @@ def kueue_pending(cluster_queue: str, status: str, values: str, role: str = "lea
 
 def app_queue_depth(ns: str, pod: str, values: str) -> dict[str, str]:
     """The application's gpu_app_queue_depth, scraped through a PodMonitor (target labels only)."""
-    labels = {"namespace": ns, "pod": pod, "container": "app", "job": f"{ns}/inference", "endpoint": "metrics",
-              "instance": "10.1.0.4:8000"}
+    labels = {
+        "namespace": ns,
+        "pod": pod,
+        "container": "app",
+        "job": f"{ns}/inference",
+        "endpoint": "metrics",
+        "instance": "10.1.0.4:8000",
+    }
     return series("gpu_app_queue_depth", labels, values)
 
 
 def label_sets(spec: Any) -> dict[str, frozenset[str]]:
     """Label names of every metric above, from the builders themselves (the fixture is the source of truth)."""
-    gpu = set(dcgm_labels(spec, "n", 0, mig=("3g.40gb", 1))) | set(dcgm_labels(spec, "n", 0, pod=("a", "b"),
-                                                                                tier="t"))
+    gpu = set(dcgm_labels(spec, "n", 0, mig=("3g.40gb", 1))) | set(dcgm_labels(spec, "n", 0, pod=("a", "b"), tier="t"))
     pods = {s["series"].split("{")[0]: _names(s) for s in ksm_pod(spec, "a", "b", "n", "t")}
     return {
         "DCGM_FI_PROF_SM_ACTIVE": frozenset(gpu),

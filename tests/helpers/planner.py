@@ -14,9 +14,14 @@ from gpu_platform.planner.candidates import allowed_types, build_candidates, uni
 from gpu_platform.planner.demand import catalog_of
 
 BASE = {"clusterName": "planned", "labelDomain": "gpu.example.com"}
-CLOUD = {"aws": {"region": "us-east-1", "subnetIds": ["subnet-a"],
-                 "nodeRoleArn": "arn:aws:iam::111122223333:role/gpu-nodes"},
-         "gcp": {"project": "p", "location": "us-central1", "zones": ["us-central1-a"]}}
+CLOUD = {
+    "aws": {
+        "region": "us-east-1",
+        "subnetIds": ["subnet-a"],
+        "nodeRoleArn": "arn:aws:iam::111122223333:role/gpu-nodes",
+    },
+    "gcp": {"project": "p", "location": "us-central1", "zones": ["us-central1-a"]},
+}
 TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"]
 
 
@@ -37,8 +42,11 @@ def assert_serves(result, spec) -> None:
         pool = spec.pools_by_name[spec_tier.pool]
         cap = pool_capacity(spec, pool)
         resource = spec.resource_of(spec_tier)
-        served = sum(t.units for t in result.demand.tiers if result.tier_pool[t.name] == pool.name
-                     and spec.resource_of(spec.tiers_by_name[t.name]) == resource)
+        served = sum(
+            t.units
+            for t in result.demand.tiers
+            if result.tier_pool[t.name] == pool.name and spec.resource_of(spec.tiers_by_name[t.name]) == resource
+        )
         assert cap.units(resource, pool.min_size) >= served >= tier.units
         if pool.sharing.mig_layout:
             assert layout_fits(cap.gpu_model, pool.sharing.mig_layout)
@@ -51,8 +59,15 @@ def brute_force_hourly(d) -> float:
     options = []
     for tier in d.tiers:
         allowed = {t.name for t in allowed_types(d, tier, catalog)}
-        options.append([(c, cap) for c, cand in enumerate(cands) if cand.itype.name in allowed
-                        for cap in [unit_capacity(tier, cand, catalog)] if cap])
+        options.append(
+            [
+                (c, cap)
+                for c, cand in enumerate(cands)
+                if cand.itype.name in allowed
+                for cap in [unit_capacity(tier, cand, catalog)]
+                if cap
+            ]
+        )
     best = math.inf
     for routing in itertools.product(*options):
         load: dict[tuple[int, str], int] = {}

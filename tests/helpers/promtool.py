@@ -25,8 +25,9 @@ def promtool_path() -> str:
     return PROMTOOL
 
 
-def alert_case(name: str, series: list, fire_at: int, labels: list[dict], quiet_at: int | None = None,
-               clear_at: int | None = None) -> dict:
+def alert_case(
+    name: str, series: list, fire_at: int, labels: list[dict], quiet_at: int | None = None, clear_at: int | None = None
+) -> dict:
     """A promtool group: `name` fires with `labels` at `fire_at` minutes, not at `quiet_at` nor `clear_at`."""
     checks = [{"eval_time": f"{fire_at}m", "alertname": name, "exp_alerts": [{"exp_labels": lb} for lb in labels]}]
     if quiet_at is not None:  # before `for` has elapsed nothing fires

@@ -48,10 +48,18 @@ class Recorded:
 
 def record(request: Any, urn: str) -> Recorded:
     """A RegisterResourceRequest as plain data (inputs as protobuf JSON, aliases as text)."""
-    return Recorded(request.type, request.name, request.parent, urn, request.custom,
-                    json_format.MessageToDict(request.object), tuple(sorted(str(a) for a in request.aliases)),
-                    tuple(sorted(request.dependencies)), request.protect,
-                    bool(getattr(request, "retainOnDelete", False)))
+    return Recorded(
+        request.type,
+        request.name,
+        request.parent,
+        urn,
+        request.custom,
+        json_format.MessageToDict(request.object),
+        tuple(sorted(str(a) for a in request.aliases)),
+        tuple(sorted(request.dependencies)),
+        request.protect,
+        bool(getattr(request, "retainOnDelete", False)),
+    )
 
 
 def invoke_result(token: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -150,8 +158,9 @@ class ProviderProcess:
         self.server.start()
         self.address = f"127.0.0.1:{port}"
         try:
-            self.proc, self.channel = start_plugin([sys.executable, "-m", "gpu_platform", self.address],
-                                                   self.timeout, "the provider")
+            self.proc, self.channel = start_plugin(
+                [sys.executable, "-m", "gpu_platform", self.address], self.timeout, "the provider"
+            )
         except PackStartError:
             self.server.stop(None)
             raise
@@ -166,19 +175,36 @@ class ProviderProcess:
         """GetSchema (version 0): the schema text."""
         return self.stub.GetSchema(provider_pb2.GetSchemaRequest(), timeout=self.timeout).schema
 
-    def construct(self, type_: str, name: str, inputs: dict[str, Any], parent: str = "", preview: bool = False,
-                  depends_on: tuple[str, ...] = ()) -> Any:
+    def construct(
+        self,
+        type_: str,
+        name: str,
+        inputs: dict[str, Any],
+        parent: str = "",
+        preview: bool = False,
+        depends_on: tuple[str, ...] = (),
+    ) -> Any:
         """Construct as the engine sends it for a program's `new GpuPlatform(name, inputs)` (an update unless
         `preview`); the registrations land in `self.monitor`."""
         request = provider_pb2.ConstructRequest(
-            project=self.project, stack=self.stack, dryRun=preview, parallel=4, monitorEndpoint=self.address,
-            type=type_, name=name, parent=parent, inputs=_struct(inputs), organization="organization",
-            dependencies=list(depends_on))
+            project=self.project,
+            stack=self.stack,
+            dryRun=preview,
+            parallel=4,
+            monitorEndpoint=self.address,
+            type=type_,
+            name=name,
+            parent=parent,
+            inputs=_struct(inputs),
+            organization="organization",
+            dependencies=list(depends_on),
+        )
         return self.stub.Construct(request, timeout=self.timeout)
 
 
-def python_side(data: dict[str, Any], name: str, project: str = "gpu-platform",
-                stack: str = "dev") -> tuple[list[Recorded], dict[str, dict[str, Any]]]:
+def python_side(
+    data: dict[str, Any], name: str, project: str = "gpu-platform", stack: str = "dev"
+) -> tuple[list[Recorded], dict[str, dict[str, Any]]]:
     """The Python component on the same spec under Pulumi mocks: its registrations and registered outputs."""
     import pulumi
     from pulumi.runtime import mocks as m

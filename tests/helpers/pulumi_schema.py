@@ -24,22 +24,32 @@ def _prop(prop: dict[str, Any]) -> dict[str, Any]:
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     # Pulumi YAML and the generated SDKs reject a property the schema does not declare.
-    return {"type": "object", "properties": {k: _prop(v) for k, v in properties.items()},
-            "required": list(required), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {k: _prop(v) for k, v in properties.items()},
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 def resource_inputs_schema(package: dict[str, Any], token: str) -> dict[str, Any]:
     """The JSON Schema (2020-12) of the input properties of resource `token`, with every type of the package."""
     resource = package["resources"][token]
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            **_object(resource["inputProperties"], resource.get("requiredInputs", [])), "$defs": _defs(package)}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **_object(resource["inputProperties"], resource.get("requiredInputs", [])),
+        "$defs": _defs(package),
+    }
 
 
 def resource_outputs_schema(package: dict[str, Any], token: str) -> dict[str, Any]:
     """The JSON Schema (2020-12) of the output properties of resource `token`."""
     resource = package["resources"][token]
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            **_object(resource["properties"], resource.get("required", [])), "$defs": _defs(package)}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **_object(resource["properties"], resource.get("required", [])),
+        "$defs": _defs(package),
+    }
 
 
 def _defs(package: dict[str, Any]) -> dict[str, Any]:

@@ -30,16 +30,17 @@ def registrations(program: Callable[[], Any], project: str, stack: str) -> list[
 
         def call(self, args: pulumi.runtime.MockCallArgs):
             if args.token == "aws:eks/getCluster:getCluster":
-                return {"name": args.args.get("name"), "vpcConfig": {
-                    "vpcId": "vpc-0mock", "clusterSecurityGroupId": "sg-0cluster"}}
+                return {
+                    "name": args.args.get("name"),
+                    "vpcConfig": {"vpcId": "vpc-0mock", "clusterSecurityGroupId": "sg-0cluster"},
+                }
             return {}
 
     class _Monitor(m.MockMonitor):
         def RegisterResource(self, request):
             resp = super().RegisterResource(request)
             if request.type != "pulumi:pulumi:Stack":
-                found.append(Registration(request.type, request.name, request.parent, resp.urn,
-                                          tuple(request.aliases)))
+                found.append(Registration(request.type, request.name, request.parent, resp.urn, tuple(request.aliases)))
             return resp
 
     mocks = _Mocks()
@@ -89,7 +90,7 @@ def match_old_urns(regs: list[Registration], olds: set[str], stack: str, project
             for urn in [reg.urn, *own]:
                 type_, name = urn.split("::")[2].split("$")[-1], urn.rsplit("::", 1)[-1]
                 if name.startswith(old_parent_name):
-                    name = old_parent.rsplit("::", 1)[-1] + name[len(old_parent_name):]
+                    name = old_parent.rsplit("::", 1)[-1] + name[len(old_parent_name) :]
                 candidates.append(make_urn(stack, project, old_parent, type_, name))
         hit = next((c for c in candidates if c in olds), None)
         found[reg.urn] = hit

@@ -18,8 +18,15 @@ from .render import (
 if TYPE_CHECKING:  # pragma: no cover
     from .component import GpuAdmission, GpuAdmissionArgs
 
-__all__ = ["GpuAdmission", "GpuAdmissionArgs", "mutation_engine", "render_admission", "render_admission_artifacts",
-           "render_deny", "render_routes"]
+__all__ = [
+    "GpuAdmission",
+    "GpuAdmissionArgs",
+    "mutation_engine",
+    "render_admission",
+    "render_admission_artifacts",
+    "render_deny",
+    "render_routes",
+]
 
 
 def __getattr__(name: str) -> Any:

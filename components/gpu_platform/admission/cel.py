@@ -42,12 +42,16 @@ def resource_patches(section: str, field: str, op: str, resource: str) -> str:
     """JSONPatch ops moving `nvidia.com/gpu` to `resource` in one resources section of every container of `field`."""
     c = f"object.spec.{field}[i]"
     indices = "[" + ", ".join(str(i) for i in range(MAX_CONTAINERS)) + "]"
-    cond = (f"has(object.spec.{field}) && i < size(object.spec.{field}) && has({c}.resources) && "
-            f"has({c}.resources.{section}) && {cel_str(_GPU)} in {c}.resources.{section}")
+    cond = (
+        f"has(object.spec.{field}) && i < size(object.spec.{field}) && has({c}.resources) && "
+        f"has({c}.resources.{section}) && {cel_str(_GPU)} in {c}.resources.{section}"
+    )
     base = f"'/spec/{field}/' + string(i) + '/resources/{section}'"
     if op == "add":
-        patch = (f"JSONPatch{{op: 'add', path: {base} + {cel_str(json_pointer(resource))}, "
-                 f"value: {c}.resources.{section}[{cel_str(_GPU)}]}}")
+        patch = (
+            f"JSONPatch{{op: 'add', path: {base} + {cel_str(json_pointer(resource))}, "
+            f"value: {c}.resources.{section}[{cel_str(_GPU)}]}}"
+        )
     else:
         patch = f"JSONPatch{{op: 'remove', path: {base} + {cel_str(json_pointer(_GPU))}}}"
     return f"{indices}.filter(i, {cond}).map(i, {patch})"

@@ -35,10 +35,12 @@ def _exempt_team_namespaces(spec: PlatformSpec) -> Iterator[Finding]:
     for i, team in enumerate(spec.teams):
         for j, ns in enumerate(team.namespaces):
             if ns in exempt:
-                yield Finding(f"teams[{i}].namespaces[{j}]",
-                              f"{ns!r} is exempt from admission ({', '.join(sorted(exempt))}): GPU pods there would "
-                              f"be neither checked nor routed to the tiers of team {team.name!r}; use another "
-                              "namespace, or leave it out of admission.exemptNamespaces / additionalExemptNamespaces")
+                yield Finding(
+                    f"teams[{i}].namespaces[{j}]",
+                    f"{ns!r} is exempt from admission ({', '.join(sorted(exempt))}): GPU pods there would "
+                    f"be neither checked nor routed to the tiers of team {team.name!r}; use another "
+                    "namespace, or leave it out of admission.exemptNamespaces / additionalExemptNamespaces",
+                )
 
 
 def _unrouted_integrations(spec: PlatformSpec) -> Iterator[Finding]:
@@ -48,7 +50,10 @@ def _unrouted_integrations(spec: PlatformSpec) -> Iterator[Finding]:
         return
     for i, name in enumerate(kueue.integrations):
         if name not in JOB_KINDS and name != "pod":
-            yield Finding(f"scheduling.kueue.integrations[{i}]",
-                          f"{name!r} workloads are not given the team's kueue.x-k8s.io/queue-name nor their tier's "
-                          f"placement by admission (routed: pods, {', '.join(JOB_KINDS)}); set both on them, or "
-                          "Kueue holds them (manageJobsWithoutQueueName) or picks any flavor with quota", "warning")
+            yield Finding(
+                f"scheduling.kueue.integrations[{i}]",
+                f"{name!r} workloads are not given the team's kueue.x-k8s.io/queue-name nor their tier's "
+                f"placement by admission (routed: pods, {', '.join(JOB_KINDS)}); set both on them, or "
+                "Kueue holds them (manageJobsWithoutQueueName) or picks any flavor with quota",
+                "warning",
+            )

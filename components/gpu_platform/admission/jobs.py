@@ -93,9 +93,14 @@ def _indexed(items: str, below: str) -> tuple[Slot, ...]:
     """Templates at `object.<items>[i].<below>` for i < MAX_TEMPLATE_GROUPS."""
     parts = items.split(".")
     has = " && ".join(f"has(object.{'.'.join(parts[:i])})" for i in range(1, len(parts) + 1))
-    return tuple(Slot(f"{has} && size(object.{items}) > {i}", f"object.{items}[{i}].{below}",
-                      json_pointer(*parts, str(i), *below.split(".")))
-                 for i in range(MAX_TEMPLATE_GROUPS))
+    return tuple(
+        Slot(
+            f"{has} && size(object.{items}) > {i}",
+            f"object.{items}[{i}].{below}",
+            json_pointer(*parts, str(i), *below.split(".")),
+        )
+        for i in range(MAX_TEMPLATE_GROUPS)
+    )
 
 
 def _every(items: str, below: str) -> str:
@@ -109,31 +114,55 @@ def _every(items: str, below: str) -> str:
 
 def _keyed(items: str, key: str, below: str) -> Slot:
     """The template at `object.<items>[<key>].<below>` (a map keyed by replica type)."""
-    return Slot(f"has(object.{items}) && {cel_str(key)} in object.{items}", f"object.{items}[{cel_str(key)}].{below}",
-                json_pointer(*items.split("."), key, *below.split(".")))
+    return Slot(
+        f"has(object.{items}) && {cel_str(key)} in object.{items}",
+        f"object.{items}[{cel_str(key)}].{below}",
+        json_pointer(*items.split("."), key, *below.split(".")),
+    )
 
 
 # Kueue 0.19 integration name -> the API version it watches and where the pod templates are (jobset v1alpha2,
 # training-operator v1 PyTorchJob replica types Master/Worker, kuberay v1, apps/v1, LeaderWorkerSet v1).
 JOB_KINDS: dict[str, JobKind] = {
     "batch/job": JobKind("batch", "v1", "jobs", "Job", (_one("spec.template"),)),
-    "jobset.x-k8s.io/jobset": JobKind("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet",
-                                      _indexed("spec.replicatedJobs", "template.spec.template"),
-                                      _every("spec.replicatedJobs", "template.spec.template")),
-    "kubeflow.org/pytorchjob": JobKind("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob",
-                                       tuple(_keyed("spec.pytorchReplicaSpecs", r, "template") for r in ("Master", "Worker"))),
-    "ray.io/rayjob": JobKind("ray.io", "v1", "rayjobs", "RayJob",
-                             (_one("spec.rayClusterSpec.headGroupSpec.template"),
-                              *_indexed("spec.rayClusterSpec.workerGroupSpecs", "template")),
-                             "(has(object.spec) && has(object.spec.rayClusterSpec) && has(object.spec.rayClusterSpec"
-                             ".headGroupSpec) && has(object.spec.rayClusterSpec.headGroupSpec.template) ? "
-                             "[object.spec.rayClusterSpec.headGroupSpec.template] : []) + "
-                             + _every("spec.rayClusterSpec.workerGroupSpecs", "template")),
+    "jobset.x-k8s.io/jobset": JobKind(
+        "jobset.x-k8s.io",
+        "v1alpha2",
+        "jobsets",
+        "JobSet",
+        _indexed("spec.replicatedJobs", "template.spec.template"),
+        _every("spec.replicatedJobs", "template.spec.template"),
+    ),
+    "kubeflow.org/pytorchjob": JobKind(
+        "kubeflow.org",
+        "v1",
+        "pytorchjobs",
+        "PyTorchJob",
+        tuple(_keyed("spec.pytorchReplicaSpecs", r, "template") for r in ("Master", "Worker")),
+    ),
+    "ray.io/rayjob": JobKind(
+        "ray.io",
+        "v1",
+        "rayjobs",
+        "RayJob",
+        (
+            _one("spec.rayClusterSpec.headGroupSpec.template"),
+            *_indexed("spec.rayClusterSpec.workerGroupSpecs", "template"),
+        ),
+        "(has(object.spec) && has(object.spec.rayClusterSpec) && has(object.spec.rayClusterSpec"
+        ".headGroupSpec) && has(object.spec.rayClusterSpec.headGroupSpec.template) ? "
+        "[object.spec.rayClusterSpec.headGroupSpec.template] : []) + "
+        + _every("spec.rayClusterSpec.workerGroupSpecs", "template"),
+    ),
     "deployment": JobKind("apps", "v1", "deployments", "Deployment", (_one("spec.template"),)),
     "statefulset": JobKind("apps", "v1", "statefulsets", "StatefulSet", (_one("spec.template"),)),
     "leaderworkerset.x-k8s.io/leaderworkerset": JobKind(
-        "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet",
-        (_one("spec.leaderWorkerTemplate.leaderTemplate"), _one("spec.leaderWorkerTemplate.workerTemplate"))),
+        "leaderworkerset.x-k8s.io",
+        "v1",
+        "leaderworkersets",
+        "LeaderWorkerSet",
+        (_one("spec.leaderWorkerTemplate.leaderTemplate"), _one("spec.leaderWorkerTemplate.workerTemplate")),
+    ),
 }
 
 
@@ -163,8 +192,10 @@ def granted(spec: PlatformSpec, tier: str) -> str:
 
 
 def _template_tier(key: str) -> str:
-    return (f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? "
-            f"t.metadata.labels[{cel_str(key)}] : '')")
+    return (
+        f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? "
+        f"t.metadata.labels[{cel_str(key)}] : '')"
+    )
 
 
 def _patch(op: str, path: str, value: str | None = None) -> str:
@@ -175,8 +206,10 @@ def _patch(op: str, path: str, value: str | None = None) -> str:
 def _resource_patches(pointer: str, field: str, section: str) -> str:
     """Move `nvidia.com/gpu` to the tier's resource in one resources section of every container of `field`."""
     c = f"t.spec.{field}[i]"
-    cond = (f"has(t.spec.{field}) && i < size(t.spec.{field}) && has({c}.resources) && has({c}.resources.{section}) "
-            f"&& {cel_str(_GPU)} in {c}.resources.{section}")
+    cond = (
+        f"has(t.spec.{field}) && i < size(t.spec.{field}) && has({c}.resources) && has({c}.resources.{section}) "
+        f"&& {cel_str(_GPU)} in {c}.resources.{section}"
+    )
     base = f"{cel_str(f'{pointer}/spec/{field}/')} + string(i) + {cel_str(f'/resources/{section}/')}"
     add = _patch("add", f"{base} + variables.resourcePointers[tier]", f"{c}.resources.{section}[{cel_str(_GPU)}]")
     remove = _patch("remove", f"{base} + {cel_str(json_pointer(_GPU)[1:])}")
@@ -188,14 +221,22 @@ def _placement_patches(spec: PlatformSpec, slot: Slot) -> str:
     """CEL list of JSONPatch placing template `t` (of tier `tier`) on its pool, like the pod routes."""
     key, p = pool_label_key(spec.label_domain), slot.pointer
     pool = "variables.pools[tier]"
-    tols = (f"[{{'key': {cel_str(key)}, 'operator': 'Equal', 'value': {pool}, 'effect': 'NoSchedule'}}, "
-            f"{{'key': {cel_str(GPU_TAINT['key'])}, 'operator': 'Exists', 'effect': 'NoSchedule'}}]")
-    selector = (f"(has(t.spec.nodeSelector) ? [{_patch('add', cel_str(p + '/spec/nodeSelector' + json_pointer(key)), pool)}]"
-                f" : [{_patch('add', cel_str(p + '/spec/nodeSelector'), f'{{{cel_str(key)}: {pool}}}')}])")
-    tolerations = (f"(has(t.spec.tolerations) ? {tols}.filter(x, !t.spec.tolerations.exists(y, has(y.key) && "
-                   f"y.key == x['key'])).map(x, {_patch('add', cel_str(p + '/spec/tolerations/-'), 'x')}) : "
-                   f"[{_patch('add', cel_str(p + '/spec/tolerations'), tols)}])")
-    resources = " + ".join(_resource_patches(p, f, s) for f in ("containers", "initContainers") for s in ("limits", "requests"))
+    tols = (
+        f"[{{'key': {cel_str(key)}, 'operator': 'Equal', 'value': {pool}, 'effect': 'NoSchedule'}}, "
+        f"{{'key': {cel_str(GPU_TAINT['key'])}, 'operator': 'Exists', 'effect': 'NoSchedule'}}]"
+    )
+    selector = (
+        f"(has(t.spec.nodeSelector) ? [{_patch('add', cel_str(p + '/spec/nodeSelector' + json_pointer(key)), pool)}]"
+        f" : [{_patch('add', cel_str(p + '/spec/nodeSelector'), f'{{{cel_str(key)}: {pool}}}')}])"
+    )
+    tolerations = (
+        f"(has(t.spec.tolerations) ? {tols}.filter(x, !t.spec.tolerations.exists(y, has(y.key) && "
+        f"y.key == x['key'])).map(x, {_patch('add', cel_str(p + '/spec/tolerations/-'), 'x')}) : "
+        f"[{_patch('add', cel_str(p + '/spec/tolerations'), tols)}])"
+    )
+    resources = " + ".join(
+        _resource_patches(p, f, s) for f in ("containers", "initContainers") for s in ("limits", "requests")
+    )
     return f"{selector} + {tolerations} + (variables.resources[tier] == {cel_str(_GPU)} ? [] : {resources})"
 
 
@@ -211,8 +252,10 @@ def _variables(spec: PlatformSpec, kind: JobKind) -> list[dict[str, str]]:
         return "{" + ", ".join(f"{cel_str(t.name)}: {cel_str(value(t))}" for t in spec.tiers) + "}"
 
     first = "variables.tiers[0]"
-    pairs = (f"[[{cel_str(QUEUE_LABEL)}, {cel_str(json_pointer(QUEUE_LABEL))}, variables.queue], "
-             f"[{cel_str(PRIORITY_LABEL)}, {cel_str(json_pointer(PRIORITY_LABEL))}, variables.priority]]")
+    pairs = (
+        f"[[{cel_str(QUEUE_LABEL)}, {cel_str(json_pointer(QUEUE_LABEL))}, variables.queue], "
+        f"[{cel_str(PRIORITY_LABEL)}, {cel_str(json_pointer(PRIORITY_LABEL))}, variables.priority]]"
+    )
     return [
         {"name": "priorities", "expression": tier_map(priority_class_name)},
         {"name": "pools", "expression": tier_map(lambda t: t.pool)},
@@ -221,38 +264,55 @@ def _variables(spec: PlatformSpec, kind: JobKind) -> list[dict[str, str]]:
         {"name": "idx", "expression": "[" + ", ".join(str(i) for i in range(MAX_CONTAINERS)) + "]"},
         {"name": "queue", "expression": namespace_team(spec)},
         {"name": "labels", "expression": "has(object.metadata.labels) ? object.metadata.labels : {}"},
-        {"name": "tiers", "expression": f"({kind.templates}).map(t, {_template_tier(tier_label_key(spec.label_domain))})"
-                                        ".filter(x, x != '')"},
+        {
+            "name": "tiers",
+            "expression": f"({kind.templates}).map(t, {_template_tier(tier_label_key(spec.label_domain))})"
+            ".filter(x, x != '')",
+        },
         # One tier across the templates that carry one (e.g. Ray workers but not the head); none or a mix: no priority.
-        {"name": "priority", "expression": f"size(variables.tiers) > 0 && variables.tiers.all(x, x == {first}) && "
-                                           f"{first} in variables.priorities ? variables.priorities[{first}] : ''"},
+        {
+            "name": "priority",
+            "expression": f"size(variables.tiers) > 0 && variables.tiers.all(x, x == {first}) && "
+            f"{first} in variables.priorities ? variables.priorities[{first}] : ''",
+        },
         # [label, JSON pointer, value] of every label to add: set by the routing, absent from the object.
         {"name": "adds", "expression": f"{pairs}.filter(p, p[2] != '' && !(p[0] in variables.labels))"},
     ]
 
 
-_LABEL_PATCH = ("size(variables.adds) == 0 ? [] : (has(object.metadata.labels) ? [] : "
-                "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]) + "
-                "variables.adds.map(p, JSONPatch{op: 'add', path: '/metadata/labels' + p[1], value: p[2]})")
+_LABEL_PATCH = (
+    "size(variables.adds) == 0 ? [] : (has(object.metadata.labels) ? [] : "
+    "[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}]) + "
+    "variables.adds.map(p, JSONPatch{op: 'add', path: '/metadata/labels' + p[1], value: p[2]})"
+)
 
 
 def _not_owned(kinds: list[JobKind]) -> str:
     """True unless a routed workload (a JobSet, a RayJob...) controls the object: Kueue queues the parent."""
     parents = "[" + ", ".join(cel_str(k.kind) for k in kinds) + "]"
-    return (f"!has(object.metadata.ownerReferences) || !object.metadata.ownerReferences.exists(o, "
-            f"has(o.controller) && o.controller && o.kind in {parents})")
+    return (
+        f"!has(object.metadata.ownerReferences) || !object.metadata.ownerReferences.exists(o, "
+        f"has(o.controller) && o.controller && o.kind in {parents})"
+    )
 
 
 def workload_route_spec(spec: PlatformSpec, kind: JobKind) -> dict[str, Any]:
     """The mutation spec (without namespace selection) routing new workloads of `kind` in team namespaces."""
-    rule = {"apiGroups": [kind.group], "apiVersions": [kind.version], "operations": ["CREATE"], "resources": [kind.resource]}
+    rule = {
+        "apiGroups": [kind.group],
+        "apiVersions": [kind.version],
+        "operations": ["CREATE"],
+        "resources": [kind.resource],
+    }
     mutations = [_LABEL_PATCH] + [_slot_mutation(spec, s) for s in kind.slots]
     return {
         "failurePolicy": "Ignore",
         "reinvocationPolicy": "Never",
         "matchConstraints": {"resourceRules": [rule]},
-        "matchConditions": [{"name": "team-namespace", "expression": f"{namespace_team(spec)} != ''"},
-                            {"name": "not-owned-by-a-queued-workload", "expression": _not_owned(job_kinds(spec))}],
+        "matchConditions": [
+            {"name": "team-namespace", "expression": f"{namespace_team(spec)} != ''"},
+            {"name": "not-owned-by-a-queued-workload", "expression": _not_owned(job_kinds(spec))},
+        ],
         "variables": _variables(spec, kind),
         "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": e}} for e in mutations],
     }
@@ -267,17 +327,24 @@ def queue_pods_spec(spec: PlatformSpec) -> dict[str, Any]:
     """The mutation spec giving every new pod of a team namespace the team's LocalQueue (Kueue's `pod`
     integration holds pods without one, manageJobsWithoutQueueName), except pods of a queued job."""
     owners = "[" + ", ".join(cel_str(k) for k in _JOB_POD_OWNERS) + "]"
-    owned = (f"has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) "
-             f"&& o.controller && o.kind in {owners})")
+    owned = (
+        f"has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) "
+        f"&& o.controller && o.kind in {owners})"
+    )
     labels = "object.metadata.labels"
-    add = (f"has({labels}) ? [JSONPatch{{op: 'add', path: {cel_str('/metadata/labels' + json_pointer(QUEUE_LABEL))}, "
-           f"value: {namespace_team(spec)}}}] : [JSONPatch{{op: 'add', path: '/metadata/labels', "
-           f"value: {{{cel_str(QUEUE_LABEL)}: {namespace_team(spec)}}}}}]")
+    add = (
+        f"has({labels}) ? [JSONPatch{{op: 'add', path: {cel_str('/metadata/labels' + json_pointer(QUEUE_LABEL))}, "
+        f"value: {namespace_team(spec)}}}] : [JSONPatch{{op: 'add', path: '/metadata/labels', "
+        f"value: {{{cel_str(QUEUE_LABEL)}: {namespace_team(spec)}}}}}]"
+    )
     return {
         "failurePolicy": "Ignore",
         "reinvocationPolicy": "Never",
-        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
-                                                "resources": ["pods"]}]},
+        "matchConstraints": {
+            "resourceRules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+            ]
+        },
         "matchConditions": [
             {"name": "team-namespace", "expression": f"{namespace_team(spec)} != ''"},
             {"name": "no-queue-name", "expression": f"!has({labels}) || !({cel_str(QUEUE_LABEL)} in {labels})"},

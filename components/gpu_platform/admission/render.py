@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts import Artifact, deep_merge, helm_release
-from ..contract import GPU_TAINT, NODE_CONTROL_PATHS, operator_enabled, pool_label_key, team_label_key, tier_grant_prefix, tier_label_key
+from ..contract import (
+    GPU_TAINT,
+    NODE_CONTROL_PATHS,
+    operator_enabled,
+    pool_label_key,
+    team_label_key,
+    tier_grant_prefix,
+    tier_label_key,
+)
 from ..errors import RenderError
 from ..queues.priorities import priority_class_name
 from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
@@ -69,8 +77,10 @@ def mutation_engine(spec: PlatformSpec) -> tuple[MutationEngine, str | None]:
     if engine != MutationEngine.MUTATING_ADMISSION_POLICY:
         return engine, None
     if v < _MAP_ALPHA:
-        raise RenderError(f"admission.mutation: mutating-admission-policy needs Kubernetes >= 1.32, "
-                          f"kubernetesVersion is {spec.kubernetes_version!r}; use kyverno or auto")
+        raise RenderError(
+            f"admission.mutation: mutating-admission-policy needs Kubernetes >= 1.32, "
+            f"kubernetesVersion is {spec.kubernetes_version!r}; use kyverno or auto"
+        )
     api = "v1" if v >= _MAP_GA else "v1beta1" if v >= _MAP_BETA else "v1alpha1"
     return engine, f"admissionregistration.k8s.io/{api}"
 
@@ -82,9 +92,13 @@ def exempt_namespaces(spec: PlatformSpec) -> list[str]:
     if a.exempt_namespaces is not None:
         names = list(a.exempt_namespaces)
     else:
-        installed = [(True, "kube-system"), (operator_enabled(spec), spec.gpu_operator.namespace),
-                     (sched.kueue.enabled, sched.kueue.namespace), (sched.volcano.enabled, sched.volcano.namespace),
-                     (prom.install, prom.namespace)]
+        installed = [
+            (True, "kube-system"),
+            (operator_enabled(spec), spec.gpu_operator.namespace),
+            (sched.kueue.enabled, sched.kueue.namespace),
+            (sched.volcano.enabled, sched.volcano.namespace),
+            (prom.install, prom.namespace),
+        ]
         names = [ns for on, ns in installed if on]
     if mutation_engine(spec)[0] == MutationEngine.KYVERNO:
         names.append(a.kyverno_namespace)
@@ -92,8 +106,11 @@ def exempt_namespaces(spec: PlatformSpec) -> list[str]:
 
 
 def _not_exempt(spec: PlatformSpec) -> dict[str, Any]:
-    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                  "values": exempt_namespaces(spec)}]}
+    return {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": exempt_namespaces(spec)}
+        ]
+    }
 
 
 def _meta(name: str) -> dict[str, Any]:
@@ -107,8 +124,10 @@ def _allowed_map(spec: PlatformSpec) -> str:
 
 def _not_allowed(section: str) -> str:
     """The `nvidia.com/*` keys of one resources section of container `c` its tier does not allow."""
-    return (f"(has(c.resources) && has(c.resources.{section}) ? c.resources.{section}.filter(k, "
-            f"k.startsWith('nvidia.com/') && !(k in variables.allowed[variables.tier])) : [])")
+    return (
+        f"(has(c.resources) && has(c.resources.{section}) ? c.resources.{section}.filter(k, "
+        f"k.startsWith('nvidia.com/') && !(k in variables.allowed[variables.tier])) : [])"
+    )
 
 
 _CONTAINERS = "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
@@ -129,8 +148,11 @@ def _create_or_change(tier_key: str) -> str:
     forbids only adding it to a running pod and removing it; reconciler.go ensureOneWorkload ->
     UpdateWorkloadPriority), so a label update could claim another tier's priority.
     """
-    changed = " || ".join(f"(has(object.spec.{f}) ? object.spec.{f} : {empty}) != "
-                          f"(has(oldObject.spec.{f}) ? oldObject.spec.{f} : {empty})" for f, empty in _PLACEMENT)
+    changed = " || ".join(
+        f"(has(object.spec.{f}) ? object.spec.{f} : {empty}) != "
+        f"(has(oldObject.spec.{f}) ? oldObject.spec.{f} : {empty})"
+        for f, empty in _PLACEMENT
+    )
     labels = [(tier_label(k), tier_label(k, "oldObject")) for k in (tier_key, PRIORITY_LABEL)]
     relabelled = " || ".join(f"{new} != {old}" for new, old in labels)
     return f"request.operation == 'CREATE' || {relabelled} || {changed}"
@@ -142,9 +164,11 @@ def _map(pairs: list[tuple[str, str]]) -> str:
 
 def _tolerates_gpu_nodes(pool_key: str) -> str:
     """CEL: the pod tolerates the GPU taint, a pool taint, or every taint (so it can land on GPU nodes)."""
-    return ("has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
-            "((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || "
-            f"(has(t.key) && (t.key == {cel_str(GPU_TAINT['key'])} || t.key == {cel_str(pool_key)})))")
+    return (
+        "has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
+        "((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || "
+        f"(has(t.key) && (t.key == {cel_str(GPU_TAINT['key'])} || t.key == {cel_str(pool_key)})))"
+    )
 
 
 # A pod created with `spec.nodeName` skips the scheduler: the kubelet admits it without checking NoSchedule taints
@@ -155,24 +179,29 @@ _NODE_NAME = "has(object.spec.nodeName) && object.spec.nodeName != ''"
 
 # hostPath volume paths normalised once per request: segments without empty and `.` ones (`//dev/./x` is `/dev/x`;
 # the API server rejects `..`), joined with a leading and a trailing `/` (the host's root is `/`).
-_HOST_PATHS = ("has(object.spec.volumes) ? object.spec.volumes.filter(v, has(v.hostPath) && has(v.hostPath.path))"
-               ".map(v, v.hostPath.path.split('/').filter(s, s != '' && s != '.'))"
-               ".map(s, size(s) == 0 ? '/' : '/' + s.join('/') + '/') : []")
+_HOST_PATHS = (
+    "has(object.spec.volumes) ? object.spec.volumes.filter(v, has(v.hostPath) && has(v.hostPath.path))"
+    ".map(v, v.hostPath.path.split('/').filter(s, s != '' && s != '.'))"
+    ".map(s, size(s) == 0 ? '/' : '/' + s.join('/') + '/') : []"
+)
 
 
 def _device_host_path() -> str:
     """CEL: normalised host path `h` is the host's `/`, `/dev`, or a GPU device node under it (`/dev/nvidia*`,
     `/dev/dri`, or `/dev/char`, whose `<major>:<minor>` links lead to the same device nodes)."""
-    return ("h == '/' || h == '/dev/' || h.startsWith('/dev/nvidia') || h.startsWith('/dev/dri/') || "
-            "h.startsWith('/dev/char/')")
+    return (
+        "h == '/' || h == '/dev/' || h.startsWith('/dev/nvidia') || h.startsWith('/dev/dri/') || "
+        "h.startsWith('/dev/char/')"
+    )
 
 
 def _node_control_host_path() -> str:
     """CEL: normalised host path `h` is one of NODE_CONTROL_PATHS, below one, or a directory above one (`/run`,
     `/var`)."""
     controls = "[" + ", ".join(cel_str(p + "/") for p in NODE_CONTROL_PATHS) + "]"
-    tops = " || ".join(f"h.startsWith({cel_str(t)})" for t in dict.fromkeys("/" + p.split("/")[1] + "/"
-                                                                             for p in NODE_CONTROL_PATHS))
+    tops = " || ".join(
+        f"h.startsWith({cel_str(t)})" for t in dict.fromkeys("/" + p.split("/")[1] + "/" for p in NODE_CONTROL_PATHS)
+    )
     # the top-level test first: most host paths (/var/log, /mnt/data) are decided without the list
     return f"({tops}) && {controls}.exists(p, h.startsWith(p) || p.startsWith(h))"
 
@@ -191,23 +220,36 @@ def device_access(pool_key: str) -> str:
     requests none.
     """
     on_gpu = f"variables.requested || ({_NODE_NAME}) || ({_tolerates_gpu_nodes(pool_key)})"
-    claims = ("(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || variables.containers"
-              ".exists(c, has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0)")
-    privileged = ("variables.containers.exists(c, has(c.securityContext) && has(c.securityContext.privileged) && "
-                  "c.securityContext.privileged)")
-    env = ("variables.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
-           f"(!has(e.value) || !(e.value in {_NO_DEVICES}))))")
+    claims = (
+        "(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || variables.containers"
+        ".exists(c, has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0)"
+    )
+    privileged = (
+        "variables.containers.exists(c, has(c.securityContext) && has(c.securityContext.privileged) && "
+        "c.securityContext.privileged)"
+    )
+    env = (
+        "variables.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
+        f"(!has(e.value) || !(e.value in {_NO_DEVICES}))))"
+    )
     dev = f"variables.hostPaths.exists(h, {_device_host_path()})"
     control = f"variables.hostPaths.exists(h, {_node_control_host_path()})"
     runtime = "has(object.spec.runtimeClassName) && object.spec.runtimeClassName.contains('nvidia')"
-    parts = [(claims, "it claims devices through DRA resourceClaims"),
-             (f"({on_gpu}) && ({privileged})", "a privileged container can run on a GPU node"),
-             (f"({on_gpu}) && ({dev})", "it mounts the host's /dev and can run on a GPU node"),
-             (f"({on_gpu}) && ({control})", "it mounts the container runtime's or the kubelet's sockets (or a host "
-                                            "directory above them) and can run on a GPU node"),
-             (f"({on_gpu}) && ({env})", "it sets NVIDIA_VISIBLE_DEVICES and can run on a GPU node"),
-             (f"!variables.requested && ({on_gpu}) && ({runtime})",
-              "it uses an NVIDIA runtime class and can run on a GPU node")]
+    parts = [
+        (claims, "it claims devices through DRA resourceClaims"),
+        (f"({on_gpu}) && ({privileged})", "a privileged container can run on a GPU node"),
+        (f"({on_gpu}) && ({dev})", "it mounts the host's /dev and can run on a GPU node"),
+        (
+            f"({on_gpu}) && ({control})",
+            "it mounts the container runtime's or the kubelet's sockets (or a host "
+            "directory above them) and can run on a GPU node",
+        ),
+        (f"({on_gpu}) && ({env})", "it sets NVIDIA_VISIBLE_DEVICES and can run on a GPU node"),
+        (
+            f"!variables.requested && ({on_gpu}) && ({runtime})",
+            "it uses an NVIDIA runtime class and can run on a GPU node",
+        ),
+    ]
     return "[" + ", ".join(f"({cond}) ? {cel_str(msg)} : ''" for cond, msg in parts) + "].filter(x, x != '')"
 
 
@@ -215,27 +257,36 @@ def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
     """CEL list: placement the pod sets that is not its tier's (node selector, affinity, tolerations, priority
     class), checked whether or not the routing mutation ran."""
     k, pool = cel_str(pool_key), "variables.pools[variables.tier]"
-    selector = (f"has(object.spec.nodeSelector) && {k} in object.spec.nodeSelector && "
-                f"object.spec.nodeSelector[{k}] != {pool}")
-    terms = ("has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && "
-             "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "
-             "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms)")
-    affinity = (f"{terms} && object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-                f".nodeSelectorTerms.exists(term, has(term.matchExpressions) && term.matchExpressions.exists(e, "
-                f"e.key == {k} && !(e.operator == 'In' && has(e.values) && e.values.all(v, v == {pool}))))")
-    tolerations = (f"has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
-                   f"((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && "
-                   f"t.key == {k} && ((has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value != {pool})))")
+    selector = (
+        f"has(object.spec.nodeSelector) && {k} in object.spec.nodeSelector && object.spec.nodeSelector[{k}] != {pool}"
+    )
+    terms = (
+        "has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && "
+        "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "
+        "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms)"
+    )
+    affinity = (
+        f"{terms} && object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        f".nodeSelectorTerms.exists(term, has(term.matchExpressions) && term.matchExpressions.exists(e, "
+        f"e.key == {k} && !(e.operator == 'In' && has(e.values) && e.values.all(v, v == {pool}))))"
+    )
+    tolerations = (
+        f"has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
+        f"((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && "
+        f"t.key == {k} && ((has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value != {pool})))"
+    )
     priority = "has(object.spec.priorityClassName) && object.spec.priorityClassName != variables.priorityClasses[variables.tier]"
     # Kueue's pod integration takes a pod's workload priority from this label (set only when absent by admission)
     labels, pl = "object.metadata.labels", cel_str(PRIORITY_LABEL)
     kueue_priority = f"has({labels}) && {pl} in {labels} && {labels}[{pl}] != variables.priorityClasses[variables.tier]"
-    parts = [(_NODE_NAME, "'nodeName ' + object.spec.nodeName + ' (it skips the scheduler and the pool\\'s taints)'"),
-             (selector, f"'nodeSelector {pool_key}=' + object.spec.nodeSelector[{k}]"),
-             (affinity, f"'a required node affinity on {pool_key} other than In [' + {pool} + ']'"),
-             (tolerations, f"'a toleration of another pool\\'s taint (or of every taint)'"),
-             (priority, "'priorityClassName ' + object.spec.priorityClassName"),
-             (kueue_priority, f"'the label {PRIORITY_LABEL}=' + {labels}[{pl}]")]
+    parts = [
+        (_NODE_NAME, "'nodeName ' + object.spec.nodeName + ' (it skips the scheduler and the pool\\'s taints)'"),
+        (selector, f"'nodeSelector {pool_key}=' + object.spec.nodeSelector[{k}]"),
+        (affinity, f"'a required node affinity on {pool_key} other than In [' + {pool} + ']'"),
+        (tolerations, f"'a toleration of another pool\\'s taint (or of every taint)'"),
+        (priority, "'priorityClassName ' + object.spec.priorityClassName"),
+        (kueue_priority, f"'the label {PRIORITY_LABEL}=' + {labels}[{pl}]"),
+    ]
     found = "[" + ", ".join(f"({cond}) ? {msg} : ''" for cond, msg in parts) + "].filter(x, x != '')"
     return f"variables.tier in variables.pools ? {found} : []"
 
@@ -254,36 +305,48 @@ def _deny_variables(spec: PlatformSpec, key: str) -> list[dict[str, str]]:
         {"name": "access", "expression": device_access(pool_key)},
         {"name": "misplaced", "expression": _misplaced(spec, pool_key)},
         # "container '<name>' requests <resource>", the first outside the tier's per container (unknown tier: none).
-        {"name": "wrong", "expression": f"variables.tier in variables.allowed ? variables.containers.map(c, ({wrong})"
-                                        ".map(k, \"container '\" + c.name + \"' requests \" + k))"
-                                        ".filter(l, size(l) > 0).map(l, l[0]) : []"},
+        {
+            "name": "wrong",
+            "expression": f"variables.tier in variables.allowed ? variables.containers.map(c, ({wrong})"
+            '.map(k, "container \'" + c.name + "\' requests " + k))'
+            ".filter(l, size(l) > 0).map(l, l[0]) : []",
+        },
     ]
 
 
 def _deny_binding(spec: PlatformSpec, name: str) -> dict[str, Any]:
     """The binding that makes a ValidatingAdmissionPolicy deny, outside the exempt namespaces."""
     return {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
         "metadata": _meta(name),
-        "spec": {"policyName": name, "validationActions": ["Deny"],
-                 "matchResources": {"namespaceSelector": _not_exempt(spec)}},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": _not_exempt(spec)},
+        },
     }
 
 
 def _grant_validation(spec: PlatformSpec, tier: str, what: str) -> dict[str, str]:
     """The tier label is honoured only in namespaces granted the tier (its team has a quota for it)."""
     key, grant = tier_label_key(spec.label_domain), tier_grant_prefix(spec.label_domain)
-    return {"expression": f"!({tier} in variables.allowed) || {granted(spec, tier)}", "reason": "Forbidden",
-            "messageExpression": f"'{what} with the label {key}=' + {tier} + ' are not allowed in namespace ' + "
-                                 f"request.namespace + ': no team with a quota for tier ' + {tier} + ' owns it "
-                                 f"(team namespaces carry the label {grant}<tier>=true for each tier of the team)'"}
+    return {
+        "expression": f"!({tier} in variables.allowed) || {granted(spec, tier)}",
+        "reason": "Forbidden",
+        "messageExpression": f"'{what} with the label {key}=' + {tier} + ' are not allowed in namespace ' + "
+        f"request.namespace + ': no team with a quota for tier ' + {tier} + ' owns it "
+        f"(team namespaces carry the label {grant}<tier>=true for each tier of the team)'",
+    }
 
 
 def _may_reach(spec: PlatformSpec) -> str:
     """CEL: a cheap pre-filter for device access without a request (claims, or GPU-node tolerations)."""
-    return (f"(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || "
-            f"({_CONTAINERS}).exists(c, has(c.resources) && has(c.resources.claims)) || ({_NODE_NAME}) || "
-            f"({_tolerates_gpu_nodes(pool_label_key(spec.label_domain))})")
+    return (
+        f"(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) || "
+        f"({_CONTAINERS}).exists(c, has(c.resources) && has(c.resources.claims)) || ({_NODE_NAME}) || "
+        f"({_tolerates_gpu_nodes(pool_label_key(spec.label_domain))})"
+    )
 
 
 def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
@@ -291,7 +354,9 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
     key, tiers = tier_label_key(spec.label_domain), ", ".join(t.name for t in spec.tiers)
     allowed = "; ".join(f"{t.name}: {spec.resource_of(t)}" for t in spec.tiers)
     policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": _meta(DENY_POLICY),
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": _meta(DENY_POLICY),
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": [{**_POD_RULE, "operations": ["CREATE", "UPDATE"]}]},
@@ -301,24 +366,38 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
             ],
             "variables": _deny_variables(spec, key),
             "validations": [
-                {"expression": "size(variables.access) == 0", "reason": "Forbidden",
-                 "messageExpression": "'pods reach GPUs only through their tier\\'s nvidia.com/* request; ' + "
-                                      "variables.access[0] + ' (exempt the namespace in "
-                                      "admission.additionalExemptNamespaces if it is a trusted node agent)'"},
-                {"expression": "!variables.requested || variables.tier in variables.allowed", "reason": "Forbidden",
-                 "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
-                                      f"({tiers}); got \"' + variables.tier + '\"'"},
-                {**(g := _grant_validation(spec, "variables.tier", "pods")),
-                 "expression": f"!variables.requested || ({g['expression']})"},
-                {"expression": "size(variables.wrong) == 0", "reason": "Forbidden",
-                 "messageExpression": "variables.wrong[0] + ', which tier ' + variables.tier + ' does not allow: "
-                                      "request ' + variables.allowed[variables.tier][0] + ' instead (tiers and their "
-                                      f"resources: {allowed})'"},
-                {"expression": "!variables.requested || size(variables.misplaced) == 0", "reason": "Forbidden",
-                 "messageExpression": "'pods of tier ' + variables.tier + ' run on pool ' + variables.pools["
-                                      "variables.tier] + ' with priority class ' + variables.priorityClasses["
-                                      "variables.tier] + '; this one sets ' + variables.misplaced[0] + ' (remove it: "
-                                      "admission sets the tier\\'s placement)'"},
+                {
+                    "expression": "size(variables.access) == 0",
+                    "reason": "Forbidden",
+                    "messageExpression": "'pods reach GPUs only through their tier\\'s nvidia.com/* request; ' + "
+                    "variables.access[0] + ' (exempt the namespace in "
+                    "admission.additionalExemptNamespaces if it is a trusted node agent)'",
+                },
+                {
+                    "expression": "!variables.requested || variables.tier in variables.allowed",
+                    "reason": "Forbidden",
+                    "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
+                    f"({tiers}); got \"' + variables.tier + '\"'",
+                },
+                {
+                    **(g := _grant_validation(spec, "variables.tier", "pods")),
+                    "expression": f"!variables.requested || ({g['expression']})",
+                },
+                {
+                    "expression": "size(variables.wrong) == 0",
+                    "reason": "Forbidden",
+                    "messageExpression": "variables.wrong[0] + ', which tier ' + variables.tier + ' does not allow: "
+                    "request ' + variables.allowed[variables.tier][0] + ' instead (tiers and their "
+                    f"resources: {allowed})'",
+                },
+                {
+                    "expression": "!variables.requested || size(variables.misplaced) == 0",
+                    "reason": "Forbidden",
+                    "messageExpression": "'pods of tier ' + variables.tier + ' run on pool ' + variables.pools["
+                    "variables.tier] + ' with priority class ' + variables.priorityClasses["
+                    "variables.tier] + '; this one sets ' + variables.misplaced[0] + ' (remove it: "
+                    "admission sets the tier\\'s placement)'",
+                },
             ],
         },
     }
@@ -342,29 +421,39 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
     for k in reversed(kinds):
         dispatch = f"object.kind == {cel_str(k.kind)} ? ({k.all_templates}) : {dispatch}"
     tier_of = f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? t.metadata.labels[{cel_str(key)}] : '')"
-    rules = [{"apiGroups": [g], "apiVersions": sorted({k.version for k in kinds if k.group == g}),
-              "operations": ["CREATE", "UPDATE"], "resources": sorted({k.resource for k in kinds if k.group == g})}
-             for g in dict.fromkeys(k.group for k in kinds)]
+    rules = [
+        {
+            "apiGroups": [g],
+            "apiVersions": sorted({k.version for k in kinds if k.group == g}),
+            "operations": ["CREATE", "UPDATE"],
+            "resources": sorted({k.resource for k in kinds if k.group == g}),
+        }
+        for g in dict.fromkeys(k.group for k in kinds)
+    ]
     # Kueue re-prioritises a workload whose priority label changes, also while it runs (kueue v0.19.2
     # pkg/controller/jobframework/validation.go ValidateUpdateForWorkloadPriorityClassName, reconciler.go
     # ensureOneWorkload -> UpdateWorkloadPriority): updates are checked when they change that label.
     relabelled = f"{tier_label(PRIORITY_LABEL)} != {tier_label(PRIORITY_LABEL, 'oldObject')}"
     policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
         "metadata": _meta(DENY_WORKLOADS_POLICY),
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": rules},
-            "matchConditions": [{"name": "create-or-priority-change",
-                                 "expression": f"request.operation == 'CREATE' || {relabelled}"}],
+            "matchConditions": [
+                {"name": "create-or-priority-change", "expression": f"request.operation == 'CREATE' || {relabelled}"}
+            ],
             "variables": [
                 {"name": "allowed", "expression": _allowed_map(spec)},
                 {"name": "gpuTemplates", "expression": f"({dispatch}).filter(t, {_template_requests_gpu()})"},
                 # The tier label of every pod template that requests nvidia.com/* ('' when it has none).
                 {"name": "gpuTiers", "expression": f"variables.gpuTemplates.map(t, {tier_of})"},
                 {"name": "unknown", "expression": "variables.gpuTiers.filter(x, !(x in variables.allowed))"},
-                {"name": "ungranted", "expression": f"variables.gpuTiers.filter(x, x in variables.allowed && "
-                                                    f"!{granted(spec, 'x')})"},
+                {
+                    "name": "ungranted",
+                    "expression": f"variables.gpuTiers.filter(x, x in variables.allowed && !{granted(spec, 'x')})",
+                },
                 # Kueue orders and preempts by this label; the route sets it only when absent, so a tenant could
                 # claim a higher tier's priority for a lower tier's GPUs.
                 {"name": "priorityClasses", "expression": _map([(t.name, priority_class_name(t)) for t in spec.tiers])},
@@ -372,34 +461,52 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                 # Without that label Kueue takes the priority from the first template that names a priorityClassName,
                 # GPU or not (kueue v0.19.2 pkg/controller/jobframework/reconciler.go ExtractPriority,
                 # extractPriorityFromPodSets), e.g. when the route failed open: each must be one of the GPU tiers'.
-                {"name": "gpuClasses", "expression": "variables.gpuTiers.filter(x, x in variables.priorityClasses)"
-                                                     ".map(x, variables.priorityClasses[x])"},
-                {"name": "podPriorities", "expression": "variables.kueuePriority != '' || size(variables.gpuClasses) "
-                                                        f"== 0 ? [] : ({dispatch}).filter(t, has(t.spec) && "
-                                                        "has(t.spec.priorityClassName) && !(t.spec.priorityClassName "
-                                                        "in variables.gpuClasses)).map(t, t.spec.priorityClassName)"},
+                {
+                    "name": "gpuClasses",
+                    "expression": "variables.gpuTiers.filter(x, x in variables.priorityClasses)"
+                    ".map(x, variables.priorityClasses[x])",
+                },
+                {
+                    "name": "podPriorities",
+                    "expression": "variables.kueuePriority != '' || size(variables.gpuClasses) "
+                    f"== 0 ? [] : ({dispatch}).filter(t, has(t.spec) && "
+                    "has(t.spec.priorityClassName) && !(t.spec.priorityClassName "
+                    "in variables.gpuClasses)).map(t, t.spec.priorityClassName)",
+                },
             ],
             "validations": [
-                {"expression": "size(variables.unknown) == 0", "reason": "Forbidden",
-                 "messageExpression": f"'pod templates requesting nvidia.com/* need the label {key} set to a known "
-                                      f"tier ({tiers}); got \"' + variables.unknown[0] + '\"'"},
-                {"expression": "size(variables.ungranted) == 0", "reason": "Forbidden",
-                 "messageExpression": f"'pod templates with the label {key}=' + variables.ungranted[0] + ' are not "
-                                      "allowed in namespace ' + request.namespace + ': no team with a quota for tier ' "
-                                      "+ variables.ungranted[0] + ' owns it'"},
-                {"expression": "variables.kueuePriority == '' || size(variables.gpuTiers) == 0 || variables.gpuTiers"
-                               ".exists(x, x in variables.priorityClasses && variables.priorityClasses[x] == "
-                               "variables.kueuePriority)", "reason": "Forbidden",
-                 "messageExpression": f"'the label {PRIORITY_LABEL}=' + variables.kueuePriority + ' is not the "
-                                      "priority of a tier of this workload\\'s GPU pod templates (' + "
-                                      "variables.gpuTiers.filter(x, x in variables.priorityClasses).map(x, "
-                                      "variables.priorityClasses[x]).join(', ') + '); remove it: admission sets the "
-                                      "tier\\'s'"},
-                {"expression": "size(variables.podPriorities) == 0", "reason": "Forbidden",
-                 "messageExpression": "'a pod template sets priorityClassName ' + variables.podPriorities[0] + ', not "
-                                      "the priority of a tier of this workload\\'s GPU pod templates (' + "
-                                      "variables.gpuClasses.join(', ') + '); without a kueue.x-k8s.io/priority-class "
-                                      "label Kueue queues and preempts by it: remove it'"},
+                {
+                    "expression": "size(variables.unknown) == 0",
+                    "reason": "Forbidden",
+                    "messageExpression": f"'pod templates requesting nvidia.com/* need the label {key} set to a known "
+                    f"tier ({tiers}); got \"' + variables.unknown[0] + '\"'",
+                },
+                {
+                    "expression": "size(variables.ungranted) == 0",
+                    "reason": "Forbidden",
+                    "messageExpression": f"'pod templates with the label {key}=' + variables.ungranted[0] + ' are not "
+                    "allowed in namespace ' + request.namespace + ': no team with a quota for tier ' "
+                    "+ variables.ungranted[0] + ' owns it'",
+                },
+                {
+                    "expression": "variables.kueuePriority == '' || size(variables.gpuTiers) == 0 || variables.gpuTiers"
+                    ".exists(x, x in variables.priorityClasses && variables.priorityClasses[x] == "
+                    "variables.kueuePriority)",
+                    "reason": "Forbidden",
+                    "messageExpression": f"'the label {PRIORITY_LABEL}=' + variables.kueuePriority + ' is not the "
+                    "priority of a tier of this workload\\'s GPU pod templates (' + "
+                    "variables.gpuTiers.filter(x, x in variables.priorityClasses).map(x, "
+                    "variables.priorityClasses[x]).join(', ') + '); remove it: admission sets the "
+                    "tier\\'s'",
+                },
+                {
+                    "expression": "size(variables.podPriorities) == 0",
+                    "reason": "Forbidden",
+                    "messageExpression": "'a pod template sets priorityClassName ' + variables.podPriorities[0] + ', not "
+                    "the priority of a tier of this workload\\'s GPU pod templates (' + "
+                    "variables.gpuClasses.join(', ') + '); without a kueue.x-k8s.io/priority-class "
+                    "label Kueue queues and preempts by it: remove it'",
+                },
             ],
         },
     }
@@ -409,8 +516,9 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
 def _guarded_entries(obj: str, field: str, team_key: str, prefix: str, extra: list[str]) -> str:
     """CEL list of `key=value` for the platform-owned entries of `obj.metadata.<field>` (team, grants ...)."""
     m = f"{obj}.metadata.{field}"
-    keys = " || ".join([f"k == {cel_str(team_key)}", f"k.startsWith({cel_str(prefix)})",
-                        *(f"k == {cel_str(k)}" for k in extra)])
+    keys = " || ".join(
+        [f"k == {cel_str(team_key)}", f"k.startsWith({cel_str(prefix)})", *(f"k == {cel_str(k)}" for k in extra)]
+    )
     return f"(has({m}) ? {m}.filter(k, {keys}).map(k, k + '=' + {m}[k]) : [])"
 
 
@@ -434,40 +542,61 @@ def render_namespace_guard(spec: PlatformSpec) -> list[dict[str, Any]]:
             owned_annotations.append((ns, [f"{k}={v}" for k, v in (meta.get("annotations") or {}).items()]))
 
     def owned_map(pairs: list[tuple[str, list[str]]]) -> str:
-        return "{" + ", ".join(f"{cel_str(ns)}: [{', '.join(cel_str(e) for e in entries)}]"
-                               for ns, entries in pairs) + "}"
+        return (
+            "{" + ", ".join(f"{cel_str(ns)}: [{', '.join(cel_str(e) for e in entries)}]" for ns, entries in pairs) + "}"
+        )
 
     variables, validations = [], []
-    for field, pairs, extra in (("labels", owned_labels, []), ("annotations", owned_annotations,
-                                                                  [VOLCANO_QUEUE_ANNOTATION])):
+    for field, pairs, extra in (
+        ("labels", owned_labels, []),
+        ("annotations", owned_annotations, [VOLCANO_QUEUE_ANNOTATION]),
+    ):
         new = _guarded_entries("object", field, team_key, prefix, extra)
         old = _guarded_entries("oldObject", field, team_key, prefix, extra)
         own = f"(object.metadata.name in variables.{field}Owned ? variables.{field}Owned[object.metadata.name] : [])"
         variables += [
             {"name": f"{field}Owned", "expression": owned_map(pairs)},
             # entries set or changed by this request that the spec does not give this namespace
-            {"name": f"{field}Foreign", "expression": f"{new}.filter(e, !(e in {own}) && (request.operation == "
-                                                      f"'CREATE' || !(e in {old})))"},
+            {
+                "name": f"{field}Foreign",
+                "expression": f"{new}.filter(e, !(e in {own}) && (request.operation == 'CREATE' || !(e in {old})))",
+            },
         ]
-        validations.append({
-            "expression": f"size(variables.{field}Foreign) == 0", "reason": "Forbidden",
-            "messageExpression": f"'namespace ' + object.metadata.name + ' may not set the {field[:-1]} ' + "
-                                 f"variables.{field}Foreign[0] + ': team, tier grant and queue {field} on namespaces "
-                                 f"are set by the platform from its spec (teams[].namespaces and quotas)'"})
+        validations.append(
+            {
+                "expression": f"size(variables.{field}Foreign) == 0",
+                "reason": "Forbidden",
+                "messageExpression": f"'namespace ' + object.metadata.name + ' may not set the {field[:-1]} ' + "
+                f"variables.{field}Foreign[0] + ': team, tier grant and queue {field} on namespaces "
+                f"are set by the platform from its spec (teams[].namespaces and quotas)'",
+            }
+        )
     policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
         "metadata": _meta(NAMESPACE_GUARD_POLICY),
         "spec": {
             "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
-                                                    "operations": ["CREATE", "UPDATE"], "resources": ["namespaces"]}]},
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["namespaces"],
+                    }
+                ]
+            },
             "variables": variables,
             "validations": validations,
         },
     }
-    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-               "metadata": _meta(NAMESPACE_GUARD_POLICY),
-               "spec": {"policyName": NAMESPACE_GUARD_POLICY, "validationActions": ["Deny"]}}
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": _meta(NAMESPACE_GUARD_POLICY),
+        "spec": {"policyName": NAMESPACE_GUARD_POLICY, "validationActions": ["Deny"]},
+    }
     return [policy, binding]
 
 
@@ -480,27 +609,43 @@ def render_deny_ephemeral(spec: PlatformSpec) -> list[dict[str, Any]]:
     node, and admission cannot tell a GPU node from another, so the rule holds for every pod outside the exempt
     namespaces (Pod Security's baseline level forbids privileged ephemeral containers too).
     """
-    new = ("(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : []).filter(c, "
-           "!(has(oldObject.spec.ephemeralContainers) && oldObject.spec.ephemeralContainers.exists(o, o.name == c.name)))")
+    new = (
+        "(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : []).filter(c, "
+        "!(has(oldObject.spec.ephemeralContainers) && oldObject.spec.ephemeralContainers.exists(o, o.name == c.name)))"
+    )
     privileged = "has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged"
-    env = ("has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
-           f"(!has(e.value) || !(e.value in {_NO_DEVICES})))")
+    env = (
+        "has(c.env) && c.env.exists(e, e.name == 'NVIDIA_VISIBLE_DEVICES' && "
+        f"(!has(e.value) || !(e.value in {_NO_DEVICES})))"
+    )
     policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
         "metadata": _meta(DENY_EPHEMERAL_POLICY),
         "spec": {
             "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
-                                                    "resources": ["pods/ephemeralcontainers"]}]},
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["UPDATE"],
+                        "resources": ["pods/ephemeralcontainers"],
+                    }
+                ]
+            },
             "variables": [
                 {"name": "added", "expression": new},
                 {"name": "exposing", "expression": f"variables.added.filter(c, ({privileged}) || ({env}))"},
             ],
             "validations": [
-                {"expression": "size(variables.exposing) == 0", "reason": "Forbidden",
-                 "messageExpression": "'ephemeral container ' + variables.exposing[0].name + ' is privileged or sets "
-                                      "NVIDIA_VISIBLE_DEVICES: on a GPU node it would see every GPU of the node (debug "
-                                      "without --profile=sysadmin, or from an exempt namespace)'"},
+                {
+                    "expression": "size(variables.exposing) == 0",
+                    "reason": "Forbidden",
+                    "messageExpression": "'ephemeral container ' + variables.exposing[0].name + ' is privileged or sets "
+                    "NVIDIA_VISIBLE_DEVICES: on a GPU node it would see every GPU of the node (debug "
+                    "without --profile=sysadmin, or from an exempt namespace)'",
+                },
             ],
         },
     }
@@ -523,28 +668,47 @@ def render_deny_volcano_queues(spec: PlatformSpec) -> list[dict[str, Any]]:
         return []
     annotations, key = "namespaceObject.metadata.annotations", cel_str(VOLCANO_QUEUE_ANNOTATION)
     pod_queue = f"(has(object.metadata.annotations) && {key} in object.metadata.annotations ? object.metadata.annotations[{key}] : '')"
-    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
-             {"apiGroups": ["scheduling.volcano.sh"], "apiVersions": ["v1beta1"], "operations": ["CREATE", "UPDATE"],
-              "resources": ["podgroups"]},
-             {"apiGroups": ["batch.volcano.sh"], "apiVersions": ["v1alpha1"], "operations": ["CREATE"],
-              "resources": ["jobs"]}]
+    rules = [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+        {
+            "apiGroups": ["scheduling.volcano.sh"],
+            "apiVersions": ["v1beta1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["podgroups"],
+        },
+        {
+            "apiGroups": ["batch.volcano.sh"],
+            "apiVersions": ["v1alpha1"],
+            "operations": ["CREATE"],
+            "resources": ["jobs"],
+        },
+    ]
     policy = {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
         "metadata": _meta(DENY_VOLCANO_QUEUES_POLICY),
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"resourceRules": rules},
             "variables": [
-                {"name": "queue", "expression": f"object.kind == 'Pod' ? {pod_queue} : (has(object.spec) && "
-                                                "has(object.spec.queue) ? object.spec.queue : '')"},
-                {"name": "own", "expression": f"has({annotations}) && {key} in {annotations} ? {annotations}[{key}] : ''"},
+                {
+                    "name": "queue",
+                    "expression": f"object.kind == 'Pod' ? {pod_queue} : (has(object.spec) && "
+                    "has(object.spec.queue) ? object.spec.queue : '')",
+                },
+                {
+                    "name": "own",
+                    "expression": f"has({annotations}) && {key} in {annotations} ? {annotations}[{key}] : ''",
+                },
             ],
             "validations": [
-                {"expression": "variables.own == '' || variables.queue in ['', 'default', variables.own]",
-                 "reason": "Forbidden",
-                 "messageExpression": "object.kind + ' in namespace ' + request.namespace + ' may not use the Volcano "
-                                      "queue ' + variables.queue + ': work in a team namespace goes to its team\\'s "
-                                      "queue (' + variables.own + ') or to default'"},
+                {
+                    "expression": "variables.own == '' || variables.queue in ['', 'default', variables.own]",
+                    "reason": "Forbidden",
+                    "messageExpression": "object.kind + ' in namespace ' + request.namespace + ' may not use the Volcano "
+                    "queue ' + variables.queue + ': work in a team namespace goes to its team\\'s "
+                    "queue (' + variables.own + ') or to default'",
+                },
             ],
         },
     }
@@ -556,13 +720,16 @@ def render_denies(spec: PlatformSpec) -> list[dict[str, Any]]:
     `admission.denyUnclassified`)."""
     if not spec.admission.deny_unclassified:
         return []
-    return (render_deny(spec) + render_deny_ephemeral(spec) + render_deny_workloads(spec)
-            + render_deny_volcano_queues(spec))
+    return (
+        render_deny(spec) + render_deny_ephemeral(spec) + render_deny_workloads(spec) + render_deny_volcano_queues(spec)
+    )
 
 
 def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
-    return [{"key": pool_label_key(spec.label_domain), "operator": "Equal", "value": tier.pool, "effect": "NoSchedule"},
-            {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}]
+    return [
+        {"key": pool_label_key(spec.label_domain), "operator": "Equal", "value": tier.pool, "effect": "NoSchedule"},
+        {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"},
+    ]
 
 
 # Exclusive (multi-node training) pods are never moved to save nodes: cluster-autoscaler does not scale down a
@@ -570,8 +737,10 @@ def _tolerations(spec: PlatformSpec, tier: Tier) -> list[dict[str, str]]:
 # types of pods can prevent CA from removing a node?"), and Karpenter does not voluntarily disrupt one running a
 # `do-not-disrupt: "true"` pod (karpenter-provider-aws v1.14.1 docs/concepts/disruption.md "Pod-Level Controls").
 # A pod that already sets either annotation keeps its own value.
-KEEP_ON_NODE_ANNOTATIONS = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
-                            "karpenter.sh/do-not-disrupt": "true"}
+KEEP_ON_NODE_ANNOTATIONS = {
+    "cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+    "karpenter.sh/do-not-disrupt": "true",
+}
 
 
 def _keep_on_node() -> str:
@@ -580,15 +749,21 @@ def _keep_on_node() -> str:
     each = " + ".join(
         f"({cel_str(k)} in {annotations} ? [] : [JSONPatch{{op: 'add', path: "
         f"{cel_str('/metadata/annotations' + json_pointer(k))}, value: {cel_str(v)}}}])"
-        for k, v in KEEP_ON_NODE_ANNOTATIONS.items())
+        for k, v in KEEP_ON_NODE_ANNOTATIONS.items()
+    )
     return f"has({annotations}) ? {each} : [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {whole}}}]"
 
 
 def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
     """The CEL expressions (each a list of JSONPatch) that route one tier's pods."""
     pool_key = pool_label_key(spec.label_domain)
-    tols = "[" + ", ".join("{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in t.items()) + "}"
-                           for t in _tolerations(spec, tier)) + "]"
+    tols = (
+        "["
+        + ", ".join(
+            "{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in t.items()) + "}" for t in _tolerations(spec, tier)
+        )
+        + "]"
+    )
     exprs = [
         f"has(object.spec.nodeSelector) ? [JSONPatch{{op: 'add', path: {cel_str('/spec/nodeSelector' + json_pointer(pool_key))}, "
         f"value: {cel_str(tier.pool)}}}] : [JSONPatch{{op: 'add', path: '/spec/nodeSelector', "
@@ -606,8 +781,10 @@ def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
     if resource != "nvidia.com/gpu":
         for field in ("containers", "initContainers"):
             for section in ("limits", "requests"):
-                exprs += [resource_patches(section, field, "add", resource),
-                          resource_patches(section, field, "remove", resource)]
+                exprs += [
+                    resource_patches(section, field, "add", resource),
+                    resource_patches(section, field, "remove", resource),
+                ]
     return exprs
 
 
@@ -617,8 +794,10 @@ def _route_spec(spec: PlatformSpec, tier: Tier) -> dict[str, Any]:
         "failurePolicy": "Ignore",
         "reinvocationPolicy": "Never",
         "matchConstraints": {"resourceRules": [_POD_RULE]},
-        "matchConditions": [{"name": "tier", "expression": f"{tier_label(key)} == {cel_str(tier.name)}"},
-                            {"name": "tier-granted", "expression": granted(spec, cel_str(tier.name))}],
+        "matchConditions": [
+            {"name": "tier", "expression": f"{tier_label(key)} == {cel_str(tier.name)}"},
+            {"name": "tier-granted", "expression": granted(spec, cel_str(tier.name))},
+        ],
         "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": e}} for e in _mutations(spec, tier)],
     }
 
@@ -627,12 +806,20 @@ def _policy(spec: PlatformSpec, name: str, body: dict[str, Any]) -> list[dict[st
     """One routing mutation for the engine: a MutatingAdmissionPolicy + binding, or a Kyverno MutatingPolicy."""
     engine, api = mutation_engine(spec)
     if engine == MutationEngine.MUTATING_ADMISSION_POLICY:
-        return [{"apiVersion": api, "kind": "MutatingAdmissionPolicy", "metadata": _meta(name), "spec": body},
-                {"apiVersion": api, "kind": "MutatingAdmissionPolicyBinding", "metadata": _meta(name),
-                 "spec": {"policyName": name, "matchResources": {"namespaceSelector": _not_exempt(spec)}}}]
+        return [
+            {"apiVersion": api, "kind": "MutatingAdmissionPolicy", "metadata": _meta(name), "spec": body},
+            {
+                "apiVersion": api,
+                "kind": "MutatingAdmissionPolicyBinding",
+                "metadata": _meta(name),
+                "spec": {"policyName": name, "matchResources": {"namespaceSelector": _not_exempt(spec)}},
+            },
+        ]
     if engine == MutationEngine.KYVERNO:
         body["matchConstraints"]["namespaceSelector"] = _not_exempt(spec)
-        return [{"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": _meta(name), "spec": body}]
+        return [
+            {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": _meta(name), "spec": body}
+        ]
     return []
 
 
@@ -648,7 +835,9 @@ def render_routes(spec: PlatformSpec) -> list[dict[str, Any]]:
         return docs
     if any(i in _POD_QUEUED for i in kueue.integrations):
         docs += _policy(spec, QUEUE_PODS_ROUTE, queue_pods_spec(spec))
-    return docs + [d for kind in job_kinds(spec) for d in _policy(spec, route_name(kind), workload_route_spec(spec, kind))]
+    return docs + [
+        d for kind in job_kinds(spec) for d in _policy(spec, route_name(kind), workload_route_spec(spec, kind))
+    ]
 
 
 def render_kyverno_release(spec: PlatformSpec) -> dict[str, Any] | None:
@@ -656,7 +845,9 @@ def render_kyverno_release(spec: PlatformSpec) -> dict[str, Any] | None:
     if mutation_engine(spec)[0] != MutationEngine.KYVERNO:
         return None
     a = spec.admission
-    values = deep_merge({"admissionController": {"replicas": 3}}, a.kyverno_values_overrides, "admission.kyvernoValuesOverrides")
+    values = deep_merge(
+        {"admissionController": {"replicas": 3}}, a.kyverno_values_overrides, "admission.kyvernoValuesOverrides"
+    )
     return helm_release("kyverno", KYVERNO_CHART[0], KYVERNO_CHART[1], a.kyverno_version, a.kyverno_namespace, values)
 
 
@@ -670,14 +861,18 @@ def engine_notes(spec: PlatformSpec) -> list[str]:
     engine, api = mutation_engine(spec)
     notes = [f"admission: tiered pods routed by {engine.value}" + (f" ({api})" if api else "")]
     if api and not api.endswith("/v1"):
-        notes.append(f"admission: {api} MutatingAdmissionPolicy is served only with the MutatingAdmissionPolicy "
-                     f"feature gate and --runtime-config={api}=true on the API server (not on managed EKS/GKE "
-                     "control planes); use mutation: kyverno there")
+        notes.append(
+            f"admission: {api} MutatingAdmissionPolicy is served only with the MutatingAdmissionPolicy "
+            f"feature gate and --runtime-config={api}=true on the API server (not on managed EKS/GKE "
+            "control planes); use mutation: kyverno there"
+        )
     lo, hi = _KYVERNO_K8S
     if engine == MutationEngine.KYVERNO and not lo <= spec.kubernetes_release <= hi:
-        notes.append(f"admission: Kyverno 1.17 (chart 3.7.x) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
-                     f"kubernetesVersion is {spec.kubernetes_version!r}; set admission.kyvernoVersion to a release "
-                     "that supports it")
+        notes.append(
+            f"admission: Kyverno 1.17 (chart 3.7.x) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
+            f"kubernetesVersion is {spec.kubernetes_version!r}; set admission.kyvernoVersion to a release "
+            "that supports it"
+        )
     return notes
 
 

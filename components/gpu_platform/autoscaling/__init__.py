@@ -13,8 +13,13 @@ from .render import AutoscalingDocs, render_autoscaling, render_autoscaling_arti
 if TYPE_CHECKING:  # pragma: no cover
     from .component import GpuAutoscaling, GpuAutoscalingArgs
 
-__all__ = ["AutoscalingDocs", "GpuAutoscaling", "GpuAutoscalingArgs", "render_autoscaling",
-           "render_autoscaling_artifacts"]
+__all__ = [
+    "AutoscalingDocs",
+    "GpuAutoscaling",
+    "GpuAutoscalingArgs",
+    "render_autoscaling",
+    "render_autoscaling_artifacts",
+]
 
 
 def __getattr__(name: str) -> Any:

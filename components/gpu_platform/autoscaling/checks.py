@@ -29,12 +29,18 @@ TARGET_QUEUE_DEPTH_MAX = 1_000_000
 
 
 def _names(path: str, s: QueueScaler) -> Iterator[Finding]:
-    for field, value, pattern in (("name", s.name, _DNS_LABEL), ("namespace", s.namespace, _DNS_LABEL),
-                                  ("deployment", s.deployment, _DNS_SUBDOMAIN)):
+    for field, value, pattern in (
+        ("name", s.name, _DNS_LABEL),
+        ("namespace", s.namespace, _DNS_LABEL),
+        ("deployment", s.deployment, _DNS_SUBDOMAIN),
+    ):
         if len(value) > 63 or not pattern.match(value):
             dot = " and '.'" if field == "deployment" else ""
-            yield Finding(f"{path}.{field}", f"{value!r} is not a valid Kubernetes name; allowed: lower-case "
-                          f"a-z, 0-9 and '-'{dot}, at most 63 characters")
+            yield Finding(
+                f"{path}.{field}",
+                f"{value!r} is not a valid Kubernetes name; allowed: lower-case "
+                f"a-z, 0-9 and '-'{dot}, at most 63 characters",
+            )
 
 
 def _entitled(spec: PlatformSpec, namespace: str, tier: str) -> bool:
@@ -48,32 +54,49 @@ def _check_scaler(spec: PlatformSpec, path: str, s: QueueScaler) -> Iterator[Fin
         return
     if not _entitled(spec, s.namespace, s.tier):
         teams = sorted(t.name for t in spec.teams if t.quotas.get(s.tier, 0) > 0)
-        yield Finding(f"{path}.namespace", f"{s.namespace!r} is not a namespace of a team with quota for tier "
-                      f"{s.tier!r} (teams with quota: {', '.join(teams) or 'none'}); admission would deny its pods")
+        yield Finding(
+            f"{path}.namespace",
+            f"{s.namespace!r} is not a namespace of a team with quota for tier "
+            f"{s.tier!r} (teams with quota: {', '.join(teams) or 'none'}); admission would deny its pods",
+        )
     if len(s.deployment) > DEPLOYMENT_NAME_MAX:
-        yield Finding(f"{path}.deployment", f"{s.deployment!r} has {len(s.deployment)} characters: its pod names get "
-                      "cut to 63 and no longer start with `<deployment>-<hash>-`, so the queue-depth query would "
-                      f"find none; allowed: at most {DEPLOYMENT_NAME_MAX} characters")
+        yield Finding(
+            f"{path}.deployment",
+            f"{s.deployment!r} has {len(s.deployment)} characters: its pod names get "
+            "cut to 63 and no longer start with `<deployment>-<hash>-`, so the queue-depth query would "
+            f"find none; allowed: at most {DEPLOYMENT_NAME_MAX} characters",
+        )
     depth = s.target_queue_depth
     if not math.isfinite(depth) or not TARGET_QUEUE_DEPTH_MIN <= depth <= TARGET_QUEUE_DEPTH_MAX:
-        yield Finding(f"{path}.targetQueueDepth", f"{depth!r}; allowed: a number from {TARGET_QUEUE_DEPTH_MIN} to "
-                      f"{TARGET_QUEUE_DEPTH_MAX}")
+        yield Finding(
+            f"{path}.targetQueueDepth",
+            f"{depth!r}; allowed: a number from {TARGET_QUEUE_DEPTH_MIN} to {TARGET_QUEUE_DEPTH_MAX}",
+        )
     if s.min_replicas > s.max_replicas:
-        yield Finding(f"{path}.minReplicas", f"{s.min_replicas} is above maxReplicas {s.max_replicas}; "
-                      "allowed: 1..maxReplicas")
+        yield Finding(
+            f"{path}.minReplicas", f"{s.min_replicas} is above maxReplicas {s.max_replicas}; allowed: 1..maxReplicas"
+        )
     pool = tiers[s.tier].pool
     if pool not in time_sliced_pools(spec):
-        yield Finding(f"{path}.tier", f"tier {s.tier!r} runs on pool {pool!r}, whose GPUs are not time-sliced: the "
-                      "scheduler already sees its queueing; scaling on queue depth still works", "warning")
+        yield Finding(
+            f"{path}.tier",
+            f"tier {s.tier!r} runs on pool {pool!r}, whose GPUs are not time-sliced: the "
+            "scheduler already sees its queueing; scaling on queue depth still works",
+            "warning",
+        )
 
 
 def check_autoscaling(spec: PlatformSpec) -> Iterator[Finding]:
     """Scalers need KEDA, a known tier, an entitled namespace, min <= max and unique names per namespace."""
     keda = spec.autoscaling.keda
     if keda.enabled and not keda.scalers:
-        yield Finding("autoscaling.keda", "KEDA is installed with no scalers: it still registers the cluster's "
-                      "external.metrics.k8s.io APIService (one per cluster), which another metrics adapter may "
-                      "need; add scalers or set autoscaling.keda.enabled: false", "warning")
+        yield Finding(
+            "autoscaling.keda",
+            "KEDA is installed with no scalers: it still registers the cluster's "
+            "external.metrics.k8s.io APIService (one per cluster), which another metrics adapter may "
+            "need; add scalers or set autoscaling.keda.enabled: false",
+            "warning",
+        )
     seen: set[tuple[str, str]] = set()
     targets: dict[tuple[str, str], int] = {}
     for i, s in enumerate(keda.scalers):
@@ -81,13 +104,17 @@ def check_autoscaling(spec: PlatformSpec) -> Iterator[Finding]:
         if not keda.enabled:
             yield Finding(path, "KEDA is disabled (autoscaling.keda.enabled: false); enable it or remove the scaler")
         if (s.namespace, s.name) in seen:
-            yield Finding(f"{path}.name", f"duplicate ScaledObject {s.namespace}/{s.name}; names must be unique "
-                          "per namespace")
+            yield Finding(
+                f"{path}.name", f"duplicate ScaledObject {s.namespace}/{s.name}; names must be unique per namespace"
+            )
         seen.add((s.namespace, s.name))
         if (s.namespace, s.deployment) in targets:
-            yield Finding(f"{path}.deployment", f"Deployment {s.namespace}/{s.deployment} is already scaled by "
-                          f"autoscaling.keda.scalers[{targets[(s.namespace, s.deployment)]}]: two ScaledObjects "
-                          "would make two HPAs fight over its replicas; one scaler per Deployment")
+            yield Finding(
+                f"{path}.deployment",
+                f"Deployment {s.namespace}/{s.deployment} is already scaled by "
+                f"autoscaling.keda.scalers[{targets[(s.namespace, s.deployment)]}]: two ScaledObjects "
+                "would make two HPAs fight over its replicas; one scaler per Deployment",
+            )
         targets.setdefault((s.namespace, s.deployment), i)
         yield from _names(path, s)
         yield from _check_scaler(spec, path, s)

@@ -19,8 +19,14 @@ from ..observability.prometheus import prometheus_query_url
 from ..observability.rules import rule_metadata_labels
 from ..spec import PlatformSpec, QueueScaler
 
-__all__ = ["CHART", "queue_depth_query", "render_keda_release", "render_keda_values", "render_scaled_object",
-           "render_scaled_objects"]
+__all__ = [
+    "CHART",
+    "queue_depth_query",
+    "render_keda_release",
+    "render_keda_values",
+    "render_scaled_object",
+    "render_scaled_objects",
+]
 
 CHART = "keda"
 
@@ -37,8 +43,9 @@ def render_keda_release(spec: PlatformSpec) -> dict[str, Any] | None:
     keda = spec.autoscaling.keda
     if not keda.enabled:
         return None
-    return helm_release(keda.release_name, CHART, keda.repository, keda.version, keda.namespace,
-                        render_keda_values(spec))
+    return helm_release(
+        keda.release_name, CHART, keda.repository, keda.version, keda.namespace, render_keda_values(spec)
+    )
 
 
 def queue_depth_query(scaler: QueueScaler) -> str:
@@ -68,8 +75,11 @@ def render_scaled_object(spec: PlatformSpec, scaler: QueueScaler) -> dict[str, A
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
-        "metadata": {"name": scaler.name, "namespace": scaler.namespace,
-                     "labels": {"app.kubernetes.io/part-of": "gpu-platform"}},
+        "metadata": {
+            "name": scaler.name,
+            "namespace": scaler.namespace,
+            "labels": {"app.kubernetes.io/part-of": "gpu-platform"},
+        },
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": scaler.deployment},
             "minReplicaCount": scaler.min_replicas,

@@ -35,9 +35,14 @@ def render_autoscaling_artifacts(spec: PlatformSpec) -> list[Artifact]:
     docs = render_autoscaling(spec)
     out = []
     if docs.keda:
-        out.append(Artifact("helm", "keda", (docs.keda,),
-                            (f"autoscaling: KEDA {docs.keda['version']}, {len(docs.scaled_objects)} queue-depth "
-                             "ScaledObjects",)))
+        out.append(
+            Artifact(
+                "helm",
+                "keda",
+                (docs.keda,),
+                (f"autoscaling: KEDA {docs.keda['version']}, {len(docs.scaled_objects)} queue-depth ScaledObjects",),
+            )
+        )
     if docs.scaled_objects:
         out.append(Artifact("kubernetes", "gpu-platform-scaledobjects", tuple(docs.scaled_objects)))
     return out

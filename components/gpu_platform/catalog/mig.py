@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["MigProfile", "MIG_PROFILES", "COMPUTE_SLICES", "MEMORY_SLICES", "layout_fits", "placements_for", "profiles_for"]
+__all__ = [
+    "MigProfile",
+    "MIG_PROFILES",
+    "COMPUTE_SLICES",
+    "MEMORY_SLICES",
+    "layout_fits",
+    "placements_for",
+    "profiles_for",
+]
 
 COMPUTE_SLICES = 7
 MEMORY_SLICES = 8

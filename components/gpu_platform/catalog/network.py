@@ -11,8 +11,10 @@ from __future__ import annotations
 
 __all__ = ["EFA_INTERFACES", "EFA_SOURCE"]
 
-EFA_SOURCE = ("aws/karpenter-provider-aws v1.14.1 website/content/en/preview/reference/instance-types.md "
-              "(vpc.amazonaws.com/efa = DescribeInstanceTypes EfaInfo.MaximumEfaInterfaces)")
+EFA_SOURCE = (
+    "aws/karpenter-provider-aws v1.14.1 website/content/en/preview/reference/instance-types.md "
+    "(vpc.amazonaws.com/efa = DescribeInstanceTypes EfaInfo.MaximumEfaInterfaces)"
+)
 
 EFA_INTERFACES: dict[str, int] = {
     "p4d.24xlarge": 4,

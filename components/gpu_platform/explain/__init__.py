@@ -11,5 +11,15 @@ from .cluster import RenderedPlatform
 from .core import Entry, explain_object
 from .manifest import ManifestError, load_manifests
 
-__all__ = ["AdmissionChain", "AdmissionResult", "Entry", "ManifestError", "RenderedPlatform", "Request", "Step",
-           "build_chain", "explain_object", "load_manifests"]
+__all__ = [
+    "AdmissionChain",
+    "AdmissionResult",
+    "Entry",
+    "ManifestError",
+    "RenderedPlatform",
+    "Request",
+    "Step",
+    "build_chain",
+    "explain_object",
+    "load_manifests",
+]

@@ -22,8 +22,16 @@ from .cel import CelError, activation, evaluate, to_plain
 from .selectors import label_selector_matches
 from .workloads import WorkloadKind
 
-__all__ = ["KYVERNO_WEBHOOK_CONFIGURATION", "AdmissionChain", "AdmissionResult", "Hook", "Request", "Step",
-           "build_chain", "constraints_match"]
+__all__ = [
+    "KYVERNO_WEBHOOK_CONFIGURATION",
+    "AdmissionChain",
+    "AdmissionResult",
+    "Hook",
+    "Request",
+    "Step",
+    "build_chain",
+    "constraints_match",
+]
 
 # kyverno v1.17.2 pkg/config/config.go MutatingWebhookConfigurationName: the configuration Kyverno registers for
 # resource mutation; its webhooks are `reinvocationPolicy: IfNeeded` (pkg/controllers/webhook/controller.go
@@ -52,10 +60,15 @@ class Request:
     def cel(self) -> dict[str, Any]:
         """`request` as CEL sees it (admission.k8s.io AdmissionRequest fields)."""
         k = self.kind
-        return {"namespace": self.namespace, "operation": self.operation, "name": self.name,
-                "kind": {"group": k.group, "version": self.version, "kind": k.kind},
-                "resource": {"group": k.group, "version": self.version, "resource": k.resource},
-                "subResource": "", "dryRun": False}
+        return {
+            "namespace": self.namespace,
+            "operation": self.operation,
+            "name": self.name,
+            "kind": {"group": k.group, "version": self.version, "kind": k.kind},
+            "resource": {"group": k.group, "version": self.version, "resource": k.resource},
+            "subResource": "",
+            "dryRun": False,
+        }
 
 
 @dataclass
@@ -105,11 +118,16 @@ class AdmissionResult:
 
 def _rule_matches(rule: dict[str, Any], req: Request) -> bool:
     """One RuleWithOperations (k8s.io/apiserver v0.33.0 pkg/admission/plugin/webhook/predicates/rules/rules.go)."""
+
     def has(values: list[str] | None, value: str) -> bool:
         return bool(values) and ("*" in values or value in values)
 
-    return (has(rule.get("operations"), req.operation) and has(rule.get("apiGroups"), req.kind.group)
-            and has(rule.get("apiVersions"), req.version) and has(rule.get("resources"), req.kind.resource))
+    return (
+        has(rule.get("operations"), req.operation)
+        and has(rule.get("apiGroups"), req.kind.group)
+        and has(rule.get("apiVersions"), req.version)
+        and has(rule.get("resources"), req.kind.resource)
+    )
 
 
 def constraints_match(match: dict[str, Any] | None, obj: dict[str, Any], req: Request, rules_required: bool) -> bool:
@@ -127,13 +145,22 @@ def constraints_match(match: dict[str, Any] | None, obj: dict[str, Any], req: Re
         return False
     ns_labels = (req.namespace_object.get("metadata") or {}).get("labels") or {}
     obj_labels = (obj.get("metadata") or {}).get("labels") or {}
-    return (label_selector_matches(match.get("namespaceSelector"), ns_labels)
-            and label_selector_matches(match.get("objectSelector"), obj_labels))
+    return label_selector_matches(match.get("namespaceSelector"), ns_labels) and label_selector_matches(
+        match.get("objectSelector"), obj_labels
+    )
 
 
 def _activation(obj: dict[str, Any], req: Request, variables: list[dict[str, str]] | None) -> dict[str, Any]:
-    return activation({"object": obj, "oldObject": req.old_object, "request": req.cel(),
-                       "namespaceObject": req.namespace_object, "params": None}, variables)
+    return activation(
+        {
+            "object": obj,
+            "oldObject": req.old_object,
+            "request": req.cel(),
+            "namespaceObject": req.namespace_object,
+            "params": None,
+        },
+        variables,
+    )
 
 
 def _conditions_hold(spec: dict[str, Any], obj: dict[str, Any], req: Request) -> bool:
@@ -169,7 +196,9 @@ def _mutate(policy: dict[str, Any], obj: dict[str, Any], req: Request) -> tuple[
     return obj, applied
 
 
-def _run_mutating(policy: dict[str, Any], obj: dict[str, Any], req: Request, plugin: str, via: str) -> tuple[dict[str, Any], Step | None]:
+def _run_mutating(
+    policy: dict[str, Any], obj: dict[str, Any], req: Request, plugin: str, via: str
+) -> tuple[dict[str, Any], Step | None]:
     """One mutating policy whose constraints and bindings matched: conditions, then mutations."""
     spec, name = policy["spec"], policy["metadata"]["name"]
     try:
@@ -183,13 +212,19 @@ def _run_mutating(policy: dict[str, Any], obj: dict[str, Any], req: Request, plu
     return new, Step(plugin, name, via, patches=ops)
 
 
-def _bound(policy: dict[str, Any], bindings: list[dict[str, Any]], obj: dict[str, Any], req: Request) -> list[dict[str, Any]]:
+def _bound(
+    policy: dict[str, Any], bindings: list[dict[str, Any]], obj: dict[str, Any], req: Request
+) -> list[dict[str, Any]]:
     """The bindings of `policy` whose matchResources select the object (policy constraints checked too)."""
     if not constraints_match(policy["spec"].get("matchConstraints"), obj, req, rules_required=True):
         return []
     name = policy["metadata"]["name"]
-    return [b for b in bindings if b["spec"].get("policyName") == name
-            and constraints_match(b["spec"].get("matchResources"), obj, req, rules_required=False)]
+    return [
+        b
+        for b in bindings
+        if b["spec"].get("policyName") == name
+        and constraints_match(b["spec"].get("matchResources"), obj, req, rules_required=False)
+    ]
 
 
 def _map_hook(policy: dict[str, Any], bindings: list[dict[str, Any]]) -> Hook:
@@ -199,8 +234,9 @@ def _map_hook(policy: dict[str, Any], bindings: list[dict[str, Any]]) -> Hook:
         new, step = _run_mutating(policy, obj, req, "MutatingAdmissionPolicy", "")
         return new, [step] if step else []
 
-    return Hook("MutatingAdmissionPolicy", policy["metadata"]["name"],
-                policy["spec"].get("reinvocationPolicy", "Never"), call)
+    return Hook(
+        "MutatingAdmissionPolicy", policy["metadata"]["name"], policy["spec"].get("reinvocationPolicy", "Never"), call
+    )
 
 
 def _kyverno_hook(policies: list[dict[str, Any]]) -> Hook:
@@ -209,6 +245,7 @@ def _kyverno_hook(policies: list[dict[str, Any]]) -> Hook:
     kyverno v1.17.2 pkg/cel/policies/mpol/engine/engine.go Handle (policies in provider order, modelled as
     sorted by name; constraints include the policy's own namespace and object selectors).
     """
+
     def call(obj: dict[str, Any], req: Request) -> tuple[dict[str, Any], list[Step]]:
         steps = []
         for p in policies:
@@ -228,8 +265,9 @@ class AdmissionChain:
     validating: list[dict[str, Any]]
     validating_bindings: list[dict[str, Any]]
 
-    def admit(self, obj: dict[str, Any], req: Request,
-              check: Callable[[dict[str, Any]], str | None] | None = None) -> AdmissionResult:
+    def admit(
+        self, obj: dict[str, Any], req: Request, check: Callable[[dict[str, Any]], str | None] | None = None
+    ) -> AdmissionResult:
         """Run the whole chain on `obj`: mutation (with reinvocation), the object's own validation (`check`, what
         the API server's registry validates between the two phases), then the validating policies."""
         mutated = self.mutate(obj, req)
@@ -254,12 +292,14 @@ class AdmissionChain:
         obj, steps, denied = self._reinvoke(obj, req, steps, after)
         return AdmissionResult(obj, steps, denied)
 
-    def _reinvoke(self, obj: dict[str, Any], req: Request, steps: list[Step],
-                  after: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[Step], str | None]:
+    def _reinvoke(
+        self, obj: dict[str, Any], req: Request, steps: list[Step], after: dict[str, dict[str, Any]]
+    ) -> tuple[dict[str, Any], list[Step], str | None]:
         """Once more, in order, each IfNeeded hook that matched and was followed by a change."""
         called = {s.via or s.name for s in steps}
-        again = [h for h in self.mutating if h.reinvocation == "IfNeeded" and h.name in called
-                 and after.get(h.name) != obj]
+        again = [
+            h for h in self.mutating if h.reinvocation == "IfNeeded" and h.name in called and after.get(h.name) != obj
+        ]
         for hook in again:
             obj, new = hook.call(obj, req)
             for s in new:
@@ -306,7 +346,9 @@ def _validate_one(policy: dict[str, Any], binding: dict[str, Any], obj: dict[str
         if not _conditions_hold(spec, obj, req):
             return None
     except CelError as e:
-        return Step("ValidatingAdmissionPolicy", name, denied=prefix + e.reason, message=e.reason) if fail_closed else None
+        return (
+            Step("ValidatingAdmissionPolicy", name, denied=prefix + e.reason, message=e.reason) if fail_closed else None
+        )
     act = _activation(obj, req, spec.get("variables"))
     for rule in spec.get("validations") or []:
         try:
@@ -327,6 +369,7 @@ def _validate_one(policy: dict[str, Any], binding: dict[str, Any], obj: dict[str
 
 def build_chain(docs: list[dict[str, Any]], webhooks: list[Hook]) -> AdmissionChain:
     """The chain of rendered admission objects plus other webhook configurations (e.g. Kueue's)."""
+
     def kind(k: str) -> list[dict[str, Any]]:
         return sorted((d for d in docs if d.get("kind") == k), key=lambda d: d["metadata"]["name"])
 
@@ -334,5 +377,8 @@ def build_chain(docs: list[dict[str, Any]], webhooks: list[Hook]) -> AdmissionCh
     hooks = list(webhooks)
     if kind("MutatingPolicy"):
         hooks.append(_kyverno_hook(kind("MutatingPolicy")))
-    return AdmissionChain(maps + sorted(hooks, key=lambda h: h.name), kind("ValidatingAdmissionPolicy"),
-                          kind("ValidatingAdmissionPolicyBinding"))
+    return AdmissionChain(
+        maps + sorted(hooks, key=lambda h: h.name),
+        kind("ValidatingAdmissionPolicy"),
+        kind("ValidatingAdmissionPolicyBinding"),
+    )

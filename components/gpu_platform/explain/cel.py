@@ -37,8 +37,9 @@ class CelError(Exception):
         self.reason = reason
 
 
-_PASS_THROUGH = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication",
-                           "unary", "member"})
+_PASS_THROUGH = frozenset(
+    {"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member"}
+)
 
 
 class _ShortCircuitEvaluator(Evaluator):
@@ -122,9 +123,18 @@ def _env() -> celpy.Environment:
         grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
         try:
             CELParser.CEL_PARSER = lark.Lark(
-                grammar, parser="lalr", start="expr", debug=True, g_regex_flags=re.M,
-                lexer_callbacks={"IDENT": CELParser.ambiguous_literals}, propagate_positions=False,
-                maybe_placeholders=False, priority="invert", tree_class=_Tree, cache=True)
+                grammar,
+                parser="lalr",
+                start="expr",
+                debug=True,
+                g_regex_flags=re.M,
+                lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
+                propagate_positions=False,
+                maybe_placeholders=False,
+                priority="invert",
+                tree_class=_Tree,
+                cache=True,
+            )
         except OSError:  # an unwritable temp directory: celpy builds its parser without the cache
             CELParser.CEL_PARSER = None
     return celpy.Environment(annotations={"JSONPatch": JSONPatch}, runner_class=_Runner)
@@ -221,8 +231,9 @@ def _first_error(value: Any) -> celpy.CELEvalError | None:
     return None
 
 
-def activation(values: dict[str, Any], variables: list[dict[str, str]] | None = None,
-               convert: Callable[[Any], Any] = to_cel) -> dict[str, Any]:
+def activation(
+    values: dict[str, Any], variables: list[dict[str, str]] | None = None, convert: Callable[[Any], Any] = to_cel
+) -> dict[str, Any]:
     """The CEL activation of one admission evaluation, with lazily evaluated `variables`."""
     act = {k: convert(v) for k, v in values.items()}
     act["variables"] = LazyVariables(variables or [], act)

@@ -46,11 +46,13 @@ def _exit_code(entries: list[Entry]) -> int:
 
 @click.command()
 @click.argument("workload", type=click.Path(dir_okay=False))
-@click.option("--spec", "spec_file", required=True, type=click.Path(dir_okay=False),
-              help="Pulumi.<stack>.yaml or a plain spec.")
+@click.option(
+    "--spec", "spec_file", required=True, type=click.Path(dir_okay=False), help="Pulumi.<stack>.yaml or a plain spec."
+)
 @click.option("--namespace", default=None, help="Namespace to submit in (default: the manifest's, else default).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="Output format.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format."
+)
 def explain(workload: str, spec_file: str, namespace: str | None, fmt: str) -> None:
     """What the rendered platform does to WORKLOAD: admission, pods, Kueue, scheduler, priority, $/hour."""
     if namespace is not None and not _DNS_LABEL.match(namespace):

@@ -13,8 +13,16 @@ from .flavors import FlavorResult, assign_flavor, assign_workload, merge_podset_
 from .kueue import ADMISSION_GATE
 from .scheduler import NOT_MODELLED, schedule
 from .shape import resources_problem, shape_problem
-from .workloads import KINDS, PodTemplate, container_requests, get_path, pod_from_template, pod_requests, \
-    pod_templates, with_default_requests
+from .workloads import (
+    KINDS,
+    PodTemplate,
+    container_requests,
+    get_path,
+    pod_from_template,
+    pod_requests,
+    pod_templates,
+    with_default_requests,
+)
 
 __all__ = ["Entry", "explain_object"]
 
@@ -43,32 +51,57 @@ class Entry:
 
     def to_json(self) -> dict[str, Any]:
         """The entry of `explain --format json`."""
-        return {"kind": self.kind, "name": self.name, "namespace": self.namespace, "template": self.template,
-                "pods": self.pods, "pool": self.pool, "localQueue": self.local_queue,
-                "clusterQueue": self.cluster_queue, "flavor": self.flavor, "resources": self.resources,
-                "priorityClass": self.priority_class, "priority": self.priority, "denied": self.denied,
-                "schedulable": self.schedulable, "outsideQuota": self.outside_quota,
-                "hourly": None if self.hourly is None else round(self.hourly, 4), "stages": self.stages}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "namespace": self.namespace,
+            "template": self.template,
+            "pods": self.pods,
+            "pool": self.pool,
+            "localQueue": self.local_queue,
+            "clusterQueue": self.cluster_queue,
+            "flavor": self.flavor,
+            "resources": self.resources,
+            "priorityClass": self.priority_class,
+            "priority": self.priority,
+            "denied": self.denied,
+            "schedulable": self.schedulable,
+            "outsideQuota": self.outside_quota,
+            "hourly": None if self.hourly is None else round(self.hourly, 4),
+            "stages": self.stages,
+        }
 
 
 def _admission_stage(stage: str, obj: dict[str, Any], result: AdmissionResult) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
-    return {"stage": stage, "object": f"{obj.get('kind')}/{meta.get('name', '')}",
-            "steps": [s.to_json() for s in result.steps], "denied": result.denied}
+    return {
+        "stage": stage,
+        "object": f"{obj.get('kind')}/{meta.get('name', '')}",
+        "steps": [s.to_json() for s in result.steps],
+        "denied": result.denied,
+    }
 
 
-def _request(platform: RenderedPlatform, obj: dict[str, Any], namespace: str,
-             parent: dict[str, Any] | None = None) -> Request:
+def _request(
+    platform: RenderedPlatform, obj: dict[str, Any], namespace: str, parent: dict[str, Any] | None = None
+) -> Request:
     kind = KINDS[obj["kind"]]
     version = obj["apiVersion"].rpartition("/")[2]
-    return Request(namespace, platform.namespace_object(namespace), kind, version,
-                   (obj.get("metadata") or {}).get("name", ""), parent)
+    return Request(
+        namespace,
+        platform.namespace_object(namespace),
+        kind,
+        version,
+        (obj.get("metadata") or {}).get("name", ""),
+        parent,
+    )
 
 
 def _not_modelled(obj: dict[str, Any], namespace: str, why: str) -> Entry:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    return Entry(str(obj.get("kind")), str(meta.get("name", "")), namespace, None,
-                 stages=[{"stage": "kind", "note": why}])
+    return Entry(
+        str(obj.get("kind")), str(meta.get("name", "")), namespace, None, stages=[{"stage": "kind", "note": why}]
+    )
 
 
 def _modelled(obj: dict[str, Any]) -> str | None:
@@ -76,8 +109,7 @@ def _modelled(obj: dict[str, Any]) -> str | None:
     kind = KINDS.get(obj.get("kind", ""))
     group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
     if kind is None:
-        return (f"kind {obj.get('kind')} is not modelled; explain models "
-                f"{', '.join(KINDS)}")
+        return f"kind {obj.get('kind')} is not modelled; explain models {', '.join(KINDS)}"
     if group != kind.group or version not in kind.versions:
         return f"{obj.get('apiVersion')} {kind.kind} is not modelled; explain models {kind.group or 'core'}/{kind.versions[0]}"
     return None
@@ -121,8 +153,9 @@ def _check_templates(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def _workload_queue(platform: RenderedPlatform, admitted: AdmissionResult, templates: list[PodTemplate],
-                    ns: str) -> list[FlavorResult | None]:
+def _workload_queue(
+    platform: RenderedPlatform, admitted: AdmissionResult, templates: list[PodTemplate], ns: str
+) -> list[FlavorResult | None]:
     """Kueue's Workload of a suspended job: one pod set per template, assigned together (None: not queued)."""
     obj = admitted.object
     if admitted.denied or platform.kueue is None or not _kueue_managed(platform, obj):
@@ -156,20 +189,36 @@ def _queue_of(*objs: dict[str, Any]) -> str:
 def _kueue_stage(result: FlavorResult | None, note: str) -> dict[str, Any]:
     out: dict[str, Any] = {"stage": "kueue", "note": note}
     if result:
-        out.update({"localQueue": result.local_queue, "clusterQueue": result.cluster_queue, "flavor": result.flavor,
-                    "requests": result.requests, "quotaHolds": result.admitted, "borrowing": result.borrowing,
-                    "reasons": result.reasons})
+        out.update(
+            {
+                "localQueue": result.local_queue,
+                "clusterQueue": result.cluster_queue,
+                "flavor": result.flavor,
+                "requests": result.requests,
+                "quotaHolds": result.admitted,
+                "borrowing": result.borrowing,
+                "reasons": result.reasons,
+            }
+        )
     return out
 
 
-def _template(platform: RenderedPlatform, admitted: AdmissionResult, stage: dict[str, Any], t: PodTemplate,
-              ns: str, queued: FlavorResult | None) -> Entry:
+def _template(
+    platform: RenderedPlatform,
+    admitted: AdmissionResult,
+    stage: dict[str, Any],
+    t: PodTemplate,
+    ns: str,
+    queued: FlavorResult | None,
+) -> Entry:
     obj = admitted.object
     meta = obj.get("metadata") or {}
     entry = Entry(obj["kind"], meta.get("name", ""), ns, t.display, pods=t.count, stages=[dict(stage)])
     if admitted.denied:
         entry.denied, entry.schedulable = admitted.denied, False
-        entry.resources = _resources((get_path(obj, t.path) or {}).get("spec") or {} if t.path else obj.get("spec") or {})
+        entry.resources = _resources(
+            (get_path(obj, t.path) or {}).get("spec") or {} if t.path else obj.get("spec") or {}
+        )
         return entry
     obj = copy.deepcopy(obj)
     job_like = obj["kind"] != "Pod" and KINDS[obj["kind"]].suspend is not None
@@ -187,23 +236,37 @@ def _template(platform: RenderedPlatform, admitted: AdmissionResult, stage: dict
     if pod.get("spec") is None:
         pod["spec"] = {}
     spec = pod["spec"]
-    if not job_like and platform.kueue and any(g.get("name") == ADMISSION_GATE for g in spec.get("schedulingGates") or []):
+    if (
+        not job_like
+        and platform.kueue
+        and any(g.get("name") == ADMISSION_GATE for g in spec.get("schedulingGates") or [])
+    ):
         _pod_queue(platform, entry, obj, pod, ns)
     elif not job_like:
         entry.outside_quota = platform.kueue is not None
-        entry.stages.append(_kueue_stage(None, "Kueue is not installed" if platform.kueue is None
-                                         else "not managed by Kueue: the pods start outside the team's quota"))
+        entry.stages.append(
+            _kueue_stage(
+                None,
+                "Kueue is not installed"
+                if platform.kueue is None
+                else "not managed by Kueue: the pods start outside the team's quota",
+            )
+        )
     entry.resources = _resources(spec)
     _schedule(platform, entry, pod, t)
     return entry
 
 
-def _job_queue(platform: RenderedPlatform, entry: Entry, obj: dict[str, Any], t: PodTemplate,
-               result: FlavorResult | None) -> Any:
+def _job_queue(
+    platform: RenderedPlatform, entry: Entry, obj: dict[str, Any], t: PodTemplate, result: FlavorResult | None
+) -> Any:
     """A job-like workload: Kueue admits the suspended job on a flavor and merges it into the template."""
     if result is None:
-        why = "Kueue is not installed" if platform.kueue is None else \
-            "not suspended at creation: the job starts at once, outside the team's quota"
+        why = (
+            "Kueue is not installed"
+            if platform.kueue is None
+            else "not suspended at creation: the job starts at once, outside the team's quota"
+        )
         entry.outside_quota = platform.kueue is not None
         entry.stages.append(_kueue_stage(None, why))
         return None
@@ -217,8 +280,11 @@ def _job_queue(platform: RenderedPlatform, entry: Entry, obj: dict[str, Any], t:
         entry.schedulable = False
         return False
     conflict = merge_podset_info(spec, result)
-    note = (f"admitted on flavor {result.flavor}; unsuspended with the flavor's node labels and tolerations"
-            if result.flavor else "admitted with the workload; unsuspended")
+    note = (
+        f"admitted on flavor {result.flavor}; unsuspended with the flavor's node labels and tolerations"
+        if result.flavor
+        else "admitted with the workload; unsuspended"
+    )
     entry.stages.append(_kueue_stage(result, conflict or note))
     if conflict:
         entry.schedulable = False
@@ -236,12 +302,20 @@ def _pod_queue(platform: RenderedPlatform, entry: Entry, obj: dict[str, Any], po
         entry.stages.append(_kueue_stage(result, "stays gated: Kueue cannot admit it"))
         return
     conflict = merge_podset_info(pod["spec"], result)
-    entry.stages.append(_kueue_stage(result, conflict or f"admitted on flavor {result.flavor}; ungated with the "
-                                                         "flavor's node labels and tolerations"))
+    entry.stages.append(
+        _kueue_stage(
+            result,
+            conflict or f"admitted on flavor {result.flavor}; ungated with the flavor's node labels and tolerations",
+        )
+    )
 
 
 def _record_queue(entry: Entry, result: FlavorResult) -> None:
-    entry.local_queue, entry.cluster_queue, entry.flavor = result.local_queue or None, result.cluster_queue, result.flavor
+    entry.local_queue, entry.cluster_queue, entry.flavor = (
+        result.local_queue or None,
+        result.cluster_queue,
+        result.flavor,
+    )
 
 
 def _schedule(platform: RenderedPlatform, entry: Entry, pod: dict[str, Any], t: PodTemplate) -> None:
@@ -249,9 +323,16 @@ def _schedule(platform: RenderedPlatform, entry: Entry, pod: dict[str, Any], t: 
     name = spec.get("priorityClassName")
     entry.priority_class = name
     entry.priority = platform.priority_classes.get(name) if name else spec.get("priority")
-    entry.stages.append({"stage": "priority", "priorityClass": name, "value": entry.priority,
-                         "note": None if not name or name in platform.priority_classes
-                         else f"PriorityClass {name} is not rendered by the platform"})
+    entry.stages.append(
+        {
+            "stage": "priority",
+            "priorityClass": name,
+            "value": entry.priority,
+            "note": None
+            if not name or name in platform.priority_classes
+            else f"PriorityClass {name} is not rendered by the platform",
+        }
+    )
     if any(g.get("name") == ADMISSION_GATE for g in spec.get("schedulingGates") or []):
         entry.schedulable = False
         entry.stages.append({"stage": "scheduler", "note": f"gated by {ADMISSION_GATE} until Kueue admits it"})
@@ -259,22 +340,44 @@ def _schedule(platform: RenderedPlatform, entry: Entry, pod: dict[str, Any], t: 
     requests = pod_requests(spec)
     if not requests:
         entry.schedulable, entry.outside_quota = True, False
-        entry.stages.append({"stage": "scheduler", "note": "no nvidia.com/* request: runs outside the GPU pools "
-                             "(CPU nodes are not modelled)"})
+        entry.stages.append(
+            {
+                "stage": "scheduler",
+                "note": "no nvidia.com/* request: runs outside the GPU pools (CPU nodes are not modelled)",
+            }
+        )
         return
     verdicts = schedule(platform.nodes, spec)
     fits = [v.pool for v in verdicts if v.fits]
     entry.pool = fits[0] if fits else None
     entry.schedulable = bool(fits)
     scheduler = spec.get("schedulerName") or "default-scheduler"
-    other = "" if scheduler == "default-scheduler" else (
-        f"; scheduled by {scheduler}: its queues and gangs are not modelled, only the node filters it shares "
-        "with kube-scheduler")
-    entry.stages.append({"stage": "scheduler", "scheduler": scheduler, "requests": requests,
-                         "pools": [{"pool": v.pool, "fits": v.fits, "reason": v.reason} for v in verdicts],
-                         "notModelled": NOT_MODELLED + other})
+    other = (
+        ""
+        if scheduler == "default-scheduler"
+        else (
+            f"; scheduled by {scheduler}: its queues and gangs are not modelled, only the node filters it shares "
+            "with kube-scheduler"
+        )
+    )
+    entry.stages.append(
+        {
+            "stage": "scheduler",
+            "scheduler": scheduler,
+            "requests": requests,
+            "pools": [{"pool": v.pool, "fits": v.fits, "reason": v.reason} for v in verdicts],
+            "notModelled": NOT_MODELLED + other,
+        }
+    )
     if entry.pool:
         per_pod = sum(platform.unit_hourly(entry.pool, r) * n for r, n in requests.items())
         entry.hourly = per_pod * t.count
-        entry.stages.append({"stage": "cost", "pool": entry.pool, "hourlyPerPod": round(per_pod, 4),
-                             "pods": t.count, "hourly": round(entry.hourly, 4)})
+        entry.stages.append(
+            {
+                "stage": "cost",
+                "pool": entry.pool,
+                "hourlyPerPod": round(per_pod, 4),
+                "pods": t.count,
+                "hourly": round(entry.hourly, 4),
+            }
+        )

@@ -17,6 +17,7 @@ from .workloads import pod_requests
 
 __all__ = ["FlavorResult", "assign_flavor", "assign_workload", "merge_podset_info"]
 
+
 @dataclass
 class FlavorResult:
     """Where Kueue would admit one pod set: its queues, flavor, and whether the team's quota holds."""
@@ -40,8 +41,9 @@ def _flavor_selector_matches(spec: dict[str, Any], node_labels: dict[str, str]) 
     selector = {k: v for k, v in (spec.get("nodeSelector") or {}).items() if k in keys}
     if not node_selector_matches(selector, node_labels):
         return False
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms = []
     for term in required.get("nodeSelectorTerms") or []:
         kept = [e for e in term.get("matchExpressions") or [] if e.get("key") in keys]
@@ -72,8 +74,9 @@ def _lendable(setup: KueueSetup, cq_name: str, flavor: str, resource: str) -> fl
     return total
 
 
-def _fits(setup: KueueSetup, cq_name: str, flavor: str, resource: str, amount: float,
-          assumed: float = 0.0) -> tuple[bool, bool, str]:
+def _fits(
+    setup: KueueSetup, cq_name: str, flavor: str, resource: str, amount: float, assumed: float = 0.0
+) -> tuple[bool, bool, str]:
     """fitsResourceQuota on an empty cluster: within nominal, or within nominal + what borrowing can bring.
 
     kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go fitsResourceQuota (PotentialAvailable =
@@ -84,12 +87,22 @@ def _fits(setup: KueueSetup, cq_name: str, flavor: str, resource: str, amount: f
     amount += assumed  # the workload's earlier pod sets on the same flavor (flavorassigner assignmentUsage)
     if amount <= nominal:
         return True, False, f"{resource} {_n(amount)} <= nominal {_n(nominal)} in flavor {flavor}"
-    borrow = _lendable(setup, cq_name, flavor, resource) if setup.cluster_queues[cq_name]["spec"].get("cohortName") else 0
+    borrow = (
+        _lendable(setup, cq_name, flavor, resource) if setup.cluster_queues[cq_name]["spec"].get("cohortName") else 0
+    )
     limit = float(q.get("borrowingLimit", math.inf)) if "borrowingLimit" in q else math.inf
     ceiling = nominal + min(borrow, limit)
     if amount <= ceiling:
-        return True, True, f"{resource} {_n(amount)} > nominal {_n(nominal)}, fits by borrowing in the cohort (max {_n(ceiling)})"
-    return False, False, f"insufficient quota for {resource} in flavor {flavor}: request {_n(amount)} > maximum capacity {_n(ceiling)}"
+        return (
+            True,
+            True,
+            f"{resource} {_n(amount)} > nominal {_n(nominal)}, fits by borrowing in the cohort (max {_n(ceiling)})",
+        )
+    return (
+        False,
+        False,
+        f"insufficient quota for {resource} in flavor {flavor}: request {_n(amount)} > maximum capacity {_n(ceiling)}",
+    )
 
 
 def _n(x: float) -> str:
@@ -101,17 +114,27 @@ def _counted(requests: dict[str, float], setup: KueueSetup) -> dict[str, float]:
     return {r: v for r, v in requests.items() if v and not any(r.startswith(p) for p in setup.exclude_prefixes)}
 
 
-def _try_group(setup: KueueSetup, cq_name: str, group: dict[str, Any], spec: dict[str, Any],
-               requests: dict[str, float], result: FlavorResult, usage: dict[tuple[str, str], float]) -> bool:
+def _try_group(
+    setup: KueueSetup,
+    cq_name: str,
+    group: dict[str, Any],
+    spec: dict[str, Any],
+    requests: dict[str, float],
+    result: FlavorResult,
+    usage: dict[tuple[str, str], float],
+) -> bool:
     """Flavors of one resource group in order; the first that matches and fits all its resources wins."""
     wanted = {r: v for r, v in requests.items() if r in (group.get("coveredResources") or [])}
     for f in group.get("flavors") or []:
         name = f["name"]
         flavor = (setup.flavors.get(name) or {}).get("spec") or {}
-        taint = find_untolerated_taint(flavor.get("nodeTaints") or [],
-                                       (spec.get("tolerations") or []) + (flavor.get("tolerations") or []))
+        taint = find_untolerated_taint(
+            flavor.get("nodeTaints") or [], (spec.get("tolerations") or []) + (flavor.get("tolerations") or [])
+        )
         if taint:
-            result.reasons.append(f"untolerated taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')} in flavor {name}")
+            result.reasons.append(
+                f"untolerated taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')} in flavor {name}"
+            )
             continue
         if not _flavor_selector_matches(spec, flavor.get("nodeLabels") or {}):
             result.reasons.append(f"flavor {name} doesn't match node affinity")
@@ -128,8 +151,14 @@ def _try_group(setup: KueueSetup, cq_name: str, group: dict[str, Any], spec: dic
     return False
 
 
-def assign_flavor(setup: KueueSetup, namespace: str, queue: str, spec: dict[str, Any], count: int,
-                  usage: dict[tuple[str, str], float] | None = None) -> FlavorResult:
+def assign_flavor(
+    setup: KueueSetup,
+    namespace: str,
+    queue: str,
+    spec: dict[str, Any],
+    count: int,
+    usage: dict[tuple[str, str], float] | None = None,
+) -> FlavorResult:
     """LocalQueue -> ClusterQueue -> the flavor of each covered resource for one pod set of `count` pods.
 
     kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors / findFlavorForPodSets /
@@ -166,8 +195,9 @@ def assign_flavor(setup: KueueSetup, namespace: str, queue: str, spec: dict[str,
     return result
 
 
-def assign_workload(setup: KueueSetup, namespace: str, queue: str,
-                    podsets: list[tuple[dict[str, Any], int]]) -> list[FlavorResult]:
+def assign_workload(
+    setup: KueueSetup, namespace: str, queue: str, podsets: list[tuple[dict[str, Any], int]]
+) -> list[FlavorResult]:
     """Every pod set of one Workload, each charged on top of the earlier ones; all fit or none is admitted."""
     usage: dict[tuple[str, str], float] = {}
     results = []

@@ -51,8 +51,15 @@ def kueue_setup(release: dict[str, Any] | None, objects: list[dict[str, Any]]) -
         return None
     values = release.get("values") or {}
     config = yaml.safe_load((values.get("managerConfig") or {}).get("controllerManagerConfigYaml") or "") or {}
-    default_ns = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                        "values": ["kube-system", release.get("namespace", "kueue-system")]}]}
+    default_ns = {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": ["kube-system", release.get("namespace", "kueue-system")],
+            }
+        ]
+    }
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for d in objects:
         by_kind.setdefault(d.get("kind", ""), []).append(d)
@@ -65,8 +72,9 @@ def kueue_setup(release: dict[str, Any] | None, objects: list[dict[str, Any]]) -
         exclude_prefixes=tuple((config.get("resources") or {}).get("excludeResourcePrefixes") or ()),
         flavors={d["metadata"]["name"]: d for d in by_kind.get("ResourceFlavor", [])},
         cluster_queues={d["metadata"]["name"]: d for d in by_kind.get("ClusterQueue", [])},
-        local_queues={(d["metadata"].get("namespace", ""), d["metadata"]["name"]): d
-                      for d in by_kind.get("LocalQueue", [])},
+        local_queues={
+            (d["metadata"].get("namespace", ""), d["metadata"]["name"]): d for d in by_kind.get("LocalQueue", [])
+        },
     )
 
 
@@ -88,8 +96,11 @@ def _owned_by_managed(obj: dict[str, Any], setup: KueueSetup, parent: dict[str, 
     if parent is not None:
         kind = KINDS.get(parent.get("kind", ""))
         labels = (parent.get("metadata") or {}).get("labels") or {}
-        return bool(kind and kind.framework in setup.frameworks
-                    and (labels.get(QUEUE_NAME_LABEL) or setup.manage_without_queue_name))
+        return bool(
+            kind
+            and kind.framework in setup.frameworks
+            and (labels.get(QUEUE_NAME_LABEL) or setup.manage_without_queue_name)
+        )
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
         kind = KINDS.get(ref.get("kind", ""))
         if ref.get("controller") and kind and kind.framework in setup.frameworks:
@@ -180,13 +191,23 @@ def _unchanged(obj: dict[str, Any], req: Request, setup: KueueSetup) -> str:
 
 def kueue_hook(setup: KueueSetup) -> Hook:
     """Kueue's mutating webhook configuration as a hook of the admission chain."""
+
     def call(obj: dict[str, Any], req: Request) -> tuple[dict[str, Any], list[Step]]:
         ns_labels = (req.namespace_object.get("metadata") or {}).get("labels") or {}
-        if req.kind.framework not in setup.frameworks or not label_selector_matches(setup.namespace_selector, ns_labels):
+        if req.kind.framework not in setup.frameworks or not label_selector_matches(
+            setup.namespace_selector, ns_labels
+        ):
             return obj, []
         new = _default(obj, setup, req.parent)
         ops = jsonpatch.make_patch(obj, new).patch
-        return new, [Step("MutatingAdmissionWebhook", f"m{req.kind.kind.lower()}.kb.io", setup.webhook_configuration,
-                          patches=ops, note=None if ops else _unchanged(new, req, setup))]
+        return new, [
+            Step(
+                "MutatingAdmissionWebhook",
+                f"m{req.kind.kind.lower()}.kb.io",
+                setup.webhook_configuration,
+                patches=ops,
+                note=None if ops else _unchanged(new, req, setup),
+            )
+        ]
 
     return Hook("MutatingAdmissionWebhook", setup.webhook_configuration, setup.reinvocation, call)

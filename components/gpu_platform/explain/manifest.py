@@ -11,8 +11,18 @@ from ..errors import GpuPlatformError
 from ..inputs import InputLimitError, decode_utf8, read_bounded
 from ..load import YAML_LOADER
 
-__all__ = ["MAX_BYTES", "MAX_CONTAINERS", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_HOST_PATH", "MAX_NODES",
-           "MAX_POD_LIST_ITEMS", "MAX_POD_TEMPLATES", "ManifestError", "load_manifests"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_CONTAINERS",
+    "MAX_DEPTH",
+    "MAX_DOCUMENTS",
+    "MAX_HOST_PATH",
+    "MAX_NODES",
+    "MAX_POD_LIST_ITEMS",
+    "MAX_POD_TEMPLATES",
+    "ManifestError",
+    "load_manifests",
+]
 
 MAX_BYTES = 2 * 1024 * 1024  # far above any workload manifest; a bigger file is refused before parsing
 MAX_DOCUMENTS = 200
@@ -48,11 +58,15 @@ def _check_shape(doc: Any, where: str) -> None:
         if depth > MAX_DEPTH:
             raise ManifestError(f"{where}: nested deeper than {MAX_DEPTH} levels; allowed: a Kubernetes manifest")
         if seen > MAX_NODES:
-            raise ManifestError(f"{where}: more than {MAX_NODES} values (YAML aliases expanded); "
-                                "allowed: a Kubernetes manifest without alias bombs")
+            raise ManifestError(
+                f"{where}: more than {MAX_NODES} values (YAML aliases expanded); "
+                "allowed: a Kubernetes manifest without alias bombs"
+            )
         if isinstance(node, int) and not isinstance(node, bool) and not _INT64[0] <= node <= _INT64[1]:
-            raise ManifestError(f"{where}: the integer {str(node)[:40]} is outside the 64-bit range the API server "
-                                "decodes; allowed: -2^63 to 2^63-1")
+            raise ManifestError(
+                f"{where}: the integer {str(node)[:40]} is outside the 64-bit range the API server "
+                "decodes; allowed: -2^63 to 2^63-1"
+            )
         if isinstance(node, dict):
             stack.extend((v, depth + 1) for v in node.values())
         elif isinstance(node, list):
@@ -61,8 +75,9 @@ def _check_shape(doc: Any, where: str) -> None:
 
 def _objects(doc: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not isinstance(doc.get("apiVersion"), str):
-        raise ManifestError(f"{where}: not a Kubernetes object (a mapping with apiVersion and kind); "
-                            f"got {type(doc).__name__}")
+        raise ManifestError(
+            f"{where}: not a Kubernetes object (a mapping with apiVersion and kind); got {type(doc).__name__}"
+        )
     if doc["kind"] == "List" and isinstance(doc.get("items"), list):  # kubectl's v1 List
         return [o for i, item in enumerate(doc["items"]) for o in _objects(item, f"{where} items[{i}]")]
     if not isinstance(doc.get("metadata", {}), dict):
@@ -115,21 +130,27 @@ def _check_pod_count(objects: list[dict[str, Any]], path: Path) -> None:
                 lists = [node[k] for k in _CONTAINER_LISTS if isinstance(node.get(k), list)]
                 containers += sum(len(x) for x in lists)
                 entries += _list_items(node, _POD_LISTS) + sum(
-                    _list_items(c, _CONTAINER_ITEMS) for x in lists for c in x if isinstance(c, dict))
+                    _list_items(c, _CONTAINER_ITEMS) for x in lists for c in x if isinstance(c, dict)
+                )
                 _check_host_paths(node, path)
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
     if templates > MAX_POD_TEMPLATES:
-        raise ManifestError(f"{path}: {templates:,} pod specs; allowed: at most {MAX_POD_TEMPLATES} in one file "
-                            "(split the manifest)")
+        raise ManifestError(
+            f"{path}: {templates:,} pod specs; allowed: at most {MAX_POD_TEMPLATES} in one file (split the manifest)"
+        )
     if containers > MAX_CONTAINERS:
-        raise ManifestError(f"{path}: {containers:,} containers in its pod specs; allowed: at most {MAX_CONTAINERS} "
-                            "in one file (split the manifest)")
+        raise ManifestError(
+            f"{path}: {containers:,} containers in its pod specs; allowed: at most {MAX_CONTAINERS} "
+            "in one file (split the manifest)"
+        )
     if entries > MAX_POD_LIST_ITEMS:
-        raise ManifestError(f"{path}: {entries:,} volumes, tolerations, resource claims and container env, envFrom "
-                            f"and volumeMounts entries in its pod specs; allowed: at most {MAX_POD_LIST_ITEMS:,} in one "
-                            "file (split the manifest)")
+        raise ManifestError(
+            f"{path}: {entries:,} volumes, tolerations, resource claims and container env, envFrom "
+            f"and volumeMounts entries in its pod specs; allowed: at most {MAX_POD_LIST_ITEMS:,} in one "
+            "file (split the manifest)"
+        )
 
 
 def _list_items(node: dict[str, Any], keys: tuple[str, ...]) -> int:
@@ -142,5 +163,7 @@ def _check_host_paths(spec: dict[str, Any], path: Path) -> None:
         host = v.get("hostPath") if isinstance(v, dict) else None
         p = host.get("path") if isinstance(host, dict) else None
         if isinstance(p, str) and len(p) > MAX_HOST_PATH:
-            raise ManifestError(f"{path}: volume {str(v.get('name'))[:63]!r} has a hostPath of {len(p):,} characters; "
-                                f"allowed: at most {MAX_HOST_PATH:,} (PATH_MAX)")
+            raise ManifestError(
+                f"{path}: volume {str(v.get('name'))[:63]!r} has a hostPath of {len(p):,} characters; "
+                f"allowed: at most {MAX_HOST_PATH:,} (PATH_MAX)"
+            )

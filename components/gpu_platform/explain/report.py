@@ -19,7 +19,7 @@ def _patch(op: dict[str, Any]) -> str:
     text = f"{op.get('op')} {op.get('path')}"
     if "value" in op:
         value = json.dumps(op["value"], separators=(",", ":"))
-        text += " " + (value if len(value) <= _VALUE_WIDTH else value[:_VALUE_WIDTH - 3] + "...")
+        text += " " + (value if len(value) <= _VALUE_WIDTH else value[: _VALUE_WIDTH - 3] + "...")
     return text
 
 
@@ -71,8 +71,13 @@ def stage_rows(entry: Entry) -> list[tuple[str, str, str]]:
             value = "" if stage["value"] is None else f" ({stage['value']})"
             rows.append((name, f"{stage['priorityClass'] or 'none'}{value}", stage.get("note") or ""))
         elif name == "cost":
-            rows.append((name, f"${stage['hourly']:,.2f}/h",
-                         f"{stage['pods']} pod(s) x ${stage['hourlyPerPod']:,.4f}/h on {stage['pool']}"))
+            rows.append(
+                (
+                    name,
+                    f"${stage['hourly']:,.2f}/h",
+                    f"{stage['pods']} pod(s) x ${stage['hourlyPerPod']:,.4f}/h on {stage['pool']}",
+                )
+            )
         else:
             rows.append((name, "-", stage.get("note", "")))
     return rows
@@ -93,8 +98,9 @@ def verdict(entry: Entry) -> str:
 def entry_table(entry: Entry) -> Table:
     """The rich table of one entry."""
     title = f"{entry.kind}/{entry.name} in {entry.namespace}" + (f": {entry.template}" if entry.template else "")
-    table = Table(title=escape(title), title_justify="left", caption=f"verdict: {verdict(entry)}",
-                  caption_justify="left")
+    table = Table(
+        title=escape(title), title_justify="left", caption=f"verdict: {verdict(entry)}", caption_justify="left"
+    )
     for col in ("stage", "outcome", "detail"):
         table.add_column(col)
     for row in stage_rows(entry):

@@ -73,11 +73,15 @@ def _verdict(node: PoolNode, pod_spec: dict[str, Any], requests: dict[str, float
         return PoolVerdict(node.pool, False, "required node affinity does not match")
     taint = find_untolerated_taint(node.taints, pod_spec.get("tolerations") or [])
     if taint:
-        return PoolVerdict(node.pool, False, f"untolerated taint {taint['key']}={taint.get('value', '')}:{taint['effect']}")
+        return PoolVerdict(
+            node.pool, False, f"untolerated taint {taint['key']}={taint.get('value', '')}:{taint['effect']}"
+        )
     for resource, amount in requests.items():
         have = node.allocatable.get(resource, 0)
         if amount > have:
-            return PoolVerdict(node.pool, False, f"insufficient {resource}: requests {amount:g}, a node allocates {have}")
+            return PoolVerdict(
+                node.pool, False, f"insufficient {resource}: requests {amount:g}, a node allocates {have}"
+            )
     if node.max_size == 0:
         return PoolVerdict(node.pool, False, "maxSize 0: the pool never has a node")
     return PoolVerdict(node.pool, True, "accepts the pod")

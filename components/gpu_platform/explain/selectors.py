@@ -7,8 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["find_untolerated_taint", "label_selector_matches", "node_selector_matches", "requirement_matches",
-           "required_node_affinity_matches", "tolerates"]
+__all__ = [
+    "find_untolerated_taint",
+    "label_selector_matches",
+    "node_selector_matches",
+    "requirement_matches",
+    "required_node_affinity_matches",
+    "tolerates",
+]
 
 
 def _expression_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:

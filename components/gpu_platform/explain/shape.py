@@ -16,16 +16,34 @@ _STR_MAP = {str: str}
 _QUANTITIES = {str: (int, float, str)}
 _REQUIREMENT = {"key": str, "operator": str, "values": [str]}
 _TERM = {"matchExpressions": [_REQUIREMENT], "matchFields": [_REQUIREMENT]}
-_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [_TERM]},
-                              "preferredDuringSchedulingIgnoredDuringExecution": [dict]},
-             "podAffinity": dict, "podAntiAffinity": dict}
+_AFFINITY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [_TERM]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [dict],
+    },
+    "podAffinity": dict,
+    "podAntiAffinity": dict,
+}
 _CONTAINER = {"name": str, "resources": {"limits": _QUANTITIES, "requests": _QUANTITIES}}
 _TOLERATION = {"key": str, "operator": str, "value": str, "effect": str}
-_POD_SPEC = {"containers": [_CONTAINER], "initContainers": [_CONTAINER], "nodeSelector": _STR_MAP,
-             "tolerations": [_TOLERATION], "affinity": _AFFINITY, "schedulingGates": [{"name": str}],
-             "priorityClassName": str, "priority": int, "schedulerName": str}
-_META = {"name": str, "namespace": str, "labels": _STR_MAP, "annotations": _STR_MAP,
-         "ownerReferences": [{"kind": str, "name": str, "controller": bool}]}
+_POD_SPEC = {
+    "containers": [_CONTAINER],
+    "initContainers": [_CONTAINER],
+    "nodeSelector": _STR_MAP,
+    "tolerations": [_TOLERATION],
+    "affinity": _AFFINITY,
+    "schedulingGates": [{"name": str}],
+    "priorityClassName": str,
+    "priority": int,
+    "schedulerName": str,
+}
+_META = {
+    "name": str,
+    "namespace": str,
+    "labels": _STR_MAP,
+    "annotations": _STR_MAP,
+    "ownerReferences": [{"kind": str, "name": str, "controller": bool}],
+}
 _NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "a boolean"}
 
 
@@ -43,8 +61,14 @@ def _problem(value: Any, shape: Any, path: str) -> str | None:
         return f"{path}: must be an object"
     if len(shape) == 1 and str in shape:  # a map: every value has the shape
         return next((p for k, v in value.items() if (p := _problem(v, shape[str], f"{path}.{k}"))), None)
-    return next((p for k, s in shape.items() if k in value and value[k] is not None
-                 and (p := _problem(value[k], s, f"{path}.{k}"))), None)
+    return next(
+        (
+            p
+            for k, s in shape.items()
+            if k in value and value[k] is not None and (p := _problem(value[k], s, f"{path}.{k}"))
+        ),
+        None,
+    )
 
 
 def _container_path(obj: dict[str, Any], path: tuple[str | int, ...]) -> str | None:
@@ -77,8 +101,11 @@ def shape_problem(obj: dict[str, Any]) -> str | None:
     if not isinstance(_field(obj, "spec"), dict):
         return "spec: must be an object"
     for section in ("replicatedJobs", "workerGroupSpecs"):
-        found = _field(obj, "spec").get(section) if section == "replicatedJobs" else \
-            get_path(obj, ("spec", "rayClusterSpec", section))
+        found = (
+            _field(obj, "spec").get(section)
+            if section == "replicatedJobs"
+            else get_path(obj, ("spec", "rayClusterSpec", section))
+        )
         if found is not None and not isinstance(found, list):
             return f"spec...{section}: must be a list"
     for t in pod_templates(obj):
@@ -86,8 +113,9 @@ def shape_problem(obj: dict[str, Any]) -> str | None:
         if problem:
             return problem
         tmpl = get_path(obj, t.path)
-        problem = (_problem(_field(tmpl, "metadata"), _META, f"{t.display}.metadata")
-                   or _problem(_field(tmpl, "spec"), _POD_SPEC, f"{t.display}.spec"))
+        problem = _problem(_field(tmpl, "metadata"), _META, f"{t.display}.metadata") or _problem(
+            _field(tmpl, "spec"), _POD_SPEC, f"{t.display}.spec"
+        )
         if problem:
             return problem
     return None
@@ -127,6 +155,7 @@ def resources_problem(spec: dict[str, Any], where: str) -> str | None:
                 if name not in limits:
                     return f"{at}.requests[{name}]: Forbidden: Limit must be set for non overcommitable resources"
                 if _integer(q) != _integer(limits[name]):
-                    return (f"{at}.requests[{name}]: Invalid value: {q!r}: must be equal to {name} limit of "
-                            f"{limits[name]}")
+                    return (
+                        f"{at}.requests[{name}]: Invalid value: {q!r}: must be equal to {name} limit of {limits[name]}"
+                    )
     return None

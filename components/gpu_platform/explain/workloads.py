@@ -10,8 +10,17 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "PodTemplate", "WorkloadKind", "container_requests", "get_path", "pod_from_template",
-           "pod_requests", "pod_templates", "with_default_requests"]
+__all__ = [
+    "KINDS",
+    "PodTemplate",
+    "WorkloadKind",
+    "container_requests",
+    "get_path",
+    "pod_from_template",
+    "pod_requests",
+    "pod_templates",
+    "with_default_requests",
+]
 
 
 @dataclass(frozen=True)
@@ -30,18 +39,37 @@ class WorkloadKind:
 # Suspend fields: batch/v1 JobSpec.suspend, jobset v1alpha2 JobSetSpec.suspend, kubeflow v1
 # RunPolicy.suspend, kuberay v1 RayJobSpec.suspend; the pod-based integrations (pod, deployment, statefulset,
 # leaderworkerset) gate pods instead (kueue v0.19.2 pkg/controller/jobs/*/..._webhook.go Default).
-KINDS: dict[str, WorkloadKind] = {k.kind: k for k in (
-    WorkloadKind("Pod", "", ("v1",), "pods", "pod", None, ""),
-    WorkloadKind("Job", "batch", ("v1",), "jobs", "batch/job", ("spec", "suspend"), "Job"),
-    WorkloadKind("JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets", "jobset.x-k8s.io/jobset", ("spec", "suspend"), "Job"),
-    WorkloadKind("PyTorchJob", "kubeflow.org", ("v1",), "pytorchjobs", "kubeflow.org/pytorchjob",
-                 ("spec", "runPolicy", "suspend"), "PyTorchJob"),
-    WorkloadKind("RayJob", "ray.io", ("v1",), "rayjobs", "ray.io/rayjob", ("spec", "suspend"), "RayCluster"),
-    WorkloadKind("Deployment", "apps", ("v1",), "deployments", "deployment", None, "ReplicaSet"),
-    WorkloadKind("StatefulSet", "apps", ("v1",), "statefulsets", "statefulset", None, "StatefulSet"),
-    WorkloadKind("LeaderWorkerSet", "leaderworkerset.x-k8s.io", ("v1",), "leaderworkersets",
-                 "leaderworkerset.x-k8s.io/leaderworkerset", None, "StatefulSet"),
-)}
+KINDS: dict[str, WorkloadKind] = {
+    k.kind: k
+    for k in (
+        WorkloadKind("Pod", "", ("v1",), "pods", "pod", None, ""),
+        WorkloadKind("Job", "batch", ("v1",), "jobs", "batch/job", ("spec", "suspend"), "Job"),
+        WorkloadKind(
+            "JobSet", "jobset.x-k8s.io", ("v1alpha2",), "jobsets", "jobset.x-k8s.io/jobset", ("spec", "suspend"), "Job"
+        ),
+        WorkloadKind(
+            "PyTorchJob",
+            "kubeflow.org",
+            ("v1",),
+            "pytorchjobs",
+            "kubeflow.org/pytorchjob",
+            ("spec", "runPolicy", "suspend"),
+            "PyTorchJob",
+        ),
+        WorkloadKind("RayJob", "ray.io", ("v1",), "rayjobs", "ray.io/rayjob", ("spec", "suspend"), "RayCluster"),
+        WorkloadKind("Deployment", "apps", ("v1",), "deployments", "deployment", None, "ReplicaSet"),
+        WorkloadKind("StatefulSet", "apps", ("v1",), "statefulsets", "statefulset", None, "StatefulSet"),
+        WorkloadKind(
+            "LeaderWorkerSet",
+            "leaderworkerset.x-k8s.io",
+            ("v1",),
+            "leaderworkersets",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
+            None,
+            "StatefulSet",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -87,21 +115,37 @@ def pod_templates(obj: dict[str, Any]) -> list[PodTemplate]:
     if kind in ("Deployment", "StatefulSet"):
         return [PodTemplate(("spec", "template"), "main", _int(spec.get("replicas"), 1))]
     if kind == "JobSet":
-        return [PodTemplate(("spec", "replicatedJobs", i, "template", "spec", "template"), str(r.get("name", i)),
-                            _int(r.get("replicas"), 1) * _int(get_path(r, ("template", "spec", "parallelism")), 1))
-                for i, r in enumerate(spec.get("replicatedJobs") if isinstance(spec.get("replicatedJobs"), list) else [])
-                if isinstance(r, dict)]
+        return [
+            PodTemplate(
+                ("spec", "replicatedJobs", i, "template", "spec", "template"),
+                str(r.get("name", i)),
+                _int(r.get("replicas"), 1) * _int(get_path(r, ("template", "spec", "parallelism")), 1),
+            )
+            for i, r in enumerate(spec.get("replicatedJobs") if isinstance(spec.get("replicatedJobs"), list) else [])
+            if isinstance(r, dict)
+        ]
     if kind == "PyTorchJob":
         roles = spec.get("pytorchReplicaSpecs")
-        return [PodTemplate(("spec", "pytorchReplicaSpecs", role, "template"), str(role).lower(), _int(r.get("replicas"), 1))
-                for role, r in (roles.items() if isinstance(roles, dict) else ()) if isinstance(r, dict)]
+        return [
+            PodTemplate(
+                ("spec", "pytorchReplicaSpecs", role, "template"), str(role).lower(), _int(r.get("replicas"), 1)
+            )
+            for role, r in (roles.items() if isinstance(roles, dict) else ())
+            if isinstance(r, dict)
+        ]
     if kind == "RayJob":
         out = [PodTemplate(("spec", "rayClusterSpec", "headGroupSpec", "template"), "head", 1)]
         workers = get_path(spec, ("rayClusterSpec", "workerGroupSpecs"))
         workers = workers if isinstance(workers, list) else []
-        return out + [PodTemplate(("spec", "rayClusterSpec", "workerGroupSpecs", i, "template"),
-                                  str(w.get("groupName", i)), _int(w.get("replicas"), 1))
-                      for i, w in enumerate(workers) if isinstance(w, dict)]
+        return out + [
+            PodTemplate(
+                ("spec", "rayClusterSpec", "workerGroupSpecs", i, "template"),
+                str(w.get("groupName", i)),
+                _int(w.get("replicas"), 1),
+            )
+            for i, w in enumerate(workers)
+            if isinstance(w, dict)
+        ]
     if kind == "LeaderWorkerSet":
         lwt = spec.get("leaderWorkerTemplate") if isinstance(spec.get("leaderWorkerTemplate"), dict) else {}
         replicas, size = _int(spec.get("replicas"), 1), max(_int(lwt.get("size"), 1), 1)
@@ -123,10 +167,12 @@ def pod_from_template(obj: dict[str, Any], template: PodTemplate, namespace: str
     meta = tmpl.get("metadata") or {}
     name = (obj.get("metadata") or {}).get("name", "workload")
     owner = KINDS[obj["kind"]].pod_owner
-    metadata: dict[str, Any] = {"name": f"{name}-{template.role}-0", "namespace": namespace,
-                                "labels": dict(meta.get("labels") or {}),
-                                "ownerReferences": [{"apiVersion": "v1", "kind": owner, "name": name,
-                                                     "uid": "explain", "controller": True}]}
+    metadata: dict[str, Any] = {
+        "name": f"{name}-{template.role}-0",
+        "namespace": namespace,
+        "labels": dict(meta.get("labels") or {}),
+        "ownerReferences": [{"apiVersion": "v1", "kind": owner, "name": name, "uid": "explain", "controller": True}],
+    }
     if meta.get("annotations"):
         metadata["annotations"] = dict(meta["annotations"])
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": copy.deepcopy(tmpl.get("spec") or {})}

@@ -27,41 +27,62 @@ def _bottlerocket(spec: PlatformSpec) -> Iterator[Finding]:
         if pool.aws.ami_type != AmiType.BOTTLEROCKET_NVIDIA:
             continue
         if pool.sharing.mode != SharingMode.EXCLUSIVE:
-            yield Finding(f"nodePools[{i}].sharing.mode", (
-                f"{pool.sharing.mode.value!r} on amiType {AmiType.BOTTLEROCKET_NVIDIA.value}: Bottlerocket's own device "
-                f"plugin serves these nodes and the GPU Operator's operands are off there ({DEPLOY_OPERANDS_LABEL}=false), "
-                "so no MIG layout, time-slicing or MPS config can reach them; allowed: exclusive, or amiType "
-                f"{AmiType.AL2023_NVIDIA.value}"))
-        yield Finding(f"nodePools[{i}].aws.amiType", (
-            f"{AmiType.BOTTLEROCKET_NVIDIA.value}: the GPU Operator's DCGM exporter does not run on pool "
-            f"{pool.name!r}, so its GPUs have no DCGM metrics (utilisation, XID) unless another exporter runs there"),
-            "warning")
+            yield Finding(
+                f"nodePools[{i}].sharing.mode",
+                (
+                    f"{pool.sharing.mode.value!r} on amiType {AmiType.BOTTLEROCKET_NVIDIA.value}: Bottlerocket's own device "
+                    f"plugin serves these nodes and the GPU Operator's operands are off there ({DEPLOY_OPERANDS_LABEL}=false), "
+                    "so no MIG layout, time-slicing or MPS config can reach them; allowed: exclusive, or amiType "
+                    f"{AmiType.AL2023_NVIDIA.value}"
+                ),
+            )
+        yield Finding(
+            f"nodePools[{i}].aws.amiType",
+            (
+                f"{AmiType.BOTTLEROCKET_NVIDIA.value}: the GPU Operator's DCGM exporter does not run on pool "
+                f"{pool.name!r}, so its GPUs have no DCGM metrics (utilisation, XID) unless another exporter runs there"
+            ),
+            "warning",
+        )
 
 
 def _default_key(spec: PlatformSpec) -> Iterator[Finding]:
     for i, pool in enumerate(spec.node_pools):
         if device_plugin_config_key(pool) == DEFAULT_CONFIG_KEY and pool.sharing.mode != SharingMode.EXCLUSIVE:
-            yield Finding(f"nodePools[{i}].name", (
-                f"{pool.name!r} collides with the device-plugin default entry {DEFAULT_CONFIG_KEY!r} (whole GPUs for "
-                "unlabelled nodes); allowed: any other pool name"))
+            yield Finding(
+                f"nodePools[{i}].name",
+                (
+                    f"{pool.name!r} collides with the device-plugin default entry {DEFAULT_CONFIG_KEY!r} (whole GPUs for "
+                    "unlabelled nodes); allowed: any other pool name"
+                ),
+            )
 
 
 def _rename(spec: PlatformSpec) -> Iterator[Finding]:
     for i, pool in enumerate(spec.node_pools):
         s = pool.sharing
         if s.rename_by_default and s.replicas is not None and s.mode != SharingMode.EXCLUSIVE:
-            yield Finding(f"nodePools[{i}].sharing.renameByDefault", (
-                "true makes the device plugin advertise '<resource>.shared' (e.g. nvidia.com/gpu.shared), but the "
-                f"tiers of pool {pool.name!r}, their quotas, admission routing and the autoscaler tags use the plain "
-                "resource name, so its pods would never schedule; allowed: false"))
+            yield Finding(
+                f"nodePools[{i}].sharing.renameByDefault",
+                (
+                    "true makes the device plugin advertise '<resource>.shared' (e.g. nvidia.com/gpu.shared), but the "
+                    f"tiers of pool {pool.name!r}, their quotas, admission routing and the autoscaler tags use the plain "
+                    "resource name, so its pods would never schedule; allowed: false"
+                ),
+            )
 
 
 def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
     """Bottlerocket limits, config-key collisions, renamed resources, notes on MIG drains and strategy."""
     if not operator_enabled(spec):
-        yield Finding("gcp.gpuStack", (
-            "gke-native: the GPU Operator is not installed; GKE's driver and device plugin serve the GPUs, so "
-            "sharing comes from the node pools' GKE settings and DCGM metrics need a separate exporter"), "info")
+        yield Finding(
+            "gcp.gpuStack",
+            (
+                "gke-native: the GPU Operator is not installed; GKE's driver and device plugin serve the GPUs, so "
+                "sharing comes from the node pools' GKE settings and DCGM metrics need a separate exporter"
+            ),
+            "info",
+        )
         return
     yield from _bottlerocket(spec)
     yield from _default_key(spec)
@@ -70,9 +91,14 @@ def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
     for pool, note in zip(mig_pools(spec), mig_drain_notes(spec), strict=True):
         yield Finding(f"nodePools[{index[pool.name]}].sharing.migLayout", note, "info")
     if mig_pools(spec) and not mig_strategy(spec):
-        yield Finding("gpuOperator", (
-            "MIG and MPS pools coexist: mig.strategy is left unset (MPS refuses mixed) and each node's "
-            "device-plugin config sets its own strategy"), "info")
+        yield Finding(
+            "gpuOperator",
+            (
+                "MIG and MPS pools coexist: mig.strategy is left unset (MPS refuses mixed) and each node's "
+                "device-plugin config sets its own strategy"
+            ),
+            "info",
+        )
 
 
 def mig_layout_changes(spec: PlatformSpec, previous: dict[str, dict[str, str]]) -> list[Finding]:
@@ -84,8 +110,15 @@ def mig_layout_changes(spec: PlatformSpec, previous: dict[str, dict[str, str]]) 
         old = previous[pool.name].get(MIG_CONFIG_LABEL) or MIG_DISABLED_CONFIG
         new = pool_labels(spec, pool).get(MIG_CONFIG_LABEL) or MIG_DISABLED_CONFIG
         if old != new:
-            found.append(Finding(f"nodePools[{i}].sharing", (
-                f"MIG layout of pool {pool.name!r} changes from {old!r} to {new!r}: on each node the MIG manager "
-                "evicts the GPU pods, repartitions the GPUs and restarts the GPU operands; roll it out like a drain "
-                "(cordon, let jobs finish or checkpoint, then apply)"), "warning"))
+            found.append(
+                Finding(
+                    f"nodePools[{i}].sharing",
+                    (
+                        f"MIG layout of pool {pool.name!r} changes from {old!r} to {new!r}: on each node the MIG manager "
+                        "evicts the GPU pods, repartitions the GPUs and restarts the GPU operands; roll it out like a drain "
+                        "(cordon, let jobs finish or checkpoint, then apply)"
+                    ),
+                    "warning",
+                )
+            )
     return found

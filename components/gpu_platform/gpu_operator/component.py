@@ -39,12 +39,15 @@ class GpuOperator(pulumi.ComponentResource):
         self.objects = k8s_objects(name, list(rendered.documents), child)
         # The release reads the ConfigMaps by name: create them (and the namespace) first.
         self.release = helm_release_resource(
-            f"{name}-release", rendered.release, child_options(self, opts, *self.objects))
+            f"{name}-release", rendered.release, child_options(self, opts, *self.objects)
+        )
         self.namespace = pulumi.Output.from_input(rendered.namespace)
         self.device_plugin_config = pulumi.Output.from_input(rendered.names.device_plugin)
         self.release_status = self.release.status
-        self.register_outputs({
-            "namespace": self.namespace,
-            "devicePluginConfig": self.device_plugin_config,
-            "releaseStatus": self.release_status,
-        })
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "devicePluginConfig": self.device_plugin_config,
+                "releaseStatus": self.release_status,
+            }
+        )

@@ -64,7 +64,9 @@ def render_device_plugin_entry(pool: NodePool, mps_limit: int = MPS_MAX_REPLICAS
         entry = _entry("none", {"mps": _shared(pool, [GPU_RESOURCE], default_fail=True)})
     else:  # MIG: `mixed` keeps every slice size a distinct, unambiguous resource.
         ts = pool.sharing.replicas is not None
-        entry = _entry("mixed", {"timeSlicing": _shared(pool, _mig_resources(pool), default_fail=False)} if ts else None)
+        entry = _entry(
+            "mixed", {"timeSlicing": _shared(pool, _mig_resources(pool), default_fail=False)} if ts else None
+        )
     check_entry(f"nodePools[{pool.name}]", entry, mps_limit)
     return entry
 
@@ -83,14 +85,18 @@ def check_entry(where: str, entry: dict[str, Any], mps_limit: int = MPS_MAX_REPL
             if r.get("replicas") is None or r["replicas"] < 2:
                 raise RenderError(f"{where}: {kind} replicas {r.get('replicas')!r} for {r['name']}; allowed: >= 2")
             if kind == "mps" and r["replicas"] > min(mps_limit, MPS_MAX_REPLICAS):
-                raise RenderError(f"{where}: MPS replicas {r['replicas']} exceed the client limit; "
-                                  f"allowed: 2..{min(mps_limit, MPS_MAX_REPLICAS)}")
+                raise RenderError(
+                    f"{where}: MPS replicas {r['replicas']} exceed the client limit; "
+                    f"allowed: 2..{min(mps_limit, MPS_MAX_REPLICAS)}"
+                )
             if kind == "mps" and r["name"] != GPU_RESOURCE:
-                raise RenderError(f"{where}: MPS on MIG device {r['name']!r} is not supported; "
-                                  f"allowed: {GPU_RESOURCE} on whole GPUs")
+                raise RenderError(
+                    f"{where}: MPS on MIG device {r['name']!r} is not supported; allowed: {GPU_RESOURCE} on whole GPUs"
+                )
     if "mps" in sharing and strategy != "none":
-        raise RenderError(f"{where}: MPS with migStrategy {strategy!r} is rejected by the device plugin; "
-                          "allowed: migStrategy none")
+        raise RenderError(
+            f"{where}: MPS with migStrategy {strategy!r} is rejected by the device plugin; allowed: migStrategy none"
+        )
 
 
 def render_device_plugin_configs(spec: PlatformSpec) -> dict[str, dict[str, Any]]:
@@ -101,7 +107,9 @@ def render_device_plugin_configs(spec: PlatformSpec) -> dict[str, dict[str, Any]
         entry = render_device_plugin_entry(pool, gpu.mps_max_clients if gpu else MPS_MAX_REPLICAS)
         key = device_plugin_config_key(pool)
         if key in configs and configs[key] != entry:
-            raise RenderError(f"nodePools[{pool.name}]: device-plugin config key {key!r} is already used "
-                              f"(the default entry is {DEFAULT_CONFIG_KEY!r}); rename the pool")
+            raise RenderError(
+                f"nodePools[{pool.name}]: device-plugin config key {key!r} is already used "
+                f"(the default entry is {DEFAULT_CONFIG_KEY!r}); rename the pool"
+            )
         configs[key] = entry
     return configs

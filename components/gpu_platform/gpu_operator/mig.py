@@ -28,11 +28,15 @@ def render_mig_layout(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]
     gpu = spec.hardware.gpu_of(pool.instance_type)
     layout = {p: n for p, n in sorted((pool.sharing.mig_layout or {}).items()) if n > 0}
     if gpu is None or not gpu.mig_capable:
-        raise RenderError(f"nodePools[{pool.name}]: {pool.instance_type!r} has no MIG-capable GPU; "
-                          "allowed: A100, H100, H200 instance types")
+        raise RenderError(
+            f"nodePools[{pool.name}]: {pool.instance_type!r} has no MIG-capable GPU; "
+            "allowed: A100, H100, H200 instance types"
+        )
     if not layout or not layout_fits(gpu.name, layout):
-        raise RenderError(f"nodePools[{pool.name}].sharing.migLayout: {layout} is not a valid placement on "
-                          f"{gpu.name}; run `gpu-platform validate` for the allowed combinations")
+        raise RenderError(
+            f"nodePools[{pool.name}].sharing.migLayout: {layout} is not a valid placement on "
+            f"{gpu.name}; run `gpu-platform validate` for the allowed combinations"
+        )
     item: dict[str, Any] = {}
     if gpu.pci_device_ids:
         item["device-filter"] = list(gpu.pci_device_ids)

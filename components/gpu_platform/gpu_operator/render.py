@@ -71,8 +71,12 @@ def _yaml(obj: Any) -> str:
 
 def _configmap(base: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
     name = f"{base}-{content_hash(data)}"
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(_LABELS)}, "data": data}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(_LABELS)},
+        "data": data,
+    }
 
 
 def _namespace(namespace: str) -> dict[str, Any]:
@@ -83,25 +87,35 @@ def _namespace(namespace: str) -> dict[str, Any]:
 
 def _gke_quota(namespace: str) -> dict[str, Any]:
     # GKE limits system-node-critical pods to kube-system unless a quota in the namespace allows them (GKE docs).
-    scope = {"scopeName": "PriorityClass", "operator": "In",
-             "values": ["system-node-critical", "system-cluster-critical"]}
-    return {"apiVersion": "v1", "kind": "ResourceQuota",
-            "metadata": {"name": "gpu-operator-quota", "namespace": namespace, "labels": dict(_LABELS)},
-            "spec": {"hard": {"pods": "100"}, "scopeSelector": {"matchExpressions": [scope]}}}
+    scope = {
+        "scopeName": "PriorityClass",
+        "operator": "In",
+        "values": ["system-node-critical", "system-cluster-critical"],
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-operator-quota", "namespace": namespace, "labels": dict(_LABELS)},
+        "spec": {"hard": {"pods": "100"}, "scopeSelector": {"matchExpressions": [scope]}},
+    }
 
 
 def mig_drain_notes(spec: PlatformSpec) -> list[str]:
     """One line per MIG pool: a layout change makes mig-manager evict GPU pods and repartition each node."""
-    return [f"MIG pool {p.name!r} runs layout {mig_layout_name(p)!r}: changing its migLayout relabels the nodes and "
-            "the MIG manager then evicts the GPU pods on each node, repartitions the GPUs (the node is unschedulable "
-            "for GPUs meanwhile) and restarts the GPU operands; schedule it like a node drain"
-            for p in mig_pools(spec)]
+    return [
+        f"MIG pool {p.name!r} runs layout {mig_layout_name(p)!r}: changing its migLayout relabels the nodes and "
+        "the MIG manager then evicts the GPU pods on each node, repartitions the GPUs (the node is unschedulable "
+        "for GPUs meanwhile) and restarts the GPU operands; schedule it like a node drain"
+        for p in mig_pools(spec)
+    ]
 
 
 def _notes(spec: PlatformSpec, names: ConfigMapNames) -> tuple[str, ...]:
     # MIG drains and the MIG strategy are validation findings (checks.py), printed by validate and synth alike.
-    return (f"device-plugin config {names.device_plugin}: a change of any pool's sharing renames it and restarts "
-            "the device plugin on every GPU node (running pods keep their devices)",)
+    return (
+        f"device-plugin config {names.device_plugin}: a change of any pool's sharing renames it and restarts "
+        "the device plugin on every GPU node (running pods keep their devices)",
+    )
 
 
 def render_gpu_operator(spec: PlatformSpec) -> GpuOperatorRender:
@@ -131,5 +145,7 @@ def render_gpu_operator_artifacts(spec: PlatformSpec) -> list[Artifact]:
     if not operator_enabled(spec):
         return []
     r = render_gpu_operator(spec)
-    return [Artifact("kubernetes", "gpu-operator-configs", r.documents, r.notes),
-            Artifact("helm", RELEASE_NAME, (r.release,))]
+    return [
+        Artifact("kubernetes", "gpu-operator-configs", r.documents, r.notes),
+        Artifact("helm", RELEASE_NAME, (r.release,)),
+    ]

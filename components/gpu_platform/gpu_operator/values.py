@@ -17,8 +17,12 @@ __all__ = ["ConfigMapNames", "GKE_NVIDIA_DIR", "daemonset_tolerations", "mig_str
 
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 _KUEUE_QUEUE_LABEL = "^kueue[.]x-k8s[.]io/queue-name$"
-_CONTROL_PLANE_TOLERATION = {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "",
-                             "effect": "NoSchedule"}
+_CONTROL_PLANE_TOLERATION = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
 
 
 @dataclass(frozen=True)

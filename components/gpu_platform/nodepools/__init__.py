@@ -40,8 +40,17 @@ __all__ = [
 ]
 
 _LAZY = {
-    **dict.fromkeys(("EksGpuNodePool", "EksGpuNodePoolArgs", "EksNodeHealth", "EksNodeHealthArgs",
-                     "KarpenterGpuNodePool", "KarpenterGpuNodePoolArgs"), "aws"),
+    **dict.fromkeys(
+        (
+            "EksGpuNodePool",
+            "EksGpuNodePoolArgs",
+            "EksNodeHealth",
+            "EksNodeHealthArgs",
+            "KarpenterGpuNodePool",
+            "KarpenterGpuNodePoolArgs",
+        ),
+        "aws",
+    ),
     **dict.fromkeys(("GkeGpuNodePool", "GkeGpuNodePoolArgs"), "gcp"),
     **dict.fromkeys(("GpuNodeAddons", "GpuNodeAddonsArgs"), "component"),
 }

@@ -42,7 +42,15 @@ def render_node_addon_artifacts(spec: PlatformSpec) -> list[Artifact]:
     r = render_node_addons(spec)
     out = [Artifact("helm", rel["name"], (rel,)) for rel in r.releases]
     if r.documents:
-        out.append(Artifact("kubernetes", DRIVER_ARTIFACT, r.documents,
-                            ("GKE driver installer: Google's COS DaemonSet installs the NVIDIA driver that "
-                             "gpuDriverVersion INSTALLATION_DISABLED leaves out",)))
+        out.append(
+            Artifact(
+                "kubernetes",
+                DRIVER_ARTIFACT,
+                r.documents,
+                (
+                    "GKE driver installer: Google's COS DaemonSet installs the NVIDIA driver that "
+                    "gpuDriverVersion INSTALLATION_DISABLED leaves out",
+                ),
+            )
+        )
     return out

@@ -32,8 +32,13 @@ __all__ = ["CHART", "RELEASE_NAME", "autoscaled_pools", "image_tag", "render_clu
 CHART = "cluster-autoscaler"
 RELEASE_NAME = "cluster-autoscaler"
 _IMAGE_TAGS = {
-    (1, 30): "v1.30.7", (1, 31): "v1.31.5", (1, 32): "v1.32.7", (1, 33): "v1.33.6",
-    (1, 34): "v1.34.5", (1, 35): "v1.35.2", (1, 36): "v1.36.1",
+    (1, 30): "v1.30.7",
+    (1, 31): "v1.31.5",
+    (1, 32): "v1.32.7",
+    (1, 33): "v1.33.6",
+    (1, 34): "v1.34.5",
+    (1, 35): "v1.35.2",
+    (1, 36): "v1.36.1",
 }
 _CATCH_ALL_PRIORITY = 1
 
@@ -46,8 +51,10 @@ def image_tag(spec: PlatformSpec) -> str:
     tag = _IMAGE_TAGS.get(spec.kubernetes_release)
     if tag is None:
         known = ", ".join(f"{a}.{b}" for a, b in sorted(_IMAGE_TAGS))
-        raise RenderError(f"clusterAutoscaler.imageTag: no default image for Kubernetes {spec.kubernetes_version}; "
-                          f"known minors: {known}; set clusterAutoscaler.imageTag")
+        raise RenderError(
+            f"clusterAutoscaler.imageTag: no default image for Kubernetes {spec.kubernetes_version}; "
+            f"known minors: {known}; set clusterAutoscaler.imageTag"
+        )
     return tag
 
 
@@ -60,6 +67,7 @@ def _priorities(spec: PlatformSpec) -> dict[str, list[str]]:
     """Priority expander config: cheaper pools (catalog $/GPU-hour) win; EKS names a node group's ASG
     `eks-<node group>-<uuid>`, and the node group is `<pool>-<generated suffix>` (so `gpu` never matches
     `gpu-a100`'s groups)."""
+
     def price(p: NodePool) -> float:
         itype = spec.hardware.instance(p.instance_type)
         return itype.hourly_per_gpu if itype else float("inf")
@@ -68,9 +76,12 @@ def _priorities(spec: PlatformSpec) -> dict[str, list[str]]:
     # String keys: Pulumi serialises Helm values as JSON objects, whose keys are strings (int keys fail the
     # program); the chart converts them back (cluster-autoscaler chart 9.59.0 templates/priority-expander-configmap.yaml
     # renders `{{ $k | int }}`).
-    out = {str(10 * (len(ranked) - i) + _CATCH_ALL_PRIORITY):
-           [f"^eks-{re.escape(node_group_name_prefix(p))}{NAME_SUFFIX_PATTERN}-[0-9a-f-]+$"]
-           for i, p in enumerate(ranked)}
+    out = {
+        str(10 * (len(ranked) - i) + _CATCH_ALL_PRIORITY): [
+            f"^eks-{re.escape(node_group_name_prefix(p))}{NAME_SUFFIX_PATTERN}-[0-9a-f-]+$"
+        ]
+        for i, p in enumerate(ranked)
+    }
     out[str(_CATCH_ALL_PRIORITY)] = [".*"]
     return out
 

@@ -25,8 +25,14 @@ from .health import render_node_monitoring_addon
 from .karpenter import render_ec2_node_class, render_karpenter_node_pool
 from .render import snake_kwargs
 
-__all__ = ["EksGpuNodePool", "EksGpuNodePoolArgs", "EksNodeHealth", "EksNodeHealthArgs", "KarpenterGpuNodePool",
-           "KarpenterGpuNodePoolArgs"]
+__all__ = [
+    "EksGpuNodePool",
+    "EksGpuNodePoolArgs",
+    "EksNodeHealth",
+    "EksNodeHealthArgs",
+    "KarpenterGpuNodePool",
+    "KarpenterGpuNodePoolArgs",
+]
 
 
 def _asg_name(resources: Any) -> str | None:
@@ -45,22 +51,27 @@ def _cluster_network(spec: PlatformSpec, parent: pulumi.Resource) -> tuple[pulum
     """The cluster's VPC id and cluster security group id (the EFA group lives in that VPC)."""
     cluster = aws.eks.get_cluster_output(name=input_of(spec.cluster_name), opts=pulumi.InvokeOptions(parent=parent))
     vpc = cluster.vpc_config  # None only under mocks that answer no invokes
-    return (vpc.apply(lambda v: v.vpc_id if v else None),
-            vpc.apply(lambda v: v.cluster_security_group_id if v else None))
+    return (
+        vpc.apply(lambda v: v.vpc_id if v else None),
+        vpc.apply(lambda v: v.cluster_security_group_id if v else None),
+    )
 
 
-def _efa_and_placement(name: str, spec: PlatformSpec, pool: NodePool, parent: pulumi.Resource,
-                       opts: pulumi.ResourceOptions) -> dict[str, Any]:
+def _efa_and_placement(
+    name: str, spec: PlatformSpec, pool: NodePool, parent: pulumi.Resource, opts: pulumi.ResourceOptions
+) -> dict[str, Any]:
     """The pool's EFA security group and placement group (each only when the pool uses it)."""
     out: dict[str, Any] = {}
     if uses_placement_group(spec, pool):
         out["placement_group"] = aws.ec2.PlacementGroup(
-            f"{name}-pg", opts=opts, **kwargs_of(snake_kwargs(render_placement_group(spec, pool))))
+            f"{name}-pg", opts=opts, **kwargs_of(snake_kwargs(render_placement_group(spec, pool)))
+        )
     if uses_efa(spec, pool):
         vpc_id, cluster_sg = _cluster_network(spec, parent)
         inputs = {**render_efa_security_group(spec, pool), "vpcId": vpc_id}  # the looked-up VPC, not VPC_REF
-        out["efa_security_group"] = aws.ec2.SecurityGroup(f"{name}-efa-sg", opts=opts,
-                                                          **kwargs_of(snake_kwargs(inputs)))
+        out["efa_security_group"] = aws.ec2.SecurityGroup(
+            f"{name}-efa-sg", opts=opts, **kwargs_of(snake_kwargs(inputs))
+        )
         out["cluster_security_group_id"] = cluster_sg
     return out
 
@@ -94,15 +105,19 @@ class EksGpuNodePool(pulumi.ComponentResource):
         if "efa_security_group" in network:
             groups = [network["cluster_security_group_id"], network["efa_security_group"].id]
         made = [network.get("placement_group"), network.get("efa_security_group")]
-        lt = aws.ec2.LaunchTemplate(f"{name}-lt", opts=child_options(self, opts, *made, protect=_protect(pool)),
-                                    **kwargs_of(snake_kwargs(render_eks_launch_template(spec, pool, groups))))
+        lt = aws.ec2.LaunchTemplate(
+            f"{name}-lt",
+            opts=child_options(self, opts, *made, protect=_protect(pool)),
+            **kwargs_of(snake_kwargs(render_eks_launch_template(spec, pool, groups))),
+        )
         ng_inputs = render_eks_node_group(spec, pool)
         ng_inputs["launchTemplate"] = {"id": lt.id, "version": lt.latest_version.apply(str)}
         ng = aws.eks.NodeGroup(
             f"{name}-ng",
             # The cluster autoscaler owns desiredSize; scaling limits stay under Pulumi's control.
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                ignore_changes=["scalingConfig.desiredSize"])),
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(ignore_changes=["scalingConfig.desiredSize"])
+            ),
             **kwargs_of(snake_kwargs(ng_inputs)),
         )
         asg = ng.resources.apply(_asg_name)
@@ -146,8 +161,13 @@ class EksNodeHealth(pulumi.ComponentResource):
         token, own = registration("EksNodeHealth", opts)
         super().__init__(token, name, None, own)
         inputs = render_node_monitoring_addon(args.spec) or {}
-        self.addon = aws.eks.Addon(f"{name}-node-monitoring-agent", opts=child_options(self, opts),
-                                   **kwargs_of(snake_kwargs(inputs))) if inputs else None
+        self.addon = (
+            aws.eks.Addon(
+                f"{name}-node-monitoring-agent", opts=child_options(self, opts), **kwargs_of(snake_kwargs(inputs))
+            )
+            if inputs
+            else None
+        )
         self.addon_name = pulumi.Output.from_input(inputs.get("addonName", ""))
         self.register_outputs({"addonName": self.addon_name})
 
@@ -169,8 +189,7 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
 
     node_pool_name: pulumi.Output[str]
 
-    def __init__(self, name: str, args: KarpenterGpuNodePoolArgs,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: KarpenterGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         spec, pool = args.spec, args.spec.pools_by_name[args.pool]
         protect = pulumi.ResourceOptions(protect=True) if pool.protect else None
         token, own = registration("KarpenterGpuNodePool", pulumi.ResourceOptions.merge(opts, protect))
@@ -179,10 +198,14 @@ class KarpenterGpuNodePool(pulumi.ComponentResource):
         network = _efa_and_placement(name, spec, pool, self, child)
         made = [network.get("placement_group"), network.get("efa_security_group")]
         # The node class selects the security group and placement group by tag and name: create them first.
-        self.node_class = k8s_object(name, render_ec2_node_class(spec, pool),
-                                     child_options(self, opts, *made, protect=_protect(pool)))
-        self.node_pool = k8s_object(name, render_karpenter_node_pool(spec, pool),
-                                    child_options(self, opts, self.node_class, protect=_protect(pool)))
+        self.node_class = k8s_object(
+            name, render_ec2_node_class(spec, pool), child_options(self, opts, *made, protect=_protect(pool))
+        )
+        self.node_pool = k8s_object(
+            name,
+            render_karpenter_node_pool(spec, pool),
+            child_options(self, opts, self.node_class, protect=_protect(pool)),
+        )
         self.placement_group = network.get("placement_group")
         self.efa_security_group = network.get("efa_security_group")
         self.node_pool_name = pulumi.Output.from_input(pool.name)

@@ -70,14 +70,39 @@ MAX_POOL_NODES = 5000
 _EKS_NODE_GROUP_QUOTA = 450
 _GKE_NODES_PER_ZONE = 1000
 # The karpenter.k8s.aws label keys the v1.14.1 NodePool CRD lets a template set (its CEL rule's allow list).
-_KARPENTER_AWS_LABELS = frozenset(f"karpenter.k8s.aws/{k}" for k in (
-    "instance-tenancy", "capacity-reservation-type", "capacity-reservation-id", "capacity-reservation-interruptible",
-    "ec2nodeclass", "instance-encryption-in-transit-supported", "instance-category", "instance-hypervisor",
-    "instance-family", "instance-generation", "instance-local-nvme", "instance-size", "instance-cpu",
-    "instance-cpu-manufacturer", "instance-cpu-sustained-clock-speed-mhz", "instance-memory", "instance-ebs-bandwidth",
-    "instance-network-bandwidth", "instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count",
-    "instance-gpu-memory", "instance-accelerator-name", "instance-accelerator-manufacturer",
-    "instance-accelerator-count", "instance-capability-flex", "placement-group-id", "placement-group-partition"))
+_KARPENTER_AWS_LABELS = frozenset(
+    f"karpenter.k8s.aws/{k}"
+    for k in (
+        "instance-tenancy",
+        "capacity-reservation-type",
+        "capacity-reservation-id",
+        "capacity-reservation-interruptible",
+        "ec2nodeclass",
+        "instance-encryption-in-transit-supported",
+        "instance-category",
+        "instance-hypervisor",
+        "instance-family",
+        "instance-generation",
+        "instance-local-nvme",
+        "instance-size",
+        "instance-cpu",
+        "instance-cpu-manufacturer",
+        "instance-cpu-sustained-clock-speed-mhz",
+        "instance-memory",
+        "instance-ebs-bandwidth",
+        "instance-network-bandwidth",
+        "instance-gpu-name",
+        "instance-gpu-manufacturer",
+        "instance-gpu-count",
+        "instance-gpu-memory",
+        "instance-accelerator-name",
+        "instance-accelerator-manufacturer",
+        "instance-accelerator-count",
+        "instance-capability-flex",
+        "placement-group-id",
+        "placement-group-partition",
+    )
+)
 _KARPENTER_RESTRICTED_LABELS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
 
 
@@ -87,11 +112,16 @@ def _label_values(spec: PlatformSpec, i: int, pool: NodePool, min_len: int) -> I
         if min_len <= len(value) <= _LABEL_MAX:
             continue
         if key == MIG_CONFIG_LABEL:
-            yield Finding(f"nodePools[{i}].name", f"the MIG layout name {value!r} (node label {key}) is {len(value)} "
-                          f"characters; node label values allow at most {_LABEL_MAX}; shorten the pool name")
+            yield Finding(
+                f"nodePools[{i}].name",
+                f"the MIG layout name {value!r} (node label {key}) is {len(value)} "
+                f"characters; node label values allow at most {_LABEL_MAX}; shorten the pool name",
+            )
         else:
-            yield Finding(f"nodePools[{i}].labels.{key}", f"node label value {value!r} is {len(value)} characters; "
-                          f"allowed: {min_len}-{_LABEL_MAX}")
+            yield Finding(
+                f"nodePools[{i}].labels.{key}",
+                f"node label value {value!r} is {len(value)} characters; allowed: {min_len}-{_LABEL_MAX}",
+            )
 
 
 def _eks_labels(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
@@ -104,12 +134,18 @@ def _eks_labels(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]
     taints = pool_taints(spec, pool)
     for t in taints:
         if len(t["key"]) > _EKS_MAX or len(t["value"]) > _EKS_MAX:
-            yield Finding("labelDomain", f"taint {t['key']}={t['value']} exceeds EKS's {_EKS_MAX}-character limit "
-                          "for taint keys and values; use a shorter labelDomain")
+            yield Finding(
+                "labelDomain",
+                f"taint {t['key']}={t['value']} exceeds EKS's {_EKS_MAX}-character limit "
+                "for taint keys and values; use a shorter labelDomain",
+            )
     n_tags = len(render_eks_node_group(spec, pool)["tags"])
     if n_tags > EKS_MAX_TAGS:
-        yield Finding(f"{p}.labels", f"{len(pool.labels)} extra labels make {n_tags} node group tags (one "
-                      f"cluster-autoscaler tag per label); AWS allows {EKS_MAX_TAGS}; remove some labels")
+        yield Finding(
+            f"{p}.labels",
+            f"{len(pool.labels)} extra labels make {n_tags} node group tags (one "
+            f"cluster-autoscaler tag per label); AWS allows {EKS_MAX_TAGS}; remove some labels",
+        )
     if len(taints) > _EKS_MAX_TAINTS:
         yield Finding(p, f"{len(taints)} taints; EKS allows at most {_EKS_MAX_TAINTS} per node group")
 
@@ -117,36 +153,59 @@ def _eks_labels(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]
 def _eks_capacity(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     a, p = pool.aws, f"nodePools[{i}].aws"
     if a.capacity_type == CapacityType.CAPACITY_BLOCK and a.subnet_ids is None and len(pool_subnets(spec, pool)) > 1:
-        yield Finding(f"{p}.subnetIds", f"unset, so the Capacity Block pool uses all of aws.subnetIds "
-                      f"{pool_subnets(spec, pool)}; a Capacity Block lives in one availability zone and EKS fails "
-                      "to launch in the others: list only that zone's subnets here", "warning")
+        yield Finding(
+            f"{p}.subnetIds",
+            f"unset, so the Capacity Block pool uses all of aws.subnetIds "
+            f"{pool_subnets(spec, pool)}; a Capacity Block lives in one availability zone and EKS fails "
+            "to launch in the others: list only that zone's subnets here",
+            "warning",
+        )
     if a.capacity_type == CapacityType.CAPACITY_BLOCK and not a.capacity_reservation_id:
-        yield Finding(f"{p}.capacityReservationId", "missing; capacityType CAPACITY_BLOCK needs the Capacity Block's "
-                      "reservation id (cr-...)")
+        yield Finding(
+            f"{p}.capacityReservationId",
+            "missing; capacityType CAPACITY_BLOCK needs the Capacity Block's reservation id (cr-...)",
+        )
     if a.capacity_type == CapacityType.SPOT and a.capacity_reservation_id:
-        yield Finding(f"{p}.capacityReservationId", f"{a.capacity_reservation_id!r} cannot be used with SPOT; "
-                      "allowed with ON_DEMAND (capacity reservation) or CAPACITY_BLOCK")
+        yield Finding(
+            f"{p}.capacityReservationId",
+            f"{a.capacity_reservation_id!r} cannot be used with SPOT; "
+            "allowed with ON_DEMAND (capacity reservation) or CAPACITY_BLOCK",
+        )
     if a.capacity_type == CapacityType.CAPACITY_BLOCK and pool.min_size > 0:
-        yield Finding(f"nodePools[{i}].minSize", f"{pool.min_size} on a Capacity Block pool: nodes only run "
-                      "inside the block's window; consider minSize 0", "warning")
+        yield Finding(
+            f"nodePools[{i}].minSize",
+            f"{pool.min_size} on a Capacity Block pool: nodes only run inside the block's window; consider minSize 0",
+            "warning",
+        )
 
 
 def _eks_efa(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     p = f"nodePools[{i}].aws"
     if pool.aws.efa and efa_count(spec, pool) == 0:
         capable = sorted(t for t in EFA_INTERFACES if t in spec.hardware.instance_types)
-        yield Finding(f"{p}.efa", f"true, but {pool.instance_type!r} has no EFA interface; allowed: false, or an "
-                      f"EFA-capable type ({', '.join(capable)})")
+        yield Finding(
+            f"{p}.efa",
+            f"true, but {pool.instance_type!r} has no EFA interface; allowed: false, or an "
+            f"EFA-capable type ({', '.join(capable)})",
+        )
     subnets = pool_subnets(spec, pool)
     if pool.aws.provisioner != Provisioner.MANAGED_NODE_GROUP or len(subnets) < 2:
         return
     if uses_placement_group(spec, pool):
-        yield Finding(f"{p}.subnetIds", f"{subnets}: a cluster placement group lives in one availability zone, so "
-                      "the node group's launches in the other zones fail; list one zone's subnets here (preflight "
-                      "names their zones), or set aws.placementGroup: false", "warning")
+        yield Finding(
+            f"{p}.subnetIds",
+            f"{subnets}: a cluster placement group lives in one availability zone, so "
+            "the node group's launches in the other zones fail; list one zone's subnets here (preflight "
+            "names their zones), or set aws.placementGroup: false",
+            "warning",
+        )
     elif uses_efa(spec, pool) and pool.aws.placement_group is None:
-        yield Finding(f"{p}.subnetIds", f"{subnets}: EFA pool {pool.name!r} gets no cluster placement group because "
-                      "its subnets may span zones; list one zone's subnets here to place its nodes together", "info")
+        yield Finding(
+            f"{p}.subnetIds",
+            f"{subnets}: EFA pool {pool.name!r} gets no cluster placement group because "
+            "its subnets may span zones; list one zone's subnets here to place its nodes together",
+            "info",
+        )
 
 
 def _karpenter_ami(pool: NodePool, p: str) -> Iterator[Finding]:
@@ -154,11 +213,16 @@ def _karpenter_ami(pool: NodePool, p: str) -> Iterator[Finding]:
     pattern, example = _AMI_VERSIONS[family]
     alias = f"{family}@{version}"
     if not pattern.match(version):
-        yield Finding(f"{p}.amiVersion", f"{version!r} is not a release of the {family} AMI; allowed: latest or a "
-                      f"release such as {example} (the EC2NodeClass alias {family}@<version>)")
+        yield Finding(
+            f"{p}.amiVersion",
+            f"{version!r} is not a release of the {family} AMI; allowed: latest or a "
+            f"release such as {example} (the EC2NodeClass alias {family}@<version>)",
+        )
     elif len(alias) > _ALIAS_MAX:
-        yield Finding(f"{p}.amiVersion", f"alias {alias!r} is {len(alias)} characters; Karpenter's EC2NodeClass "
-                      f"allows {_ALIAS_MAX}")
+        yield Finding(
+            f"{p}.amiVersion",
+            f"alias {alias!r} is {len(alias)} characters; Karpenter's EC2NodeClass allows {_ALIAS_MAX}",
+        )
 
 
 def _karpenter_labels(i: int, pool: NodePool) -> Iterator[Finding]:
@@ -173,74 +237,111 @@ def _karpenter_labels(i: int, pool: NodePool) -> Iterator[Finding]:
             why = "label domain karpenter.k8s.aws (but for Karpenter's well-known keys) is restricted"
         else:
             continue
-        yield Finding(f"nodePools[{i}].labels.{key}", f"{why} in a Karpenter NodePool, which would be rejected; "
-                      "remove it or use your own label domain")
+        yield Finding(
+            f"nodePools[{i}].labels.{key}",
+            f"{why} in a Karpenter NodePool, which would be rejected; remove it or use your own label domain",
+        )
 
 
 def _karpenter_sharing(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     s, p = pool.sharing, f"nodePools[{i}]"
     if s.mode == SharingMode.MIG:
-        yield Finding(f"{p}.aws.provisioner", "karpenter on a MIG pool: Karpenter knows only the resources an "
-                      "instance type has (nvidia.com/gpu on GPU types), not the nvidia.com/mig-* ones the node "
-                      "advertises once MIG is configured (kubernetes-sigs/karpenter#751), so pods requesting them "
-                      "stay Pending ('no instance type satisfied resources') and the pool never gets a node; "
-                      "allowed: managed-node-group (cluster-autoscaler scales it from zero with the MIG counts in "
-                      "its node-template tags)")
+        yield Finding(
+            f"{p}.aws.provisioner",
+            "karpenter on a MIG pool: Karpenter knows only the resources an "
+            "instance type has (nvidia.com/gpu on GPU types), not the nvidia.com/mig-* ones the node "
+            "advertises once MIG is configured (kubernetes-sigs/karpenter#751), so pods requesting them "
+            "stay Pending ('no instance type satisfied resources') and the pool never gets a node; "
+            "allowed: managed-node-group (cluster-autoscaler scales it from zero with the MIG counts in "
+            "its node-template tags)",
+        )
     elif s.mode in (SharingMode.TIME_SLICING, SharingMode.MPS) and s.replicas:
         itype = spec.hardware.instance(pool.instance_type)
         gpus = itype.gpu_count if itype else 0
         if gpus:
             pods = gpus * s.replicas
-            yield Finding(f"{p}.aws.provisioner", f"karpenter on a {s.mode.value} pool: Karpenter sizes a "
-                          f"{pool.instance_type} node as {gpus} nvidia.com/gpu, but it advertises {pods} ({gpus} x "
-                          f"{s.replicas} replicas), so {pods} pending one-unit pods launch {s.replicas} nodes "
-                          "instead of 1 (the extra nodes go once empty, after consolidateAfter); use "
-                          "managed-node-group, whose autoscaler tags count the shared units", "warning")
+            yield Finding(
+                f"{p}.aws.provisioner",
+                f"karpenter on a {s.mode.value} pool: Karpenter sizes a "
+                f"{pool.instance_type} node as {gpus} nvidia.com/gpu, but it advertises {pods} ({gpus} x "
+                f"{s.replicas} replicas), so {pods} pending one-unit pods launch {s.replicas} nodes "
+                "instead of 1 (the extra nodes go once empty, after consolidateAfter); use "
+                "managed-node-group, whose autoscaler tags count the shared units",
+                "warning",
+            )
 
 
 def _zone_of(zone: str, region: str) -> bool:
     """An availability zone (or Local Zone) name of `region`: e.g. us-east-1a, us-east-1-bos-1a."""
-    return zone.startswith(region) and bool(_ZONE.match(zone[len(region):]))
+    return zone.startswith(region) and bool(_ZONE.match(zone[len(region) :]))
 
 
 def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     k, p = pool.aws.karpenter, f"nodePools[{i}].aws.karpenter"
     for field, value in (("consolidateAfter", k.consolidate_after), ("expireAfter", k.expire_after)):
         if not _KARPENTER_DURATION.match(value):
-            yield Finding(f"{p}.{field}", f"{value!r} is not a Karpenter duration; allowed: e.g. 30s, 10m, 1h30m, "
-                          "or Never")
+            yield Finding(
+                f"{p}.{field}", f"{value!r} is not a Karpenter duration; allowed: e.g. 30s, 10m, 1h30m, or Never"
+            )
     if _ZERO_DURATION.match(k.expire_after):
-        yield Finding(f"{p}.expireAfter", f"{k.expire_after!r}: every node would expire as soon as it launches and "
-                      "be replaced over and over; allowed: a positive duration, or Never")
-    elif (pool.aws.provisioner == Provisioner.KARPENTER and pool.sharing.mode == SharingMode.EXCLUSIVE
-          and k.expire_after != "Never" and _KARPENTER_DURATION.match(k.expire_after)):
-        yield Finding(f"{p}.expireAfter", f"{k.expire_after!r} on exclusive (training) pool {pool.name!r}: expiry "
-                      "is forceful in Karpenter v1: at that age the node is tainted and drained even mid-run, so a "
-                      "multi-node job restarts from its last checkpoint; use Never and replace nodes between runs",
-                      "warning")
+        yield Finding(
+            f"{p}.expireAfter",
+            f"{k.expire_after!r}: every node would expire as soon as it launches and "
+            "be replaced over and over; allowed: a positive duration, or Never",
+        )
+    elif (
+        pool.aws.provisioner == Provisioner.KARPENTER
+        and pool.sharing.mode == SharingMode.EXCLUSIVE
+        and k.expire_after != "Never"
+        and _KARPENTER_DURATION.match(k.expire_after)
+    ):
+        yield Finding(
+            f"{p}.expireAfter",
+            f"{k.expire_after!r} on exclusive (training) pool {pool.name!r}: expiry "
+            "is forceful in Karpenter v1: at that age the node is tainted and drained even mid-run, so a "
+            "multi-node job restarts from its last checkpoint; use Never and replace nodes between runs",
+            "warning",
+        )
     if pool.aws.provisioner == Provisioner.KARPENTER:
         yield from _karpenter_ami(pool, p)
         yield from _karpenter_labels(i, pool)
         yield from _karpenter_sharing(spec, i, pool)
         if uses_placement_group(spec, pool) and not pool.aws.zone and len(pool_subnets(spec, pool)) > 1:
-            yield Finding(f"nodePools[{i}].aws.zone", f"unset on pool {pool.name!r}, whose cluster placement group "
-                          "lives in one zone: Karpenter may try every zone of its subnets until EC2 pins one; set "
-                          "aws.zone (e.g. us-east-1a) to pin it, as Karpenter's placement group design does",
-                          "warning")
+            yield Finding(
+                f"nodePools[{i}].aws.zone",
+                f"unset on pool {pool.name!r}, whose cluster placement group "
+                "lives in one zone: Karpenter may try every zone of its subnets until EC2 pins one; set "
+                "aws.zone (e.g. us-east-1a) to pin it, as Karpenter's placement group design does",
+                "warning",
+            )
     if pool.aws.zone and spec.aws is not None and not _zone_of(pool.aws.zone, spec.aws.region):
-        yield Finding(f"nodePools[{i}].aws.zone", f"{pool.aws.zone!r} is not an availability zone of region "
-                      f"{spec.aws.region!r}; allowed: e.g. {spec.aws.region}a")
+        yield Finding(
+            f"nodePools[{i}].aws.zone",
+            f"{pool.aws.zone!r} is not an availability zone of region "
+            f"{spec.aws.region!r}; allowed: e.g. {spec.aws.region}a",
+        )
     if pool.aws.zone and pool.aws.provisioner != Provisioner.KARPENTER:
-        yield Finding(f"nodePools[{i}].aws.zone", "set, but aws.provisioner is managed-node-group, whose zones come "
-                      "from aws.subnetIds; list that zone's subnets there and remove aws.zone")
+        yield Finding(
+            f"nodePools[{i}].aws.zone",
+            "set, but aws.provisioner is managed-node-group, whose zones come "
+            "from aws.subnetIds; list that zone's subnets there and remove aws.zone",
+        )
     if pool.aws.provisioner == Provisioner.KARPENTER and pool.min_size > 0:
-        yield Finding(f"nodePools[{i}].minSize", f"{pool.min_size} on a Karpenter pool: Karpenter keeps no minimum "
-                      "(nodes come for pending pods and go when empty), so it is not applied; use a managed node "
-                      "group for warm capacity", "warning")
-    if (pool.aws.provisioner != Provisioner.KARPENTER and "karpenter" in pool.aws.model_fields_set
-            and pool.aws.karpenter != type(pool.aws.karpenter)()):  # the default, as model_dump writes it, is unset
-        yield Finding(p, "set, but aws.provisioner is managed-node-group; set aws.provisioner: karpenter or remove "
-                      "it", "warning")
+        yield Finding(
+            f"nodePools[{i}].minSize",
+            f"{pool.min_size} on a Karpenter pool: Karpenter keeps no minimum "
+            "(nodes come for pending pods and go when empty), so it is not applied; use a managed node "
+            "group for warm capacity",
+            "warning",
+        )
+    if (
+        pool.aws.provisioner != Provisioner.KARPENTER
+        and "karpenter" in pool.aws.model_fields_set
+        and pool.aws.karpenter != type(pool.aws.karpenter)()
+    ):  # the default, as model_dump writes it, is unset
+        yield Finding(
+            p, "set, but aws.provisioner is managed-node-group; set aws.provisioner: karpenter or remove it", "warning"
+        )
 
 
 def _release_fields(spec: PlatformSpec) -> Iterator[Finding]:
@@ -249,14 +350,20 @@ def _release_fields(spec: PlatformSpec) -> Iterator[Finding]:
     ca, efa = spec.cluster_autoscaler, spec.efa_device_plugin
     for path, value in (("clusterAutoscaler.namespace", ca.namespace), ("efaDevicePlugin.namespace", efa.namespace)):
         if len(value) > 63 or not _DNS_LABEL.match(value):
-            yield Finding(path, f"{value!r} is not a namespace name; allowed: a lower-case DNS label (a-z, 0-9, '-', "
-                          "at most 63 characters)")
+            yield Finding(
+                path,
+                f"{value!r} is not a namespace name; allowed: a lower-case DNS label (a-z, 0-9, '-', "
+                "at most 63 characters)",
+            )
     for path, value in (("clusterAutoscaler.version", ca.version), ("efaDevicePlugin.version", efa.version)):
         if not _CHART_VERSION.match(value):
             yield Finding(path, f"{value!r} is not a chart version; allowed: semantic version, e.g. 9.59.0 or v0.5.30")
     if ca.image_tag is not None and not _IMAGE_TAG.match(ca.image_tag):
-        yield Finding("clusterAutoscaler.imageTag", f"{ca.image_tag!r} is not an image tag; allowed: letters, digits, "
-                      "'_', '.', '-' (not first), at most 128 characters, e.g. v1.33.6")
+        yield Finding(
+            "clusterAutoscaler.imageTag",
+            f"{ca.image_tag!r} is not an image tag; allowed: letters, digits, "
+            "'_', '.', '-' (not first), at most 128 characters, e.g. v1.33.6",
+        )
     if ca.role_arn is not None and not isinstance(ca.role_arn, Deferred) and (problem := role_arn_problem(ca.role_arn)):
         yield Finding("clusterAutoscaler.roleArn", problem)  # an Input is checked when it resolves
 
@@ -271,8 +378,12 @@ def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:
     except RenderError as e:
         yield Finding("clusterAutoscaler.imageTag", str(e).split(": ", 1)[1])
     if all(p.aws.provisioner == Provisioner.KARPENTER for p in spec.node_pools):
-        yield Finding("clusterAutoscaler.enabled", "true, but every pool is provisioned by Karpenter, which scales "
-                      "its own nodes; the autoscaler only scales managed node groups", "warning")
+        yield Finding(
+            "clusterAutoscaler.enabled",
+            "true, but every pool is provisioned by Karpenter, which scales "
+            "its own nodes; the autoscaler only scales managed node groups",
+            "warning",
+        )
 
 
 def _eks_name(i: int, pool: NodePool) -> Iterator[Finding]:
@@ -281,44 +392,62 @@ def _eks_name(i: int, pool: NodePool) -> Iterator[Finding]:
         return
     longest = EKS_NODE_GROUP_NAME_MAX - NAME_SUFFIX_LEN - 1
     if len(pool.name) > longest:
-        yield Finding(f"nodePools[{i}].name", f"{pool.name!r} is {len(pool.name)} characters; an EKS managed node "
-                      f"group is named '<pool>-' plus a {NAME_SUFFIX_LEN}-character suffix within EKS's "
-                      f"{EKS_NODE_GROUP_NAME_MAX}, so pool names allow at most {longest}")
+        yield Finding(
+            f"nodePools[{i}].name",
+            f"{pool.name!r} is {len(pool.name)} characters; an EKS managed node "
+            f"group is named '<pool>-' plus a {NAME_SUFFIX_LEN}-character suffix within EKS's "
+            f"{EKS_NODE_GROUP_NAME_MAX}, so pool names allow at most {longest}",
+        )
 
 
 def _gke_name(i: int, pool: NodePool) -> Iterator[Finding]:
     """A GKE node pool is named `<pool>-<hash>`: a letter first (GKE's name rule) and within GKE's 40 characters."""
     if len(pool.name) > GKE_POOL_NAME_MAX:
-        yield Finding(f"nodePools[{i}].name", f"{pool.name!r} is {len(pool.name)} characters; a GKE node pool is "
-                      f"named '<pool>-' plus a {NAME_HASH_LEN}-character hash within GKE's {GKE_NODE_POOL_NAME_MAX}, "
-                      f"so pool names allow at most {GKE_POOL_NAME_MAX}")
+        yield Finding(
+            f"nodePools[{i}].name",
+            f"{pool.name!r} is {len(pool.name)} characters; a GKE node pool is "
+            f"named '<pool>-' plus a {NAME_HASH_LEN}-character hash within GKE's {GKE_NODE_POOL_NAME_MAX}, "
+            f"so pool names allow at most {GKE_POOL_NAME_MAX}",
+        )
     if not pool.name[:1].isalpha():
-        yield Finding(f"nodePools[{i}].name", f"{pool.name!r} starts with {pool.name[:1]!r}; GKE node pool names "
-                      "start with a lower-case letter")
+        yield Finding(
+            f"nodePools[{i}].name",
+            f"{pool.name!r} starts with {pool.name[:1]!r}; GKE node pool names start with a lower-case letter",
+        )
 
 
 def _max_size(i: int, pool: NodePool) -> Iterator[Finding]:
     if pool.max_size > MAX_POOL_NODES:
-        yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes; a Kubernetes cluster supports at most "
-                      f"{MAX_POOL_NODES} nodes, so allowed: 0..{MAX_POOL_NODES}")
+        yield Finding(
+            f"nodePools[{i}].maxSize",
+            f"{pool.max_size} nodes; a Kubernetes cluster supports at most "
+            f"{MAX_POOL_NODES} nodes, so allowed: 0..{MAX_POOL_NODES}",
+        )
 
 
 def _eks_size(i: int, pool: NodePool) -> Iterator[Finding]:
     yield from _max_size(i, pool)
     mng = pool.aws.provisioner == Provisioner.MANAGED_NODE_GROUP
     if mng and _EKS_NODE_GROUP_QUOTA < pool.max_size <= MAX_POOL_NODES:
-        yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes; EKS's default quota is "
-                      f"{_EKS_NODE_GROUP_QUOTA} nodes per managed node group: request a quota increase or split the "
-                      "pool", "warning")
+        yield Finding(
+            f"nodePools[{i}].maxSize",
+            f"{pool.max_size} nodes; EKS's default quota is "
+            f"{_EKS_NODE_GROUP_QUOTA} nodes per managed node group: request a quota increase or split the "
+            "pool",
+            "warning",
+        )
 
 
 def _gke_size(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     yield from _max_size(i, pool)
     zones = max(len(pool_zones(spec, pool)), 1)
     if _GKE_NODES_PER_ZONE * zones < pool.max_size <= MAX_POOL_NODES:
-        yield Finding(f"nodePools[{i}].maxSize", f"{pool.max_size} nodes over {zones} zone(s); GKE allows at most "
-                      f"{_GKE_NODES_PER_ZONE} nodes per node pool per zone; allowed: 0..{_GKE_NODES_PER_ZONE * zones}, "
-                      "or add zones")
+        yield Finding(
+            f"nodePools[{i}].maxSize",
+            f"{pool.max_size} nodes over {zones} zone(s); GKE allows at most "
+            f"{_GKE_NODES_PER_ZONE} nodes per node pool per zone; allowed: 0..{_GKE_NODES_PER_ZONE * zones}, "
+            "or add zones",
+        )
 
 
 def _eks_upgrades(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
@@ -331,11 +460,14 @@ def _eks_upgrades(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
     if uses_placement_group(spec, pool) and pool.aws.placement_group is None:
         added.append("a cluster placement group")
     if added:
-        yield Finding(f"nodePools[{i}].aws.efa", f"{' and '.join(added)} on by default for pool {pool.name!r}: on a "
-                      "node group created before they existed this is a new launch template version, and EKS "
-                      "replaces every node (maxUnavailablePercentage at a time), stopping running jobs; set "
-                      "aws.efa / aws.placementGroup: true to acknowledge, or false to keep the nodes as they are",
-                      "warning")
+        yield Finding(
+            f"nodePools[{i}].aws.efa",
+            f"{' and '.join(added)} on by default for pool {pool.name!r}: on a "
+            "node group created before they existed this is a new launch template version, and EKS "
+            "replaces every node (maxUnavailablePercentage at a time), stopping running jobs; set "
+            "aws.efa / aws.placementGroup: true to acknowledge, or false to keep the nodes as they are",
+            "warning",
+        )
 
 
 def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
@@ -359,61 +491,94 @@ def _gke_mig(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iter
     p = f"nodePools[{i}].sharing"
     layout = {k: n for k, n in (pool.sharing.mig_layout or {}).items() if n > 0}
     if len(layout) > 1:
-        yield Finding(f"{p}.migLayout", f"{layout} mixes MIG profiles; GKE's gpuPartitionSize makes one profile per "
-                      f"pool; {_USE_OPERATOR}")
+        yield Finding(
+            f"{p}.migLayout",
+            f"{layout} mixes MIG profiles; GKE's gpuPartitionSize makes one profile per pool; {_USE_OPERATOR}",
+        )
         return
-    (profile, count), = layout.items()
+    ((profile, count),) = layout.items()
     gke_count = gke_partition_count(gpu_model, profile)
     if count != gke_count:
-        yield Finding(f"{p}.migLayout.{profile}", f"{count} per GPU, but GKE's gpuPartitionSize {profile!r} always "
-                      f"makes {gke_count}; allowed: {gke_count}, or {_USE_OPERATOR}")
+        yield Finding(
+            f"{p}.migLayout.{profile}",
+            f"{count} per GPU, but GKE's gpuPartitionSize {profile!r} always "
+            f"makes {gke_count}; allowed: {gke_count}, or {_USE_OPERATOR}",
+        )
         return
-    yield Finding(f"{p}.migLayout", f"GKE's device plugin advertises the {profile} partitions as nvidia.com/gpu, so "
-                  "this pool's tiers request nvidia.com/gpu and reach the partitions through the pool's node "
-                  f"selector; to name profiles as nvidia.com/mig-<profile>, {_USE_OPERATOR}", "info")
+    yield Finding(
+        f"{p}.migLayout",
+        f"GKE's device plugin advertises the {profile} partitions as nvidia.com/gpu, so "
+        "this pool's tiers request nvidia.com/gpu and reach the partitions through the pool's node "
+        f"selector; to name profiles as nvidia.com/mig-<profile>, {_USE_OPERATOR}",
+        "info",
+    )
 
 
 def _gke_native(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iterator[Finding]:
     s, p = pool.sharing, f"nodePools[{i}]"
     if pool.gcp.gpu_driver_version not in _GKE_DRIVER_VERSIONS:
-        yield Finding(f"{p}.gcp.gpuDriverVersion", f"{pool.gcp.gpu_driver_version!r} with gpuStack gke-native; "
-                      f"allowed: {', '.join(_GKE_DRIVER_VERSIONS)}")
+        yield Finding(
+            f"{p}.gcp.gpuDriverVersion",
+            f"{pool.gcp.gpu_driver_version!r} with gpuStack gke-native; allowed: {', '.join(_GKE_DRIVER_VERSIONS)}",
+        )
     if s.replicas and s.replicas > _GKE_MAX_SHARED_CLIENTS:
-        yield Finding(f"{p}.sharing.replicas", f"{s.replicas} exceeds GKE's maxSharedClientsPerGpu limit; "
-                      f"allowed: 2..{_GKE_MAX_SHARED_CLIENTS}")
+        yield Finding(
+            f"{p}.sharing.replicas",
+            f"{s.replicas} exceeds GKE's maxSharedClientsPerGpu limit; allowed: 2..{_GKE_MAX_SHARED_CLIENTS}",
+        )
     if s.mode == SharingMode.MIG:
         yield from _gke_mig(spec, i, pool, gpu_model)
-    yield Finding(f"{p}.sharing", f"mode {s.mode.value!r}: on GKE (gke-native) sharing lives in the node pool's guest "
-                  "accelerator, whose fields are immutable, so changing sharing replaces the pool (its nodes are "
-                  "drained and recreated); set protect: true to guard it", "warning")
+    yield Finding(
+        f"{p}.sharing",
+        f"mode {s.mode.value!r}: on GKE (gke-native) sharing lives in the node pool's guest "
+        "accelerator, whose fields are immutable, so changing sharing replaces the pool (its nodes are "
+        "drained and recreated); set protect: true to guard it",
+        "warning",
+    )
 
 
 def _gke_placement(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     if pool.gcp.compact_placement is None and uses_compact_placement(spec, pool):
-        yield Finding(f"nodePools[{i}].gcp.compactPlacement", f"on by default for pool {pool.name!r}: GKE sets a "
-                      "placement policy only when it creates a node pool, so on a pool created without it this "
-                      "replaces the pool (its nodes are drained and recreated); set compactPlacement: true to "
-                      "acknowledge, or false to keep the existing pool", "warning")
+        yield Finding(
+            f"nodePools[{i}].gcp.compactPlacement",
+            f"on by default for pool {pool.name!r}: GKE sets a "
+            "placement policy only when it creates a node pool, so on a pool created without it this "
+            "replaces the pool (its nodes are drained and recreated); set compactPlacement: true to "
+            "acknowledge, or false to keep the existing pool",
+            "warning",
+        )
     if not pool.gcp.compact_placement:
         return
     p, zones = f"nodePools[{i}].gcp.compactPlacement", pool_zones(spec, pool)
     if len(zones) != 1:
-        yield Finding(p, f"true with zones {zones}; a compact placement pool lives in one zone: set gcp.zones to one "
-                      "zone, or compactPlacement: false")
+        yield Finding(
+            p,
+            f"true with zones {zones}; a compact placement pool lives in one zone: set gcp.zones to one "
+            "zone, or compactPlacement: false",
+        )
     if not pool.instance_type.startswith(COMPACT_MACHINE_PREFIXES):
-        yield Finding(p, f"true on {pool.instance_type!r}; GKE offers compact placement for GPU pools on A2 and A3 "
-                      "(A100, H100) machines; allowed: false")
+        yield Finding(
+            p,
+            f"true on {pool.instance_type!r}; GKE offers compact placement for GPU pools on A2 and A3 "
+            "(A100, H100) machines; allowed: false",
+        )
 
 
 def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
     if spec.cluster_autoscaler.enabled:
-        yield Finding("clusterAutoscaler.enabled", "true on GKE: GKE runs its own cluster autoscaler, which scales "
-                      "each pool between minSize and maxSize (totalMin/MaxNodeCount); nothing is installed",
-                      "warning")
+        yield Finding(
+            "clusterAutoscaler.enabled",
+            "true on GKE: GKE runs its own cluster autoscaler, which scales "
+            "each pool between minSize and maxSize (totalMin/MaxNodeCount); nothing is installed",
+            "warning",
+        )
     if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR and spec.gcp is not None and not spec.gcp.driver_installer:
-        yield Finding("gcp.driverInstaller", "false with gpuStack gpu-operator: GKE's driver install is disabled and "
-                      "nothing rendered installs a driver; install one yourself before GPU pods can start",
-                      "warning")
+        yield Finding(
+            "gcp.driverInstaller",
+            "false with gpuStack gpu-operator: GKE's driver install is disabled and "
+            "nothing rendered installs a driver; install one yourself before GPU pods can start",
+            "warning",
+        )
 
 
 def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
@@ -424,20 +589,27 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
         acc, _ = gke_accelerator(spec, pool)
         itype = spec.hardware.instance(pool.instance_type)
         if acc is None:
-            yield Finding(f"{p}.instanceType", f"{pool.instance_type!r} has GPU {itype.gpu_model if itype else '?'}, "
-                          "which has no GKE accelerator type in the catalog; allowed GPUs: A100, H100, H200, L4, T4")
+            yield Finding(
+                f"{p}.instanceType",
+                f"{pool.instance_type!r} has GPU {itype.gpu_model if itype else '?'}, "
+                "which has no GKE accelerator type in the catalog; allowed GPUs: A100, H100, H200, L4, T4",
+            )
         if pool.gcp.location_policy not in _GKE_LOCATION_POLICIES:
-            yield Finding(f"{p}.gcp.locationPolicy", f"{pool.gcp.location_policy!r}; allowed: "
-                          f"{', '.join(_GKE_LOCATION_POLICIES)}")
+            yield Finding(
+                f"{p}.gcp.locationPolicy", f"{pool.gcp.location_policy!r}; allowed: {', '.join(_GKE_LOCATION_POLICIES)}"
+            )
         yield from _label_values(spec, i, pool, min_len=0)
         yield from _gke_name(i, pool)
         yield from _gke_placement(spec, i, pool)
         yield from _gke_size(spec, i, pool)
         cos = pool.gcp.image_type.upper().startswith("COS")
         if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR and spec.gcp and spec.gcp.driver_installer and not cos:
-            yield Finding(f"{p}.gcp.imageType", f"{pool.gcp.image_type!r}: the rendered driver installer is Google's "
-                          "COS DaemonSet; on Ubuntu apply Google's Ubuntu installer for this GPU and node version",
-                          "warning")
+            yield Finding(
+                f"{p}.gcp.imageType",
+                f"{pool.gcp.image_type!r}: the rendered driver installer is Google's "
+                "COS DaemonSet; on Ubuntu apply Google's Ubuntu installer for this GPU and node version",
+                "warning",
+            )
         if gpu_stack(spec) == GkeGpuStack.GKE_NATIVE and itype is not None:
             yield from _gke_native(spec, i, pool, itype.gpu_model)
 

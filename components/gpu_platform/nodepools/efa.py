@@ -116,8 +116,11 @@ def placement_group_name(spec: PlatformSpec, pool: NodePool) -> str:
 
 def render_placement_group(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     """`aws.ec2.PlacementGroup` inputs: strategy cluster (one AZ, one network spine)."""
-    return {"name": placement_group_name(spec, pool), "strategy": "cluster",
-            "tags": {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name}}
+    return {
+        "name": placement_group_name(spec, pool),
+        "strategy": "cluster",
+        "tags": {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name},
+    }
 
 
 def render_efa_security_group(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
@@ -131,8 +134,9 @@ def render_efa_security_group(spec: PlatformSpec, pool: NodePool) -> dict[str, A
     }
 
 
-def render_efa_network_interfaces(spec: PlatformSpec, pool: NodePool,
-                                  security_groups: list[Any]) -> list[dict[str, Any]]:
+def render_efa_network_interfaces(
+    spec: PlatformSpec, pool: NodePool, security_groups: list[Any]
+) -> list[dict[str, Any]]:
     """Launch template `networkInterfaces`: one EFA interface per network card, no subnet (EKS picks it). The
     primary interface (card 0, device 0) is `efa` (EFA with ENA: it carries the node's IP); every other card gets
     an `efa-only` interface at device index 1, which takes no IP address from the subnet (EC2 user guide

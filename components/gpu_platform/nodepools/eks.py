@@ -119,8 +119,12 @@ def _encrypted(pool: NodePool) -> dict[str, Any]:
 
 def _ebs(pool: NodePool) -> dict[str, Any]:
     a = pool.aws
-    size = {"volumeSize": a.root_volume_gib, "volumeType": "gp3", "iops": a.root_volume_iops,
-            "throughput": a.root_volume_throughput}
+    size = {
+        "volumeSize": a.root_volume_gib,
+        "volumeType": "gp3",
+        "iops": a.root_volume_iops,
+        "throughput": a.root_volume_throughput,
+    }
     return size | _encrypted(pool)
 
 

@@ -84,8 +84,11 @@ def uses_compact_placement(spec: PlatformSpec, pool: NodePool) -> bool:
     """COMPACT placement: explicit, or by default for exclusive A2/A3 pools in exactly one zone."""
     if pool.gcp.compact_placement is not None:
         return pool.gcp.compact_placement
-    return (pool.sharing.mode == SharingMode.EXCLUSIVE and pool.instance_type.startswith(COMPACT_MACHINE_PREFIXES)
-            and len(pool_zones(spec, pool)) == 1)
+    return (
+        pool.sharing.mode == SharingMode.EXCLUSIVE
+        and pool.instance_type.startswith(COMPACT_MACHINE_PREFIXES)
+        and len(pool_zones(spec, pool)) == 1
+    )
 
 
 def gpu_stack(spec: PlatformSpec) -> GkeGpuStack:

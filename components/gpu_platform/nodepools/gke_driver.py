@@ -20,12 +20,15 @@ from ..spec import Cloud, GkeGpuStack, PlatformSpec
 
 __all__ = ["DRIVER_INSTALLER_SOURCE", "needs_driver_installer", "render_driver_installer"]
 
-DRIVER_INSTALLER_SOURCE = ("GoogleCloudPlatform/container-engine-accelerators@992db81257553607f1477945f1b3219632991829"
-                           ":nvidia-driver-installer/cos/daemonset-preloaded.yaml")
+DRIVER_INSTALLER_SOURCE = (
+    "GoogleCloudPlatform/container-engine-accelerators@992db81257553607f1477945f1b3219632991829"
+    ":nvidia-driver-installer/cos/daemonset-preloaded.yaml"
+)
 _APP = "nvidia-driver-installer"
 _NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
-_PARTITION_IMAGE = ("gcr.io/gke-release/nvidia-partition-gpu@sha256:"
-                    "de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17")
+_PARTITION_IMAGE = (
+    "gcr.io/gke-release/nvidia-partition-gpu@sha256:de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17"
+)
 _PAUSE_IMAGE = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
 _INSTALL_SCRIPT = """echo "Checking for existing GPU driver modules"
 if lsmod | grep nvidia; then
@@ -40,13 +43,23 @@ fi
 
 def needs_driver_installer(spec: PlatformSpec) -> bool:
     """True on GKE with the gpu-operator stack, unless the spec opts out (gcp.driverInstaller: false)."""
-    return (spec.cloud == Cloud.GCP and spec.gcp is not None and spec.gcp.gpu_stack == GkeGpuStack.GPU_OPERATOR
-            and spec.gcp.driver_installer)
+    return (
+        spec.cloud == Cloud.GCP
+        and spec.gcp is not None
+        and spec.gcp.gpu_stack == GkeGpuStack.GPU_OPERATOR
+        and spec.gcp.driver_installer
+    )
 
 
 def _volumes() -> list[dict[str, Any]]:
-    paths = {"dev": "/dev", "vulkan-icd-mount": f"{_NVIDIA_DIR}/vulkan/icd.d", "nvidia-install-dir-host": _NVIDIA_DIR,
-             "root-mount": "/", "cos-tools": "/var/lib/cos-tools", "nvidia-config": "/etc/nvidia"}
+    paths = {
+        "dev": "/dev",
+        "vulkan-icd-mount": f"{_NVIDIA_DIR}/vulkan/icd.d",
+        "nvidia-install-dir-host": _NVIDIA_DIR,
+        "root-mount": "/",
+        "cos-tools": "/var/lib/cos-tools",
+        "nvidia-config": "/etc/nvidia",
+    }
     return [{"name": n, "hostPath": {"path": p}} for n, p in paths.items()]
 
 
@@ -55,18 +68,30 @@ def _env(pairs: dict[str, str]) -> list[dict[str, str]]:
 
 
 def _installer() -> dict[str, Any]:
-    mounts = {"nvidia-install-dir-host": "/usr/local/nvidia", "vulkan-icd-mount": "/etc/vulkan/icd.d",
-              "dev": "/dev", "root-mount": "/root", "cos-tools": "/build/cos-tools"}
+    mounts = {
+        "nvidia-install-dir-host": "/usr/local/nvidia",
+        "vulkan-icd-mount": "/etc/vulkan/icd.d",
+        "dev": "/dev",
+        "root-mount": "/root",
+        "cos-tools": "/build/cos-tools",
+    }
     return {
         "image": "cos-nvidia-installer:fixed",
         "imagePullPolicy": "Never",
         "name": "nvidia-driver-installer",
         "resources": {"requests": {"cpu": "150m"}},
         "securityContext": {"privileged": True},
-        "env": _env({"NVIDIA_INSTALL_DIR_HOST": _NVIDIA_DIR, "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
-                     "VULKAN_ICD_DIR_HOST": f"{_NVIDIA_DIR}/vulkan/icd.d", "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
-                     "ROOT_MOUNT_DIR": "/root", "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
-                     "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools"}),
+        "env": _env(
+            {
+                "NVIDIA_INSTALL_DIR_HOST": _NVIDIA_DIR,
+                "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
+                "VULKAN_ICD_DIR_HOST": f"{_NVIDIA_DIR}/vulkan/icd.d",
+                "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
+                "ROOT_MOUNT_DIR": "/root",
+                "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
+                "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools",
+            }
+        ),
         "volumeMounts": [{"name": n, "mountPath": p} for n, p in mounts.items()],
         "command": ["bash", "-c", _INSTALL_SCRIPT],
     }
@@ -85,11 +110,16 @@ def _partitioner() -> dict[str, Any]:
 
 
 def _affinity() -> dict[str, Any]:
-    exprs = [{"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
-             {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
-             {"key": "cloud.google.com/gke-confidential-nodes-instance-type", "operator": "DoesNotExist"}]
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
+    exprs = [
+        {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+        {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
+        {"key": "cloud.google.com/gke-confidential-nodes-instance-type", "operator": "DoesNotExist"},
+    ]
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": exprs}]}
+        }
+    }
 
 
 def render_driver_installer() -> dict[str, Any]:
@@ -98,9 +128,12 @@ def render_driver_installer() -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": _APP, "namespace": "kube-system",
-                     "labels": {**labels, "app.kubernetes.io/managed-by": "gpu-platform"},
-                     "annotations": {"gpu-platform/source": DRIVER_INSTALLER_SOURCE}},
+        "metadata": {
+            "name": _APP,
+            "namespace": "kube-system",
+            "labels": {**labels, "app.kubernetes.io/managed-by": "gpu-platform"},
+            "annotations": {"gpu-platform/source": DRIVER_INSTALLER_SOURCE},
+        },
         "spec": {
             "selector": {"matchLabels": labels},
             "updateStrategy": {"type": "RollingUpdate"},

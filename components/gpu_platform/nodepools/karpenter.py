@@ -102,8 +102,11 @@ def _disruption(pool: NodePool) -> dict[str, Any]:
     budgets: list[dict[str, Any]] = [{"nodes": "10%"}]
     if pool.sharing.mode == SharingMode.EXCLUSIVE:
         budgets.insert(0, {"nodes": "0", "reasons": ["Drifted"]})
-    return {"consolidationPolicy": "WhenEmpty", "consolidateAfter": pool.aws.karpenter.consolidate_after,
-            "budgets": budgets}
+    return {
+        "consolidationPolicy": "WhenEmpty",
+        "consolidateAfter": pool.aws.karpenter.consolidate_after,
+        "budgets": budgets,
+    }
 
 
 def render_karpenter_node_pool(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
@@ -132,8 +135,11 @@ def _ebs(pool: NodePool, sized: bool) -> dict[str, Any]:
     a = pool.aws
     ebs: dict[str, Any] = {"volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}
     if sized:
-        ebs |= {"volumeSize": f"{a.root_volume_gib}Gi", "iops": a.root_volume_iops,
-                "throughput": a.root_volume_throughput}
+        ebs |= {
+            "volumeSize": f"{a.root_volume_gib}Gi",
+            "iops": a.root_volume_iops,
+            "throughput": a.root_volume_throughput,
+        }
     if a.kms_key_id:
         ebs["kmsKeyID"] = a.kms_key_id
     return ebs
@@ -144,15 +150,18 @@ def _block_devices(pool: NodePool) -> list[dict[str, Any]]:
     image = _IMAGE_DEVICE[pool.aws.ami_type]
     mappings = [{"deviceName": image, "ebs": _ebs(pool, sized=True), "rootVolume": image == "/dev/xvda"}]
     if image != "/dev/xvda":
-        mappings.insert(0, {"deviceName": "/dev/xvda", "ebs": {**_ebs(pool, sized=False), "volumeSize": "4Gi"},
-                            "rootVolume": True})
+        mappings.insert(
+            0, {"deviceName": "/dev/xvda", "ebs": {**_ebs(pool, sized=False), "volumeSize": "4Gi"}, "rootVolume": True}
+        )
     return mappings
 
 
 def _efa_interfaces(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]]:
     primary = {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
-    efa = [{"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0, "interfaceType": "efa-only"}
-           for card in range(efa_count(spec, pool))]
+    efa = [
+        {"networkCardIndex": card, "deviceIndex": 1 if card == 0 else 0, "interfaceType": "efa-only"}
+        for card in range(efa_count(spec, pool))
+    ]
     return [primary, *efa]
 
 
@@ -170,8 +179,12 @@ def _ec2_spec(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
         "amiSelectorTerms": [{"alias": f"{_AMI_ALIAS[a.ami_type]}@{a.karpenter.ami_version}"}],
         "subnetSelectorTerms": [{"id": s} for s in pool_subnets(spec, pool)],
         "securityGroupSelectorTerms": _security_groups(spec, pool),
-        "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
-                            "httpPutResponseHopLimit": a.imds_hop_limit, "httpTokens": "required"},
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": a.imds_hop_limit,
+            "httpTokens": "required",
+        },
         "blockDeviceMappings": _block_devices(pool),
         "tags": {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name},
     }
@@ -186,5 +199,9 @@ def _ec2_spec(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
 
 def render_ec2_node_class(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     """The pool's `karpenter.k8s.aws/v1` EC2NodeClass."""
-    return {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": _metadata(spec, pool),
-            "spec": _ec2_spec(spec, pool)}
+    return {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": _metadata(spec, pool),
+        "spec": _ec2_spec(spec, pool),
+    }

@@ -91,8 +91,11 @@ def _render_aws(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
         "resources": [
             {"role": "lt", "type": LAUNCH_TEMPLATE_TYPE, "inputs": render_eks_launch_template(spec, pool)},
             # Node group tags do not reach its Auto Scaling group; the autoscaler reads the group's tags.
-            {"role": "asg-tags", "type": ASG_TAG_TYPE,
-             "inputs": [{"key": k, "value": v, "propagateAtLaunch": False} for k, v in tags.items()]},
+            {
+                "role": "asg-tags",
+                "type": ASG_TAG_TYPE,
+                "inputs": [{"key": k, "value": v, "propagateAtLaunch": False} for k, v in tags.items()],
+            },
             *_network_resources(spec, pool),
         ],
     }
@@ -122,8 +125,11 @@ def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:
     out = [Artifact("nodepools", p.name, (render_node_pool(spec, p),)) for p in spec.node_pools]
     addon = render_node_monitoring_addon(spec)
     if addon:
-        note = ("nodepools: eks-node-monitoring-agent add-on: hardware XIDs set AcceleratedHardwareReady=False, "
-                "node auto repair reboots or replaces the node")
-        out.append(Artifact("nodepools", f"addons/{NODE_MONITORING_ADDON}", ({"type": ADDON_TYPE, "inputs": addon},),
-                            (note,)))
+        note = (
+            "nodepools: eks-node-monitoring-agent add-on: hardware XIDs set AcceleratedHardwareReady=False, "
+            "node auto repair reboots or replaces the node"
+        )
+        out.append(
+            Artifact("nodepools", f"addons/{NODE_MONITORING_ADDON}", ({"type": ADDON_TYPE, "inputs": addon},), (note,))
+        )
     return out + _karpenter_artifact(spec) + render_node_addon_artifacts(spec)

@@ -12,8 +12,15 @@ GPU = "{{ $labels." + DCGM_NODE_LABEL + " }} GPU {{ $labels.gpu }}"
 POD = "{{ $labels.namespace }}/{{ $labels.pod }}"
 
 
-def alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str, runbook: str,
-          ) -> dict[str, Any]:
+def alert(
+    name: str,
+    expr: str,
+    for_: str,
+    severity: str,
+    summary: str,
+    description: str,
+    runbook: str,
+) -> dict[str, Any]:
     """One alerting rule with the platform's labels and a summary, a description and a runbook hint."""
     return {
         "alert": name,

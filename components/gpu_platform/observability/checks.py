@@ -13,8 +13,13 @@ from collections.abc import Iterator
 from ..errors import Finding
 from ..spec import Cloud, PlatformSpec
 
-__all__ = ["DURATION_MAX_SECONDS", "EKS_REPAIR_DELAY_SECONDS", "check_observability", "duration_seconds",
-           "exact_number"]
+__all__ = [
+    "DURATION_MAX_SECONDS",
+    "EKS_REPAIR_DELAY_SECONDS",
+    "check_observability",
+    "duration_seconds",
+    "exact_number",
+]
 
 # Prometheus' duration grammar (prometheus/common model.ParseDuration): units in this order, each at most once.
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
@@ -57,8 +62,11 @@ def _durations(spec: PlatformSpec) -> Iterator[Finding]:
             continue
         path, secs = f"{_PATH}.{_camel(name)}", duration_seconds(value)
         if secs is None:
-            yield Finding(path, f"{value!r} is not a Prometheus duration; use e.g. '90s', '30m', '2h' or '1h30m' "
-                          "(units y w d h m s ms, largest first, each once)")
+            yield Finding(
+                path,
+                f"{value!r} is not a Prometheus duration; use e.g. '90s', '30m', '2h' or '1h30m' "
+                "(units y w d h m s ms, largest first, each once)",
+            )
         elif secs <= 0:
             yield Finding(path, f"{value!r} is zero; allowed: a duration from 1s to 7d")
         elif secs > DURATION_MAX_SECONDS:
@@ -73,14 +81,21 @@ def _remediation(spec: PlatformSpec) -> Iterator[Finding]:
     if wait is None or window is None or not (0 < wait <= DURATION_MAX_SECONDS and 0 < window):
         return
     if wait >= window:
-        yield Finding(f"{_PATH}.xidRemediationFor", f"{th.xid_remediation_for!r} must be shorter than "
-                      f"xidHardwareWindow ({th.xid_hardware_window!r}), or the alert that node repair did not act "
-                      "can never fire; lengthen the window or shorten the wait")
+        yield Finding(
+            f"{_PATH}.xidRemediationFor",
+            f"{th.xid_remediation_for!r} must be shorter than "
+            f"xidHardwareWindow ({th.xid_hardware_window!r}), or the alert that node repair did not act "
+            "can never fire; lengthen the window or shorten the wait",
+        )
     repairing = spec.cloud == Cloud.AWS and any(p.aws.node_repair for p in spec.node_pools)
     if repairing and wait <= EKS_REPAIR_DELAY_SECONDS:
-        yield Finding(f"{_PATH}.xidRemediationFor", f"{th.xid_remediation_for!r} is not longer than EKS node auto "
-                      "repair's 10-minute delay: GpuXidHardwareNotRemediated pages before repair can act; allowed "
-                      "without this warning: more than 10m", "warning")
+        yield Finding(
+            f"{_PATH}.xidRemediationFor",
+            f"{th.xid_remediation_for!r} is not longer than EKS node auto "
+            "repair's 10-minute delay: GpuXidHardwareNotRemediated pages before repair can act; allowed "
+            "without this warning: more than 10m",
+            "warning",
+        )
 
 
 def _number(path: str, value: float, low: float, high: float, unit: str = "") -> Iterator[Finding]:
@@ -101,8 +116,11 @@ def _thresholds(spec: PlatformSpec) -> Iterator[Finding]:
     yield from _number(f"{_PATH}.pendingWorkloads", th.pending_workloads, 0, 1_000_000)
     codes = th.xid_hardware_codes
     if not codes:
-        yield Finding(f"{_PATH}.xidHardwareCodes", "is empty: every XID would be an application XID and the "
-                      "hardware alerts could never fire; list at least one XID (default: catalog.xid.HARDWARE_XIDS)")
+        yield Finding(
+            f"{_PATH}.xidHardwareCodes",
+            "is empty: every XID would be an application XID and the "
+            "hardware alerts could never fire; list at least one XID (default: catalog.xid.HARDWARE_XIDS)",
+        )
     dupes = sorted({c for c in codes if codes.count(c) > 1})
     if dupes:
         yield Finding(f"{_PATH}.xidHardwareCodes", f"lists {', '.join(map(str, dupes))} more than once")

@@ -35,8 +35,9 @@ class GpuObservability(pulumi.ComponentResource):
         super().__init__(token, name, None, own)
         docs = render_observability(args.spec)
         child = child_options(self, opts)
-        self.prometheus = (helm_release_resource(f"{name}-kube-prometheus-stack", docs.prometheus, child)
-                           if docs.prometheus else None)
+        self.prometheus = (
+            helm_release_resource(f"{name}-kube-prometheus-stack", docs.prometheus, child) if docs.prometheus else None
+        )
         # The rule and ServiceMonitor CRDs come with kube-prometheus-stack when it is installed here.
         after = child_options(self, opts, self.prometheus)
         self.opencost = helm_release_resource(f"{name}-opencost", docs.opencost, after) if docs.opencost else None

@@ -80,10 +80,15 @@ def _pool_cost(spec: PlatformSpec, price: PoolPrice) -> PoolCost:
     for tier in spec.tiers_of(pool.name):
         r = spec.resource_of(tier)
         n = cap.units_per_node.get(r, 0)
-        tiers.append(TierCost(r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0), tier=tier.name))
+        tiers.append(
+            TierCost(r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0), tier=tier.name)
+        )
     demand = {t.resource: t.units_max for t in tiers}
-    spare = tuple(Unattributed(r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0))
-                  for r, n in sorted(cap.units_per_node.items()) if n and r not in demand)
+    spare = tuple(
+        Unattributed(r, n, n * cap.min_nodes, n * pool.max_size, price.unit_hourly.get(r, 0.0))
+        for r, n in sorted(cap.units_per_node.items())
+        if n and r not in demand
+    )
     return PoolCost(price, tuple(tiers), sum(demand.values()), spare)
 
 
@@ -161,14 +166,33 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
         "baselineGpus": p.baseline_gpus,
         "baselineHourly": _r(p.baseline_hourly),
         "savingPercent": round(_saving(p.baseline_hourly, pr.hourly_max), 2),
-        "tiers": [{"name": t.tier, "resource": t.resource, "unitsPerNode": t.units_per_node,
-                   "unitsMin": t.units_min, "unitsMax": t.units_max, "unitHourly": round(t.unit_hourly, 6),
-                   "hourlyMin": _r(t.hourly_min), "hourlyMax": _r(t.hourly_max),
-                   "monthlyMin": _r(t.hourly_min * HOURS_PER_MONTH), "monthlyMax": _r(t.hourly_max * HOURS_PER_MONTH)}
-                  for t in p.tiers],
-        "unattributed": [{"resource": u.resource, "unitsPerNode": u.units_per_node, "unitsMin": u.units_min,
-                          "unitsMax": u.units_max, "unitHourly": round(u.unit_hourly, 6),
-                          "hourlyMin": _r(u.hourly_min), "hourlyMax": _r(u.hourly_max)} for u in p.unattributed],
+        "tiers": [
+            {
+                "name": t.tier,
+                "resource": t.resource,
+                "unitsPerNode": t.units_per_node,
+                "unitsMin": t.units_min,
+                "unitsMax": t.units_max,
+                "unitHourly": round(t.unit_hourly, 6),
+                "hourlyMin": _r(t.hourly_min),
+                "hourlyMax": _r(t.hourly_max),
+                "monthlyMin": _r(t.hourly_min * HOURS_PER_MONTH),
+                "monthlyMax": _r(t.hourly_max * HOURS_PER_MONTH),
+            }
+            for t in p.tiers
+        ],
+        "unattributed": [
+            {
+                "resource": u.resource,
+                "unitsPerNode": u.units_per_node,
+                "unitsMin": u.units_min,
+                "unitsMax": u.units_max,
+                "unitHourly": round(u.unit_hourly, 6),
+                "hourlyMin": _r(u.hourly_min),
+                "hourlyMax": _r(u.hourly_max),
+            }
+            for u in p.unattributed
+        ],
     }
 
 
@@ -179,7 +203,10 @@ def cost_report(spec: PlatformSpec) -> CostReport:
 
 def unattributed_notes(report: CostReport) -> list[str]:
     """One line per resource a pool advertises that no tier requests, with what it costs at max size."""
-    return [f"{p.price.pool.name} advertises {u.resource} ({u.units_min}-{u.units_max} units, "
-            f"${u.hourly_max:,.2f}/h at max size) that no tier requests: it is in the pool's price but in no "
-            "tier's, and the cost rules attribute it to no namespace"
-            for p in report.pools for u in p.unattributed]
+    return [
+        f"{p.price.pool.name} advertises {u.resource} ({u.units_min}-{u.units_max} units, "
+        f"${u.hourly_max:,.2f}/h at max size) that no tier requests: it is in the pool's price but in no "
+        "tier's, and the cost rules attribute it to no namespace"
+        for p in report.pools
+        for u in p.unattributed
+    ]

@@ -13,10 +13,31 @@ from .pricing import HOURS_PER_MONTH
 
 __all__ = ["cost", "markdown_report", "report_rows"]
 
-_POOL_COLS = ("pool", "instance", "sharing", "nodes", "GPUs", "$/h min", "$/h max", "$/month min", "$/month max",
-              "baseline $/h", "saving %")
-_TIER_COLS = ("tier", "pool", "resource", "units/node", "units min-max", "$/unit-h", "$/h min", "$/h max",
-              "$/month min", "$/month max")
+_POOL_COLS = (
+    "pool",
+    "instance",
+    "sharing",
+    "nodes",
+    "GPUs",
+    "$/h min",
+    "$/h max",
+    "$/month min",
+    "$/month max",
+    "baseline $/h",
+    "saving %",
+)
+_TIER_COLS = (
+    "tier",
+    "pool",
+    "resource",
+    "units/node",
+    "units min-max",
+    "$/unit-h",
+    "$/h min",
+    "$/h max",
+    "$/month min",
+    "$/month max",
+)
 
 
 def _money(x: float) -> str:
@@ -26,19 +47,53 @@ def _money(x: float) -> str:
 def report_rows(report: CostReport) -> tuple[list[list[str]], list[list[str]], list[str]]:
     """Pool rows, tier rows and the total row, formatted for people."""
     doc = report.to_json()
-    pools = [[p["name"], p["instanceType"], p["sharing"], f"{p['nodesMin']}-{p['nodesMax']}",
-              f"{p['gpusMin']}-{p['gpusMax']}", _money(p["hourlyMin"]), _money(p["hourlyMax"]),
-              _money(p["monthlyMin"]), _money(p["monthlyMax"]), _money(p["baselineHourly"]),
-              f"{p['savingPercent']:.1f}"] for p in doc["pools"]]
-    tiers = [[t["name"], p["name"], t["resource"], str(t["unitsPerNode"]), f"{t['unitsMin']}-{t['unitsMax']}",
-              f"{t['unitHourly']:.4f}", _money(t["hourlyMin"]), _money(t["hourlyMax"]), _money(t["monthlyMin"]),
-              _money(t["monthlyMax"])]
-             for p in doc["pools"] for t in p["tiers"]]
+    pools = [
+        [
+            p["name"],
+            p["instanceType"],
+            p["sharing"],
+            f"{p['nodesMin']}-{p['nodesMax']}",
+            f"{p['gpusMin']}-{p['gpusMax']}",
+            _money(p["hourlyMin"]),
+            _money(p["hourlyMax"]),
+            _money(p["monthlyMin"]),
+            _money(p["monthlyMax"]),
+            _money(p["baselineHourly"]),
+            f"{p['savingPercent']:.1f}",
+        ]
+        for p in doc["pools"]
+    ]
+    tiers = [
+        [
+            t["name"],
+            p["name"],
+            t["resource"],
+            str(t["unitsPerNode"]),
+            f"{t['unitsMin']}-{t['unitsMax']}",
+            f"{t['unitHourly']:.4f}",
+            _money(t["hourlyMin"]),
+            _money(t["hourlyMax"]),
+            _money(t["monthlyMin"]),
+            _money(t["monthlyMax"]),
+        ]
+        for p in doc["pools"]
+        for t in p["tiers"]
+    ]
     gpus_min = sum(p["gpusMin"] for p in doc["pools"])
     gpus_max = sum(p["gpusMax"] for p in doc["pools"])
-    total = ["total", "", "", "", f"{gpus_min}-{gpus_max}", _money(doc["totalHourlyMin"]),
-             _money(doc["totalHourlyMax"]), _money(doc["totalMonthlyMin"]), _money(doc["totalMonthlyMax"]),
-             _money(doc["baselineHourly"]), f"{doc['savingPercent']:.1f}"]
+    total = [
+        "total",
+        "",
+        "",
+        "",
+        f"{gpus_min}-{gpus_max}",
+        _money(doc["totalHourlyMin"]),
+        _money(doc["totalHourlyMax"]),
+        _money(doc["totalMonthlyMin"]),
+        _money(doc["totalMonthlyMax"]),
+        _money(doc["baselineHourly"]),
+        f"{doc['savingPercent']:.1f}",
+    ]
     return pools, tiers, total
 
 
@@ -60,14 +115,22 @@ def markdown_report(report: CostReport) -> str:
     """The report as two Markdown tables."""
     pools, tiers, total = report_rows(report)
     spare = "".join(f"\n- unattributed: {n}" for n in unattributed_notes(report))
-    return (f"## GPU cost: {report.cluster} (USD, {HOURS_PER_MONTH} h/month)\n\n"
-            f"{_md(_POOL_COLS, [*pools, total])}\n\n### Tiers\n\n{_md(_TIER_COLS, tiers)}\n{spare}")
+    return (
+        f"## GPU cost: {report.cluster} (USD, {HOURS_PER_MONTH} h/month)\n\n"
+        f"{_md(_POOL_COLS, [*pools, total])}\n\n### Tiers\n\n{_md(_TIER_COLS, tiers)}\n{spare}"
+    )
 
 
 @click.command()
 @spec_source
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
-              show_default=True, help="Output format.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
 def cost(file: str | None, config_json: str | None, fmt: str) -> None:
     """Per pool and tier $/hour and $/month at min and max size, against a whole-GPU baseline."""
     spec, findings = load_or_fail(file, config_json)
@@ -79,11 +142,12 @@ def cost(file: str | None, config_json: str | None, fmt: str) -> None:
         click.echo(markdown_report(report))
         return
     pools, tiers, total = report_rows(report)
-    out.print(_table(f"{spec.cluster_name}: GPU pools (USD, {HOURS_PER_MONTH} h/month)", _POOL_COLS,
-                     [*pools, total]))
+    out.print(_table(f"{spec.cluster_name}: GPU pools (USD, {HOURS_PER_MONTH} h/month)", _POOL_COLS, [*pools, total]))
     out.print(_table("tiers: unit price of each tier resource", _TIER_COLS, tiers))
-    out.print("baseline: every tier unit at max size on a whole exclusive GPU of the same instance type; "
-              "saving % = (baseline - max) / baseline")
+    out.print(
+        "baseline: every tier unit at max size on a whole exclusive GPU of the same instance type; "
+        "saving % = (baseline - max) / baseline"
+    )
     for note in unattributed_notes(report):
         out.print(f"unattributed: {note}")
     print_findings([f for f in findings if f.severity != "error"])

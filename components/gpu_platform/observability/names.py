@@ -34,14 +34,16 @@ MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 DCGM_NODE_LABEL = "hostname"
 
 # kube-state-metrics series the rules read (kube-state-metrics v2 names).
-KSM_METRICS = frozenset({
-    "kube_pod_container_resource_requests",
-    "kube_pod_labels",
-    "kube_pod_info",
-    "kube_pod_status_phase",
-    "kube_node_labels",
-    "kube_node_status_allocatable",
-})
+KSM_METRICS = frozenset(
+    {
+        "kube_pod_container_resource_requests",
+        "kube_pod_labels",
+        "kube_pod_info",
+        "kube_pod_status_phase",
+        "kube_node_labels",
+        "kube_node_status_allocatable",
+    }
+)
 KUEUE_METRICS = frozenset({"kueue_pending_workloads", "kueue_admitted_active_workloads"})
 # Whether a node takes new pods (kube-state-metrics `kube_node_spec_unschedulable{node}`) and whether it is
 # Ready (`kube_node_status_condition{node,condition,status}`): the remediation alert reads them to tell a node
@@ -49,8 +51,9 @@ KUEUE_METRICS = frozenset({"kueue_pending_workloads", "kueue_admitted_active_wor
 KSM_NODE_HEALTH = frozenset({"kube_node_spec_unschedulable", "kube_node_status_condition"})
 # Exported by the user's application on time-sliced pools (see docs/observability.md).
 APP_QUEUE_DEPTH = "gpu_app_queue_depth"
-KNOWN_METRICS = (frozenset({f for f, _, _ in DCGM_METRICS}) | KSM_METRICS | KSM_NODE_HEALTH | KUEUE_METRICS
-                 | {APP_QUEUE_DEPTH})
+KNOWN_METRICS = (
+    frozenset({f for f, _, _ in DCGM_METRICS}) | KSM_METRICS | KSM_NODE_HEALTH | KUEUE_METRICS | {APP_QUEUE_DEPTH}
+)
 
 
 def ksm_label(key: str) -> str:

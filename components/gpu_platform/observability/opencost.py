@@ -63,8 +63,16 @@ CHART = "opencost"
 CUSTOM_PROVIDER_ENV = "USE_CUSTOM_PROVIDER"
 CSV_PROVIDER_ENV = "USE_CSV_PROVIDER"
 # csvprovider.go `price` struct, in its csv tag order (csvutil.Header).
-CSV_COLUMNS = ("EndTimestamp", "InstanceID", "Region", "AssetClass", "InstanceIDField", "InstanceType",
-               "MarketPriceHourly", "Version")
+CSV_COLUMNS = (
+    "EndTimestamp",
+    "InstanceID",
+    "Region",
+    "AssetClass",
+    "InstanceIDField",
+    "InstanceType",
+    "MarketPriceHourly",
+    "Version",
+)
 PRICING_CSV_ANNOTATION = "gpu-platform.io/pricing-csv"
 CSV_DIR = "/var/lib/gpu-platform-pricing"
 CSV_PATH = f"{CSV_DIR}/pricing.csv"
@@ -141,8 +149,9 @@ def _weighted_gpu_price(prices: list[PoolPrice], shares: list[float]) -> float:
     return round(sum(s * p.capacity.gpus_max for s, p in pairs) / gpus, 6) if gpus else 0.95
 
 
-def _split(node: float, gpus: int, vcpus: float, gib: float, cpu: float, ram: float, gpu: float
-           ) -> tuple[float, float, float]:
+def _split(
+    node: float, gpus: int, vcpus: float, gib: float, cpu: float, ram: float, gpu: float
+) -> tuple[float, float, float]:
     """costmodel.go GetNodeCost: a node price split at the configured ratios (NaN ratios fall back as upstream)."""
     cpu_to_ram = cpu / ram if ram else 10.0
     if gpus:
@@ -178,8 +187,9 @@ def pricing_csv(spec: PlatformSpec) -> str:
     rows = [",".join(CSV_COLUMNS)]
     for pool in spec.node_pools:
         price = pool_price(spec, pool)
-        rows.append(",".join(("", pool.name.lower(), "", "node", field, pool.instance_type,
-                              _price(price.node_hourly), "")))
+        rows.append(
+            ",".join(("", pool.name.lower(), "", "node", field, pool.instance_type, _price(price.node_hourly), ""))
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -187,8 +197,17 @@ def _prometheus(spec: PlatformSpec) -> dict[str, Any]:
     prom = spec.monitoring.prometheus
     if prom.url:
         return {"external": {"enabled": True, "url": prom.url}, "internal": {"enabled": False}}
-    return {"internal": {"enabled": True, "serviceName": "prometheus-operated", "namespaceName": prom.namespace,
-                         "port": 9090, "scheme": "http", "path": ""}, "external": {"enabled": False}}
+    return {
+        "internal": {
+            "enabled": True,
+            "serviceName": "prometheus-operated",
+            "namespaceName": prom.namespace,
+            "port": 9090,
+            "scheme": "http",
+            "path": "",
+        },
+        "external": {"enabled": False},
+    }
 
 
 def render_opencost_values(spec: PlatformSpec) -> dict[str, Any]:
@@ -206,12 +225,26 @@ def render_opencost_values(spec: PlatformSpec) -> dict[str, Any]:
     env = {CUSTOM_PROVIDER_ENV: "true", CSV_PROVIDER_ENV: "true", "CSV_PATH": CSV_PATH}
     values = {
         "podAnnotations": {PRICING_CSV_ANNOTATION: pricing_csv(spec)},
-        "extraVolumes": [{"name": _CSV_VOLUME, "downwardAPI": {"items": [{
-            "path": "pricing.csv", "fieldRef": {"fieldPath": f"metadata.annotations['{PRICING_CSV_ANNOTATION}']"}}]}}],
+        "extraVolumes": [
+            {
+                "name": _CSV_VOLUME,
+                "downwardAPI": {
+                    "items": [
+                        {
+                            "path": "pricing.csv",
+                            "fieldRef": {"fieldPath": f"metadata.annotations['{PRICING_CSV_ANNOTATION}']"},
+                        }
+                    ]
+                },
+            }
+        ],
         "opencost": {
             # Without these OpenCost ignores the catalog and picks the cloud's provider (see the module doc).
-            "exporter": {"defaultClusterId": spec.cluster_name, "extraEnv": env,
-                         "extraVolumeMounts": [{"name": _CSV_VOLUME, "mountPath": CSV_DIR, "readOnly": True}]},
+            "exporter": {
+                "defaultClusterId": spec.cluster_name,
+                "extraEnv": env,
+                "extraVolumeMounts": [{"name": _CSV_VOLUME, "mountPath": CSV_DIR, "readOnly": True}],
+            },
             "customPricing": {"enabled": True, "provider": "custom", "createConfigmap": True, "costModel": cost_model},
             "prometheus": _prometheus(spec),
             # The platform renders the ServiceMonitor itself (validated against the CRD, same shape as the chart's).
@@ -248,10 +281,19 @@ def render_opencost_service_monitor(spec: PlatformSpec) -> dict[str, Any]:
         "kind": "ServiceMonitor",
         "metadata": {"name": "opencost", "namespace": oc.namespace, "labels": rule_metadata_labels(spec)},
         "spec": {
-            "endpoints": [{"port": "http", "scheme": "http", "path": "/metrics", "interval": "1m",
-                           "scrapeTimeout": "10s", "honorLabels": True}],
-            "selector": {"matchLabels": {"app.kubernetes.io/name": "opencost",
-                                         "app.kubernetes.io/instance": oc.release_name}},
+            "endpoints": [
+                {
+                    "port": "http",
+                    "scheme": "http",
+                    "path": "/metrics",
+                    "interval": "1m",
+                    "scrapeTimeout": "10s",
+                    "honorLabels": True,
+                }
+            ],
+            "selector": {
+                "matchLabels": {"app.kubernetes.io/name": "opencost", "app.kubernetes.io/instance": oc.release_name}
+            },
             "namespaceSelector": {"matchNames": [oc.namespace]},
         },
     }

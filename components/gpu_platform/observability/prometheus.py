@@ -14,8 +14,13 @@ from ..contract import pool_label_key, tier_label_key
 from ..spec import PlatformSpec
 from .names import MIG_CONFIG_STATE_LABEL
 
-__all__ = ["CHART", "ksm_label_allowlist", "prometheus_query_url", "render_prometheus_release",
-           "render_prometheus_values"]
+__all__ = [
+    "CHART",
+    "ksm_label_allowlist",
+    "prometheus_query_url",
+    "render_prometheus_release",
+    "render_prometheus_values",
+]
 
 CHART = "kube-prometheus-stack"
 _SELECTORS = ("serviceMonitor", "podMonitor", "rule", "probe")
@@ -47,8 +52,16 @@ def render_prometheus_values(spec: PlatformSpec) -> dict[str, Any]:
         "crds": {"upgradeJob": {"enabled": True, "forceConflicts": True}},
         "prometheus": {"prometheusSpec": prom_spec},
         "kube-state-metrics": {"metricLabelsAllowlist": ksm_label_allowlist(spec)},
-        "grafana": {"sidecar": {"dashboards": {"enabled": True, "label": "grafana_dashboard", "labelValue": "1",
-                                                "searchNamespace": "ALL"}}},
+        "grafana": {
+            "sidecar": {
+                "dashboards": {
+                    "enabled": True,
+                    "label": "grafana_dashboard",
+                    "labelValue": "1",
+                    "searchNamespace": "ALL",
+                }
+            }
+        },
     }
     return deep_merge(values, spec.monitoring.prometheus.values_overrides, "monitoring.prometheus.valuesOverrides")
 
@@ -58,5 +71,6 @@ def render_prometheus_release(spec: PlatformSpec) -> dict[str, Any] | None:
     prom = spec.monitoring.prometheus
     if not prom.install:
         return None
-    return helm_release(prom.release_name, CHART, prom.repository, prom.version, prom.namespace,
-                        render_prometheus_values(spec))
+    return helm_release(
+        prom.release_name, CHART, prom.repository, prom.version, prom.namespace, render_prometheus_values(spec)
+    )

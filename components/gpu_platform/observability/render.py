@@ -53,12 +53,16 @@ def opencost_notes(prices: OpenCostPrices) -> tuple[str, ...]:
     """Synth summary lines: each pool's node price as OpenCost splits it, and any pool it would misprice."""
     notes = []
     for p in prices.pools:
-        notes.append(f"observability: OpenCost prices a {p.pool.name} node at ${p.opencost_hourly:.4f}/h (CSV row; "
-                     f"{p.gpus} GPU x ${p.gpu_hourly:.4f} + {p.vcpus:g} vCPU x ${p.cpu_hourly:.6f} + "
-                     f"{p.memory_gib:g} GiB x ${p.ram_hourly:.6f}), the catalog at ${p.catalog_hourly:.4f}/h")
+        notes.append(
+            f"observability: OpenCost prices a {p.pool.name} node at ${p.opencost_hourly:.4f}/h (CSV row; "
+            f"{p.gpus} GPU x ${p.gpu_hourly:.4f} + {p.vcpus:g} vCPU x ${p.cpu_hourly:.6f} + "
+            f"{p.memory_gib:g} GiB x ${p.ram_hourly:.6f}), the catalog at ${p.catalog_hourly:.4f}/h"
+        )
         if abs(p.deviation_percent) >= 0.01:
-            notes.append(f"observability: OpenCost's {p.pool.name} node price is {p.deviation_percent:+.2f} % off the "
-                         "catalog; the GPU cost of record is namespace_tier:gpu_cost_hourly:sum")
+            notes.append(
+                f"observability: OpenCost's {p.pool.name} node price is {p.deviation_percent:+.2f} % off the "
+                "catalog; the GPU cost of record is namespace_tier:gpu_cost_hourly:sum"
+            )
     return tuple(notes)
 
 
@@ -67,8 +71,14 @@ def render_observability_artifacts(spec: PlatformSpec) -> list[Artifact]:
     docs = render_observability(spec)
     n_rules = sum(len(g["rules"]) for g in docs.rule["spec"]["groups"])
     spare = tuple(f"observability: {n}" for n in unattributed_notes(cost_report(spec)))
-    out = [Artifact("kubernetes", "gpu-platform-rules", (docs.rule,),
-                    (f"observability: {n_rules} Prometheus rules (recording, catalog rates, alerts)", *spare))]
+    out = [
+        Artifact(
+            "kubernetes",
+            "gpu-platform-rules",
+            (docs.rule,),
+            (f"observability: {n_rules} Prometheus rules (recording, catalog rates, alerts)", *spare),
+        )
+    ]
     if docs.dashboard:
         out.append(Artifact("kubernetes", "gpu-platform-dashboard", (docs.dashboard,)))
     if docs.service_monitors:

@@ -37,8 +37,20 @@ RATE = "gpu_class_hourly_rate"
 TEAM_INFO = "gpu_team_namespace_info"
 COST_BY_NAMESPACE = "namespace_tier:gpu_cost_hourly:sum"
 COST_BY_TEAM = "team_tier:gpu_cost_hourly:sum"
-RECORDED = (SM_ACTIVE_GPU, SM_ACTIVE_POOL, SM_ACTIVE_TIER, UNITS_ALLOCATED, UNITS_ALLOCATABLE, UNITS_EXPECTED,
-            UNITS_PER_NODE, RATE, TEAM_INFO, COST_BY_NAMESPACE, COST_BY_TEAM)
+RECORDED = (
+    SM_ACTIVE_GPU,
+    SM_ACTIVE_POOL,
+    SM_ACTIVE_TIER,
+    UNITS_ALLOCATED,
+    UNITS_ALLOCATABLE,
+    UNITS_EXPECTED,
+    UNITS_PER_NODE,
+    RATE,
+    TEAM_INFO,
+    COST_BY_NAMESPACE,
+    COST_BY_TEAM,
+)
+
 
 def _check_durations(spec: PlatformSpec) -> None:
     """Refuse to render what validation rejects (a spec built without `validate`)."""
@@ -66,8 +78,7 @@ def _utilisation_rules(spec: PlatformSpec) -> list[dict[str, Any]]:
     return [
         {"record": SM_ACTIVE_GPU, "expr": "avg_over_time(DCGM_FI_PROF_SM_ACTIVE[1h])"},
         {"record": SM_ACTIVE_POOL, "expr": f"avg by (pool) ({_node_pool_join(spec, per_node)})"},
-        {"record": SM_ACTIVE_TIER,
-         "expr": f'avg by (tier) (label_replace({per_tier}, "tier", "$1", "{tl}", "(.+)"))'},
+        {"record": SM_ACTIVE_TIER, "expr": f'avg by (tier) (label_replace({per_tier}, "tier", "$1", "{tl}", "(.+)"))'},
     ]
 
 
@@ -82,8 +93,10 @@ def _allocation_rules(spec: PlatformSpec) -> list[dict[str, Any]]:
     allocatable = 'kube_node_status_allocatable{resource=~"nvidia_com_.+"}'
     nodes = f'count by (pool) (label_replace(kube_node_labels{{{pl}!=""}}, "pool", "$1", "{pl}", "(.+)"))'
     return [
-        {"record": UNITS_ALLOCATED,
-         "expr": f'sum by (namespace, tier, resource) (label_replace({requests}, "tier", "$1", "{tl}", "(.+)"))'},
+        {
+            "record": UNITS_ALLOCATED,
+            "expr": f'sum by (namespace, tier, resource) (label_replace({requests}, "tier", "$1", "{tl}", "(.+)"))',
+        },
         {"record": UNITS_ALLOCATABLE, "expr": f"sum by (pool, resource) ({_node_pool_join(spec, allocatable)})"},
         {"record": UNITS_EXPECTED, "expr": f"{UNITS_PER_NODE} * on (pool) group_left () {nodes}"},
     ]
@@ -93,8 +106,10 @@ def _cost_rules() -> list[dict[str, Any]]:
     by_ns = f"{UNITS_ALLOCATED} * on (tier, resource) group_left (pool) {RATE}"
     return [
         {"record": COST_BY_NAMESPACE, "expr": f"sum by (namespace, tier, pool) ({by_ns})"},
-        {"record": COST_BY_TEAM,
-         "expr": f"sum by (team, tier) ({COST_BY_NAMESPACE} * on (namespace) group_left (team) {TEAM_INFO})"},
+        {
+            "record": COST_BY_TEAM,
+            "expr": f"sum by (team, tier) ({COST_BY_NAMESPACE} * on (namespace) group_left (team) {TEAM_INFO})",
+        },
     ]
 
 
@@ -113,8 +128,13 @@ def catalog_rules(spec: PlatformSpec) -> list[dict[str, Any]]:
         price = pool_price(spec, pool)
         resource = spec.resource_of(tier)
         rate = float(price.unit_hourly.get(resource, 0.0))
-        labels = {"tier": tier.name, "pool": pool.name, "resource": ksm_resource(advertised_resource(pool, resource)),
-                  "instance_type": pool.instance_type, "sharing": pool.sharing.mode.value}
+        labels = {
+            "tier": tier.name,
+            "pool": pool.name,
+            "resource": ksm_resource(advertised_resource(pool, resource)),
+            "instance_type": pool.instance_type,
+            "sharing": pool.sharing.mode.value,
+        }
         rules.append(_static(RATE, rate, labels))
     for pool in spec.node_pools:
         # by resource name: a map's key order does not survive other languages' programs (protobuf Struct)
@@ -131,8 +151,11 @@ def rule_groups(spec: PlatformSpec) -> list[dict[str, Any]]:
     _check_durations(spec)
     return [
         {"name": "gpu-platform.catalog", "interval": "1m", "rules": catalog_rules(spec)},
-        {"name": "gpu-platform.recording", "interval": "1m",
-         "rules": [*_utilisation_rules(spec), *_allocation_rules(spec), *_cost_rules()]},
+        {
+            "name": "gpu-platform.recording",
+            "interval": "1m",
+            "rules": [*_utilisation_rules(spec), *_allocation_rules(spec), *_cost_rules()],
+        },
         {"name": "gpu-platform.alerts", "rules": alert_rules(spec)},
     ]
 
@@ -148,7 +171,10 @@ def render_prometheus_rule(spec: PlatformSpec) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": {"name": "gpu-platform", "namespace": spec.monitoring.prometheus.namespace,
-                     "labels": rule_metadata_labels(spec)},
+        "metadata": {
+            "name": "gpu-platform",
+            "namespace": spec.monitoring.prometheus.namespace,
+            "labels": rule_metadata_labels(spec),
+        },
         "spec": {"groups": rule_groups(spec)},
     }

@@ -42,9 +42,11 @@ def allowed_types(demand: Demand, tier: DemandTier, catalog: Catalog) -> list[In
     those whose GPU meets the tier's GPU model and memory floor (`demand.gpu_fits`)."""
     names = tier.instance_types or demand.instance_types
     cloud = demand.cloud.value if demand.cloud else None
-    types = [catalog.instance(n) for n in names] if names else [
-        t for t in catalog.instance_types.values() if t.cloud == cloud
-    ]
+    types = (
+        [catalog.instance(n) for n in names]
+        if names
+        else [t for t in catalog.instance_types.values() if t.cloud == cloud]
+    )
     return [t for t in types if t is not None and t.cloud == cloud and gpu_fits(tier, t.gpu_model, catalog)]
 
 
@@ -79,11 +81,18 @@ def _seat_capacity(tier: DemandTier, cand: Candidate, gpu: GpuModel | None) -> t
 
 def _mig_profiles(demand: Demand, itype: InstanceType, catalog: Catalog) -> tuple[str, ...]:
     known = profiles_for(itype.gpu_model)
-    return tuple(sorted({
-        t.mig.profile for t in demand.tiers
-        if t.kind == "mig" and SharingMode.MIG in accepted_modes(t) and t.mig.profile in known
-        and itype in allowed_types(demand, t, catalog)
-    }))
+    return tuple(
+        sorted(
+            {
+                t.mig.profile
+                for t in demand.tiers
+                if t.kind == "mig"
+                and SharingMode.MIG in accepted_modes(t)
+                and t.mig.profile in known
+                and itype in allowed_types(demand, t, catalog)
+            }
+        )
+    )
 
 
 def _shapes_for(demand: Demand, itype: InstanceType, catalog: Catalog) -> list[Candidate]:
@@ -106,8 +115,10 @@ def build_candidates(demand: Demand, catalog: Catalog) -> list[Candidate]:
     out = []
     for itype in types.values():
         for cand in _shapes_for(demand, itype, catalog):
-            serves = tuple(unit_capacity(t, cand, catalog) if itype.name in allowed[i] else None
-                           for i, t in enumerate(demand.tiers))
+            serves = tuple(
+                unit_capacity(t, cand, catalog) if itype.name in allowed[i] else None
+                for i, t in enumerate(demand.tiers)
+            )
             if any(serves):
                 out.append((cand, serves))
     return _undominated(out)

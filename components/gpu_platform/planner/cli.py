@@ -15,10 +15,21 @@ __all__ = ["plan_command"]
 
 @click.command("plan")
 @click.argument("demand", type=click.Path(dir_okay=False))
-@click.option("--time-limit", default=10.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Solver time limit in seconds; the MIP gap is reported when it is hit.")
-@click.option("--format", "fmt", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True,
-              help="table: tables and the spec fragment; yaml: the spec fragment only; json: everything.")
+@click.option(
+    "--time-limit",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Solver time limit in seconds; the MIP gap is reported when it is hit.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "yaml", "json"]),
+    default="table",
+    show_default=True,
+    help="table: tables and the spec fragment; yaml: the spec fragment only; json: everything.",
+)
 @click.option("--cloud", type=click.Choice(["aws", "gcp"]), default=None, help="Override the demand's cloud.")
 def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
     """Plan the cheapest pools, instance types, node counts and MIG layouts that serve DEMAND."""

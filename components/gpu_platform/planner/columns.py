@@ -66,8 +66,9 @@ class Group:
 
     def max_nodes(self, cand: int) -> int:
         """Nodes that hold every tier the candidate can serve (or fewer, when the gap caps them)."""
-        need = max(math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
-                   for k, ts in self.slots[cand].items())
+        need = max(
+            math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)]) for k, ts in self.slots[cand].items()
+        )
         return min(self.node_cap.get(cand, need), need)
 
     def items(self, cand: int, kind: str, duals: dict[int, float]) -> list[Item]:
@@ -103,8 +104,11 @@ def split_groups(units: list[int], pairs: list[tuple[int, int, str]], cands: lis
 def _covers(group: Group, big: int, small: int) -> bool:
     """A pool of one-kind `big` can take over every tier of one-kind `small` on no more nodes, for no more money."""
     (kb, tb), (ks, ts) = next(iter(group.slots[big].items())), next(iter(group.slots[small].items()))
-    return (group.price[big] <= group.price[small] and set(ts) <= set(tb)
-            and group.per_node[(big, kb)] >= group.per_node[(small, ks)])
+    return (
+        group.price[big] <= group.price[small]
+        and set(ts) <= set(tb)
+        and group.per_node[(big, kb)] >= group.per_node[(small, ks)]
+    )
 
 
 def without_dominated(group: Group) -> Group:
@@ -112,8 +116,9 @@ def without_dominated(group: Group) -> Group:
     holds no more than whole GPUs of the same type). Any plan using one costs no less merged into the other;
     the tie-break pass may bring it back."""
     single = [c for c in group.slots if len(group.slots[c]) == 1]
-    drop = {m for m in single if m not in group.direct
-            and any(_covers(group, e, m) for e in single if e in group.direct)}
+    drop = {
+        m for m in single if m not in group.direct and any(_covers(group, e, m) for e in single if e in group.direct)
+    }
     keep = {c: k for c, k in group.slots.items() if c not in drop}
     return Group(group.units, keep, group.per_node, {c: group.price[c] for c in keep}, group.direct)
 
@@ -123,9 +128,14 @@ def _route_reduced(group: Group, cand: int, tier: int, items: list[Item], duals:
     (kind,) = group.slots[cand]
     per_node, others = group.per_node[(cand, kind)], [it for it in items if it[0] != tier]
     table = best_values(others, per_node * group.max_nodes(cand))
-    return min(group.price[cand] * n + duals.cands.get(cand, 0.0) - duals.tiers[tier]
-               - table.value(per_node * n - group.units[tier])
-               for n in range(1, group.max_nodes(cand) + 1) if per_node * n >= group.units[tier])
+    return min(
+        group.price[cand] * n
+        + duals.cands.get(cand, 0.0)
+        - duals.tiers[tier]
+        - table.value(per_node * n - group.units[tier])
+        for n in range(1, group.max_nodes(cand) + 1)
+        if per_node * n >= group.units[tier]
+    )
 
 
 def within_gap(group: Group, duals: Duals, slack: float) -> Group:
@@ -134,8 +144,9 @@ def within_gap(group: Group, duals: Duals, slack: float) -> Group:
     for cand in group.direct:
         (kind,) = group.slots[cand]
         items = group.items(cand, kind, duals.tiers)
-        slots[cand] = {kind: [t for t in group.slots[cand][kind]
-                              if _route_reduced(group, cand, t, items, duals) <= slack]}
+        slots[cand] = {
+            kind: [t for t in group.slots[cand][kind] if _route_reduced(group, cand, t, items, duals) <= slack]
+        }
         reduced = _reduced_all(group, cand, _tables(group, cand, duals.tiers), duals)
         caps[cand] = int(np.flatnonzero(reduced <= slack).max(initial=-1)) + 1
     return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
@@ -147,7 +158,7 @@ def within_plan(group: Group, plan: tuple[Column, ...]) -> Group:
     slots, caps = dict(group.slots), dict(group.node_cap)
     for col in plan:
         if col.cand in group.direct:
-            (kind, tiers), = slots[col.cand].items()
+            ((kind, tiers),) = slots[col.cand].items()
             slots[col.cand] = {kind: sorted(set(tiers) | col.tiers)}
             caps[col.cand] = max(caps.get(col.cand, col.nodes), col.nodes)
     return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
@@ -191,8 +202,10 @@ def _best_column(group: Group, cand: int, nodes: int, tables: dict) -> Column:
 def merged(group: Group, cand: int, tiers: Iterable[int]) -> Column:
     """One pool of `cand` serving `tiers`, with the fewest nodes that hold them."""
     tiers = frozenset(tiers)
-    nodes = max(math.ceil(sum(group.units[t] for t in ts if t in tiers) / group.per_node[(cand, k)])
-                for k, ts in group.slots[cand].items())
+    nodes = max(
+        math.ceil(sum(group.units[t] for t in ts if t in tiers) / group.per_node[(cand, k)])
+        for k, ts in group.slots[cand].items()
+    )
     return Column(cand, nodes, tiers)
 
 

@@ -74,8 +74,9 @@ class _Program:
             a[cut0 + i, v] = math.ceil(g.units[t] / per_node)
             a[cut0 + i, self.node_var[c]] = -1
         lb = np.concatenate([np.ones(len(self.tiers)), np.full(len(caps) + len(conv) + len(self.routes), -np.inf)])
-        ub = np.concatenate([np.full(len(self.tiers), np.inf), np.zeros(len(caps)), np.ones(len(conv)),
-                             np.zeros(len(self.routes))])
+        ub = np.concatenate(
+            [np.full(len(self.tiers), np.inf), np.zeros(len(caps)), np.ones(len(conv)), np.zeros(len(self.routes))]
+        )
         return LinearConstraint(a.tocsr(), lb, ub)
 
     def solution(self, plan: list[Column]) -> np.ndarray | None:
@@ -104,15 +105,30 @@ class _Program:
         return out
 
 
-def solve_cover(group: Group, cols: list[Column], time_limit: float, rel_gap: float,
-                start: list[Column] | None = None, floor: float = -math.inf) -> Cover | None:
+def solve_cover(
+    group: Group,
+    cols: list[Column],
+    time_limit: float,
+    rel_gap: float,
+    start: list[Column] | None = None,
+    floor: float = -math.inf,
+) -> Cover | None:
     """The cheapest plan of `group` whose MIG pools are among `cols` (cost inf when there is none); None when
     the time limit stops the search before it finds one. `start` is a plan to begin from (its MIG pools must
     be among `cols`), `floor` a lower bound proven outside this program."""
     prog = _Program(group, cols)
     rows = prog.rows()
-    res = solve_mip(prog.costs(), rows.A, rows.lb, rows.ub, prog.upper(), time_limit, rel_gap,
-                    prog.solution(start) if start else None, floor)
+    res = solve_mip(
+        prog.costs(),
+        rows.A,
+        rows.lb,
+        rows.ub,
+        prog.upper(),
+        time_limit,
+        rel_gap,
+        prog.solution(start) if start else None,
+        floor,
+    )
     if res.status == "infeasible":  # no plan is made of these columns and direct pools
         return Cover((), math.inf, True, math.inf)
     if res.x is None:

@@ -50,8 +50,9 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True,
-                              allow_inf_nan=False)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, allow_inf_nan=False
+    )
 
 
 MAX_GPUS = 100_000  # per tier: above the largest fleets, small enough for the planner to stay quick
@@ -77,8 +78,12 @@ class SeatDemand(_Model):
     """Pods sharing a GPU by time-slicing or MPS."""
 
     count: int = Field(ge=1, le=48 * MAX_GPUS, description="Seats (pods) needed at once.")
-    per_gpu: int = Field(ge=2, le=48, description="Most seats per GPU (MPS: <= 48): the tier may also share a "
-                         "pool whose replicas are fewer, where each seat gets more of a GPU.")
+    per_gpu: int = Field(
+        ge=2,
+        le=48,
+        description="Most seats per GPU (MPS: <= 48): the tier may also share a "
+        "pool whose replicas are fewer, where each seat gets more of a GPU.",
+    )
     exact_density: StrictBool = Field(default=False, description="true: only a pool whose replicas equal perGpu.")
 
 
@@ -94,13 +99,22 @@ class DemandTier(_Model):
     )
     instance_types: list[str] | None = Field(default=None, description="Allowed types (default: the file's).")
     gpu_model: str | list[str] | None = Field(
-        default=None, description="GPU model(s) the tier may run on: a catalog name (H100-80GB) or family (H100), "
-        "or `any`; default for a `gpus` tier: training-class (A100, H100, H200), otherwise any.")
+        default=None,
+        description="GPU model(s) the tier may run on: a catalog name (H100-80GB) or family (H100), "
+        "or `any`; default for a `gpus` tier: training-class (A100, H100, H200), otherwise any.",
+    )
     min_gpu_memory_gib: int | None = Field(
-        default=None, alias="minGpuMemoryGiB", ge=1, le=1024,
-        description="Least GPU memory per GPU, in GiB, against the catalog's nominal memory (80 for A100-80GB).")
+        default=None,
+        alias="minGpuMemoryGiB",
+        ge=1,
+        le=1024,
+        description="Least GPU memory per GPU, in GiB, against the catalog's nominal memory (80 for A100-80GB).",
+    )
     priority: int | None = Field(
-        default=None, ge=-2147483648, le=1000000000, description="PriorityClass value (default: the spec's ladder by the pool's sharing mode)."
+        default=None,
+        ge=-2147483648,
+        le=1000000000,
+        description="PriorityClass value (default: the spec's ladder by the pool's sharing mode).",
     )
     description: str | None = Field(default=None, description="Human description, copied to the spec.")
 
@@ -140,7 +154,9 @@ class Demand(_Model):
 
     cloud: Cloud | None = Field(default=None, description="aws | gcp (or `plan --cloud`).")
     instance_types: list[str] = Field(default_factory=list, description="Types every tier may use by default.")
-    price_overrides: dict[str, Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]] = Field(default_factory=dict, description="Instance type -> $/hour.")
+    price_overrides: dict[str, Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]] = Field(
+        default_factory=dict, description="Instance type -> $/hour."
+    )
     discount_percent: float = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
     headroom_percent: float = Field(default=0, ge=0, le=1000, description="maxSize above the planned nodes.")
     tiers: list[DemandTier] = Field(min_length=1, max_length=1000, description="Workload classes and what each needs.")
@@ -212,11 +228,17 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
         for j, name in enumerate(types):
             itype = catalog.instance(name)
             if itype is None or itype.cloud != cloud.value:
-                found.append(Finding(f"{path}[{j}]", f"{name!r} is not a {cloud.value} instance type in the catalog; "
-                                     f"allowed: {', '.join(cloud_types)}"))
+                found.append(
+                    Finding(
+                        f"{path}[{j}]",
+                        f"{name!r} is not a {cloud.value} instance type in the catalog; "
+                        f"allowed: {', '.join(cloud_types)}",
+                    )
+                )
     families = _families(catalog)
-    allowed_models = sorted({*(m for ms in families.values() for m in ms), *(k.upper() for k in families
-                                                                            if "-" not in k)}) + ["any"]
+    allowed_models = sorted(
+        {*(m for ms in families.values() for m in ms), *(k.upper() for k in families if "-" not in k)}
+    ) + ["any"]
     for i, tier in enumerate(demand.tiers):
         for j, name in enumerate(tier.gpu_model_names):
             if name.lower() != "any" and name.lower() not in families:
@@ -224,8 +246,11 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
                 same_family = [m for m in families.get(name.split("-")[0].lower(), ()) if "-" in m]
                 close = difflib.get_close_matches(name.upper(), same_family or allowed_models, n=1, cutoff=0.3)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                found.append(Finding(path, f"{name!r} is not a GPU model in the catalog; {hint}"
-                                     f"allowed: {', '.join(allowed_models)}"))
+                found.append(
+                    Finding(
+                        path, f"{name!r} is not a GPU model in the catalog; {hint}allowed: {', '.join(allowed_models)}"
+                    )
+                )
     found += _gpu_floor_findings(demand, catalog, cloud)
     seen: set[str] = set()
     for i, tier in enumerate(demand.tiers):
@@ -235,9 +260,14 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
             found.append(Finding(f"tiers[{i}].name", f"duplicate tier name {tier.name!r}"))
         seen.add(tier.name)
         if not accepted_modes(tier):
-            found.append(Finding(f"tiers[{i}].isolation", f"{tier.effective_isolation.value!r} cannot serve seats "
-                                 "(seats share a GPU); allowed: process (MPS) or none (time-slicing); use mig for "
-                                 "hardware isolation"))
+            found.append(
+                Finding(
+                    f"tiers[{i}].isolation",
+                    f"{tier.effective_isolation.value!r} cannot serve seats "
+                    "(seats share a GPU); allowed: process (MPS) or none (time-slicing); use mig for "
+                    "hardware isolation",
+                )
+            )
     return found
 
 
@@ -249,8 +279,11 @@ def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[
         if any(n.lower() not in families and n.lower() != "any" for n in tier.gpu_model_names):
             continue  # reported as unknown
         names = tier.instance_types or demand.instance_types
-        types = [t for t in ([catalog.instance(n) for n in names] if names else catalog.instance_types.values())
-                 if t is not None and t.cloud == cloud.value]
+        types = [
+            t
+            for t in ([catalog.instance(n) for n in names] if names else catalog.instance_types.values())
+            if t is not None and t.cloud == cloud.value
+        ]
         if not types or any(gpu_fits(tier, t.gpu_model, catalog) for t in types):
             continue
         models = gpu_models_of(tier, catalog)
@@ -259,17 +292,25 @@ def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[
             wants.append(f"a GPU of model {' or '.join(sorted(models))}")
         if tier.min_gpu_memory_gib is not None:
             wants.append(f"a GPU with at least {tier.min_gpu_memory_gib} GiB")
-        have = sorted({f"{t.gpu_model} ({catalog.gpu(t.gpu_model).memory_gb} GB)" for t in types
-                       if catalog.gpu(t.gpu_model)})
+        have = sorted(
+            {f"{t.gpu_model} ({catalog.gpu(t.gpu_model).memory_gb} GB)" for t in types if catalog.gpu(t.gpu_model)}
+        )
         if tier.gpu_model_names:
             path, fix = f"tiers[{i}].gpuModel", "name a model these types have, or allow types that have it"
         elif tier.min_gpu_memory_gib is not None:
             path, fix = f"tiers[{i}].minGpuMemoryGiB", "lower it, or allow types with more GPU memory"
         else:
-            path, fix = (f"tiers[{i}].gpus", "a `gpus` tier runs on training-class GPUs unless it sets gpuModel "
-                         "(a model, or any) or minGpuMemoryGiB; allow such a type or set one of them")
-        found.append(Finding(path, f"no allowed instance type has {' and '.join(wants)}; the allowed types "
-                             f"have {', '.join(have)}; {fix}"))
+            path, fix = (
+                f"tiers[{i}].gpus",
+                "a `gpus` tier runs on training-class GPUs unless it sets gpuModel "
+                "(a model, or any) or minGpuMemoryGiB; allow such a type or set one of them",
+            )
+        found.append(
+            Finding(
+                path,
+                f"no allowed instance type has {' and '.join(wants)}; the allowed types have {', '.join(have)}; {fix}",
+            )
+        )
     return found
 
 

@@ -32,9 +32,18 @@ class MipResult:
     bound: float
 
 
-def solve_mip(cost: np.ndarray, a: csc_array, row_lo: np.ndarray, row_hi: np.ndarray, col_hi: np.ndarray,
-              time_limit: float, rel_gap: float, start: np.ndarray | None = None, floor: float = -math.inf,
-              threads: int = 1) -> MipResult:
+def solve_mip(
+    cost: np.ndarray,
+    a: csc_array,
+    row_lo: np.ndarray,
+    row_hi: np.ndarray,
+    col_hi: np.ndarray,
+    time_limit: float,
+    rel_gap: float,
+    start: np.ndarray | None = None,
+    floor: float = -math.inf,
+    threads: int = 1,
+) -> MipResult:
     """min cost @ x with row_lo <= a @ x <= row_hi, 0 <= x <= col_hi, x integer.
 
     `start` is a feasible solution to begin from; `floor` a lower bound on the optimum known from elsewhere
@@ -100,17 +109,31 @@ class ColumnLP:
         self._h.setOptionValue("presolve", "off")  # presolve would discard the basis kept between solves
         self._h.setOptionValue("solver", "simplex")
         inf = highspy.kHighsInf
-        self._h.addRows(len(row_lo), np.where(np.isinf(row_lo), -inf, row_lo).astype(float),
-                        np.where(np.isinf(row_hi), inf, row_hi).astype(float), 0,
-                        np.array([], dtype=np.int32), np.array([], dtype=np.int32), np.array([], dtype=float))
+        self._h.addRows(
+            len(row_lo),
+            np.where(np.isinf(row_lo), -inf, row_lo).astype(float),
+            np.where(np.isinf(row_hi), inf, row_hi).astype(float),
+            0,
+            np.array([], dtype=np.int32),
+            np.array([], dtype=np.int32),
+            np.array([], dtype=float),
+        )
 
     def add(self, cost: np.ndarray, a: csc_array) -> None:
         """Append columns (0 <= x, no upper bound) with costs `cost` and entries `a` (rows x new columns)."""
         a = csc_array(a)
         n = a.shape[1]
         if n:
-            self._h.addCols(n, cost.astype(float), np.zeros(n), np.full(n, highspy.kHighsInf), a.nnz,
-                            a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32), a.data.astype(float))
+            self._h.addCols(
+                n,
+                cost.astype(float),
+                np.zeros(n),
+                np.full(n, highspy.kHighsInf),
+                a.nnz,
+                a.indptr[:-1].astype(np.int32),
+                a.indices.astype(np.int32),
+                a.data.astype(float),
+            )
             self._h.setOptionValue("simplex_strategy", 4)  # primal: the last basis stays primal feasible
 
     def forbid(self, columns: list[int]) -> None:
@@ -120,9 +143,9 @@ class ColumnLP:
             zero = np.zeros(len(idx))
             self._h.changeColsBounds(len(idx), idx, zero, zero)
             self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
+
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """(value, column values, row duals); a row's dual is >= 0 when its lower bound binds."""
         self._h.run()
         sol = self._h.getSolution()
-        return (float(self._h.getInfo().objective_function_value), np.asarray(sol.col_value),
-                np.asarray(sol.row_dual))
+        return (float(self._h.getInfo().objective_function_value), np.asarray(sol.col_value), np.asarray(sol.row_dual))

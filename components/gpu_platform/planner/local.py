@@ -93,7 +93,7 @@ def _swap_pass(state: _State, deadline: float) -> bool:
     for i, a in enumerate(tiers):
         if time.perf_counter() > deadline:
             break
-        for b in tiers[i + 1:]:
+        for b in tiers[i + 1 :]:
             ca, cb = state.where[a], state.where[b]
             if ca != cb and (b, ca) in state.kind and (a, cb) in state.kind:
                 if state.delta(_changes(state, {a: cb, b: ca})) < -1e-7:

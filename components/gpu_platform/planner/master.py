@@ -61,8 +61,10 @@ class _Master:
         self.group, self.tiers, self.cands = group, sorted(group.units), sorted(group.slots)
         self.row = {t: i for i, t in enumerate(self.tiers)}
         self.row.update({("cand", c): len(self.tiers) + i for i, c in enumerate(self.cands)})
-        self.lp = ColumnLP(np.concatenate([np.ones(len(self.tiers)), np.full(len(self.cands), -np.inf)]),
-                           np.concatenate([np.full(len(self.tiers), np.inf), np.ones(len(self.cands))]))
+        self.lp = ColumnLP(
+            np.concatenate([np.ones(len(self.tiers)), np.full(len(self.cands), -np.inf)]),
+            np.concatenate([np.full(len(self.tiers), np.inf), np.ones(len(self.cands))]),
+        )
         self.cols: list[Column] = []
         self.add(cols)
 
@@ -79,18 +81,27 @@ class _Master:
         """The duals (clipped at 0), the value and the solution of the LP over the columns so far."""
         value, x, y = self.lp.solve()
         n = len(self.tiers)
-        return (Duals({t: max(0.0, float(v)) for t, v in zip(self.tiers, y[:n])},
-                      {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n:])}), value, x)
+        return (
+            Duals(
+                {t: max(0.0, float(v)) for t, v in zip(self.tiers, y[:n])},
+                {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n:])},
+            ),
+            value,
+            x,
+        )
 
 
 def _mix(a: Duals, b: Duals, weight: float) -> Duals:
     """weight * a + (1 - weight) * b."""
-    return Duals({t: weight * v + (1 - weight) * b.tiers[t] for t, v in a.tiers.items()},
-                 {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()})
+    return Duals(
+        {t: weight * v + (1 - weight) * b.tiers[t] for t, v in a.tiers.items()},
+        {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()},
+    )
 
 
-def _generate(group: Group, cols: list[Column], deadline: float, lp: _Master | None = None,
-              rounds: float = math.inf) -> tuple[Duals, float, bool, np.ndarray]:
+def _generate(
+    group: Group, cols: list[Column], deadline: float, lp: _Master | None = None, rounds: float = math.inf
+) -> tuple[Duals, float, bool, np.ndarray]:
     """Column generation: the duals with the best Lagrangian bound found, that bound, whether it converged, and
     the last LP solution over `cols` (which grows by the columns generated).
 
@@ -102,7 +113,7 @@ def _generate(group: Group, cols: list[Column], deadline: float, lp: _Master | N
     while True:
         duals, value, x = lp.solve()
         new: list[Column] = []
-        for at in ([_mix(center, duals, _SMOOTHING), duals] if center else [duals]):
+        for at in [_mix(center, duals, _SMOOTHING), duals] if center else [duals]:
             new, lagrange = price_columns(group, at)
             if lagrange > bound:
                 center, bound = at, lagrange
@@ -156,14 +167,20 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float, fix_at: 
             return {t: c for t, (c, _) in top.items()}  # a tier left out (no LP solution): the caller skips it
         open_ = {t: cv for t, cv in top.items() if cv[1] <= 1 - 1e-6}
         fix = {t: c for t, (c, v) in open_.items() if v >= fix_at} or dict(
-            [max(((t, c) for t, (c, _) in open_.items()), key=lambda tc: open_[tc[0]][1])])
+            [max(((t, c) for t, (c, _) in open_.items()), key=lambda tc: open_[tc[0]][1])]
+        )
         for t, c in fix.items():
             for other, kinds in slots.items():
                 if other != c:
                     for k in kinds:
                         kinds[k] = [u for u in kinds[k] if u != t]
-        lp.lp.forbid([j for j, col in enumerate(cols) if any(t in col.tiers and fix[t] != col.cand
-                                                            for t in col.tiers & fix.keys())])
+        lp.lp.forbid(
+            [
+                j
+                for j, col in enumerate(cols)
+                if any(t in col.tiers and fix[t] != col.cand for t in col.tiers & fix.keys())
+            ]
+        )
         # Per candidate, one pool with every tier it may still serve: keeps the LP feasible.
         have = set(cols)
         full = [c for c in _full(replace(group, slots=slots)) if c.tiers and c not in have]
@@ -196,8 +213,14 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             too_many, slack = slack, _next_slack(solved, slack, math.inf, bound) if failed < _ENUM_TRIES else 0.0
             continue
         searched = True
-        found = solve_cover(within_plan(within_gap(group, duals, slack), best.columns), listed + list(best.columns),
-                            deadline - time.perf_counter(), REL_GAP, list(best.columns), bound)
+        found = solve_cover(
+            within_plan(within_gap(group, duals, slack), best.columns),
+            listed + list(best.columns),
+            deadline - time.perf_counter(),
+            REL_GAP,
+            list(best.columns),
+            bound,
+        )
         best = found if found is not None and found.cost < best.cost else best
         if found is not None and found.optimal and found.cost <= bound + slack:
             return GroupPlan(best.columns, best.cost, best.cost, True)
@@ -205,8 +228,14 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             proven = max(proven, min(found.bound, bound + slack))
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
     if not searched and time.perf_counter() < deadline:  # the compact model gets the time left
-        found = solve_cover(replace(group, direct=set(group.slots)), [], deadline - time.perf_counter(), REL_GAP,
-                            list(best.columns), bound)
+        found = solve_cover(
+            replace(group, direct=set(group.slots)),
+            [],
+            deadline - time.perf_counter(),
+            REL_GAP,
+            list(best.columns),
+            bound,
+        )
         best = found if found is not None and found.cost < best.cost else best
         proven = max(proven, found.bound if found is not None else proven)
     return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)

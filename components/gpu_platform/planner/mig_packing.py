@@ -157,4 +157,3 @@ def pack(gpu_model: str, counts: Mapping[str, int], time_limit: float = 10.0) ->
     gap = 0.0 if optimal else float(getattr(res, "mip_gap", float("nan")))
     bound = float(getattr(res, "mip_dual_bound", res.fun))
     return Packing(gpu_model, used, optimal, gap, bound)
-

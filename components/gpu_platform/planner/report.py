@@ -28,8 +28,13 @@ def _sharing(pool: PlannedPool) -> dict[str, Any]:
 def spec_fragment(plan: Plan) -> dict[str, Any]:
     """The `nodePools` and `tiers` of the plan, ready to merge into a spec (plus price overrides, if any)."""
     pools = [
-        {"name": p.name, "instanceType": p.candidate.itype.name, "sharing": _sharing(p),
-         "minSize": p.nodes, "maxSize": p.max_nodes}
+        {
+            "name": p.name,
+            "instanceType": p.candidate.itype.name,
+            "sharing": _sharing(p),
+            "minSize": p.nodes,
+            "maxSize": p.max_nodes,
+        }
         for p in plan.pools
     ]
     tiers = []
@@ -45,8 +50,10 @@ def spec_fragment(plan: Plan) -> dict[str, Any]:
         tiers.append(tier)
     out: dict[str, Any] = {"nodePools": pools, "tiers": tiers}
     if plan.demand.price_overrides or plan.demand.discount_percent:
-        out["catalog"] = {"priceOverrides": dict(plan.demand.price_overrides),
-                          "discountPercent": plan.demand.discount_percent}
+        out["catalog"] = {
+            "priceOverrides": dict(plan.demand.price_overrides),
+            "discountPercent": plan.demand.discount_percent,
+        }
     return out
 
 
@@ -63,9 +70,17 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
     """The plan as plain data (the `--format json` output)."""
     return {
         "pools": [
-            {"name": p.name, "instanceType": p.candidate.itype.name, "gpuModel": p.candidate.itype.gpu_model,
-             "sharing": _sharing(p), "nodes": p.nodes, "maxNodes": p.max_nodes, "gpus": p.gpus,
-             "hourly": round(p.hourly, 4), "tiers": list(p.tiers)}
+            {
+                "name": p.name,
+                "instanceType": p.candidate.itype.name,
+                "gpuModel": p.candidate.itype.gpu_model,
+                "sharing": _sharing(p),
+                "nodes": p.nodes,
+                "maxNodes": p.max_nodes,
+                "gpus": p.gpus,
+                "hourly": round(p.hourly, 4),
+                "tiers": list(p.tiers),
+            }
             for p in plan.pools
         ],
         "totalHourly": round(plan.hourly, 4),
@@ -79,8 +94,15 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "baselineHourly": round(plan.baseline_hourly, 4),
         "savingPercent": round(plan.saving_percent, 2),
         "mig": [
-            {"gpuModel": m.gpu_model, "instances": m.instances, "lowerBound": m.lower_bound, "exact": m.exact,
-             "firstFit": m.first_fit, "optimal": m.optimal, "mipGap": m.gap}
+            {
+                "gpuModel": m.gpu_model,
+                "instances": m.instances,
+                "lowerBound": m.lower_bound,
+                "exact": m.exact,
+                "firstFit": m.first_fit,
+                "optimal": m.optimal,
+                "mipGap": m.gap,
+            }
             for m in plan.mig
         ],
         "seconds": round(plan.seconds, 3),
@@ -97,8 +119,15 @@ def _pool_table(plan: Plan) -> Table:
         sharing = s["mode"] + (f" x{s['replicas']}" if "replicas" in s else "")
         if "migLayout" in s:
             sharing += " " + "+".join(f"{n}x{k}" for k, n in s["migLayout"].items())
-        table.add_row(p.name, p.candidate.itype.name, sharing, f"{p.nodes}-{p.max_nodes}", str(p.gpus),
-                      f"{p.hourly:,.2f}", ", ".join(_tier_need(plan, t) for t in p.tiers))
+        table.add_row(
+            p.name,
+            p.candidate.itype.name,
+            sharing,
+            f"{p.nodes}-{p.max_nodes}",
+            str(p.gpus),
+            f"{p.hourly:,.2f}",
+            ", ".join(_tier_need(plan, t) for t in p.tiers),
+        )
     return table
 
 
@@ -116,14 +145,12 @@ def _summary_table(plan: Plan) -> Table:
     )
     for label, gpus, hourly in rows:
         table.add_row(label, str(gpus), f"{hourly:,.2f}", f"{hourly * HOURS_PER_MONTH:,.0f}")
-    table.add_row("saving vs baseline", "", f"{plan.baseline_hourly - plan.hourly:,.2f}",
-                  f"{plan.saving_percent:.1f}%")
+    table.add_row("saving vs baseline", "", f"{plan.baseline_hourly - plan.hourly:,.2f}", f"{plan.saving_percent:.1f}%")
     return table
 
 
 def _mig_table(plan: Plan) -> Table:
-    table = Table(title="MIG packing per GPU model (GPUs, before tier routing and node rounding)",
-                  title_justify="left")
+    table = Table(title="MIG packing per GPU model (GPUs, before tier routing and node rounding)", title_justify="left")
     for col in ("GPU model", "instances", "lower bound", "exact", "first-fit"):
         table.add_column(col, justify="left" if col in ("GPU model", "instances") else "right")
     for m in plan.mig:

@@ -31,7 +31,6 @@ __all__ = ["MigFigures", "Plan", "PlannedPool", "plan"]
 _NAME_MAX = {Cloud.AWS: EKS_NODE_GROUP_NAME_MAX - NAME_SUFFIX_LEN - 1, Cloud.GCP: GKE_POOL_NAME_MAX}
 
 
-
 @dataclass(frozen=True)
 class PlannedPool:
     """One pool of the plan."""
@@ -114,9 +113,11 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
                 out.append((t, c, cap[0]))
                 found = True
         if not found:
-            problems.append(f"tiers[{t}] ({tier.name}): no allowed instance type can serve it; allowed types: "
-                            f"{', '.join(sorted(allowed)) or 'none'}; check the MIG profile, seats per GPU "
-                            "(MPS <= 48), isolation, gpuModel and minGpuMemoryGiB")
+            problems.append(
+                f"tiers[{t}] ({tier.name}): no allowed instance type can serve it; allowed types: "
+                f"{', '.join(sorted(allowed)) or 'none'}; check the MIG profile, seats per GPU "
+                "(MPS <= 48), isolation, gpuModel and minGpuMemoryGiB"
+            )
     if problems:
         raise PlanningError("\n".join(problems))
     return out
@@ -150,8 +151,10 @@ def _pool_name(cand: Candidate, taken: set[str], longest: int) -> str:
     slug = cand.itype.name.replace(".", "-")
     prefix = {SharingMode.EXCLUSIVE: "excl", SharingMode.MIG: "mig"}.get(cand.mode)
     prefix = prefix or f"{'ts' if cand.mode == SharingMode.TIME_SLICING else 'mps'}{cand.replicas}"
-    layout = [p.replace("gb", "").replace(".", "").replace("+", "") + (f"x{n}" if n > 1 else "")
-              for p, n in sorted(cand.layout or (), key=lambda kv: (-int(kv[0].split("g")[0]), kv[0]))]
+    layout = [
+        p.replace("gb", "").replace(".", "").replace("+", "") + (f"x{n}" if n > 1 else "")
+        for p, n in sorted(cand.layout or (), key=lambda kv: (-int(kv[0].split("g")[0]), kv[0]))
+    ]
     name = "-".join([prefix, slug, *layout])
     if len(name) > longest:
         name = "-".join([prefix, slug.split("-")[0], *layout])
@@ -173,8 +176,17 @@ def _mig_figures(demand: Demand, pools: list[PlannedPool], tier_pool: dict[str, 
     out = []
     for model, counts in sorted(per_model.items()):
         exact = pack(model, counts, limit)
-        out.append(MigFigures(model, dict(counts), lower_bound(model, counts), exact.gpus,
-                              len(first_fit(model, counts)), exact.optimal, exact.gap))
+        out.append(
+            MigFigures(
+                model,
+                dict(counts),
+                lower_bound(model, counts),
+                exact.gpus,
+                len(first_fit(model, counts)),
+                exact.optimal,
+                exact.gap,
+            )
+        )
     return tuple(out)
 
 
@@ -222,8 +234,15 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     bound = sum(m.lower_bound for m in mig) + _gpus_needed(demand, pool_of)
     baseline = sum(t.units * pool_of[t.name].candidate.itype.hourly_per_gpu for t in demand.tiers)
     return Plan(
-        demand=demand, pools=tuple(pools), tier_pool=tier_pool, optimal=optimal,
-        gap=0.0 if optimal else (hourly - cost_bound) / hourly, cost_bound=min(cost_bound, hourly),
+        demand=demand,
+        pools=tuple(pools),
+        tier_pool=tier_pool,
+        optimal=optimal,
+        gap=0.0 if optimal else (hourly - cost_bound) / hourly,
+        cost_bound=min(cost_bound, hourly),
         seconds=time.perf_counter() - start,
-        lower_bound_gpus=bound, baseline_gpus=sum(t.units for t in demand.tiers), baseline_hourly=baseline, mig=mig,
+        lower_bound_gpus=bound,
+        baseline_gpus=sum(t.units for t in demand.tiers),
+        baseline_hourly=baseline,
+        mig=mig,
     )

@@ -75,52 +75,89 @@ class PolicyDef:
 
 
 POLICIES: list[PolicyDef] = [
-    PolicyDef("gpu-node-pool-classified",
-              "GPU node pools carry the pool and device-plugin config labels and the GPU and pool NoSchedule taints.",
-              "resource", check_pool_classified, severity="high", applies_to=NODE_POOL_TYPES.__contains__,
-              remediation_steps="Create the pool with gpu-platform (a spec nodePools entry routed to by a tier), or "
-                                "add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and the "
-                                "taints <labelDomain>/gpu-pool=<pool>:NoSchedule and nvidia.com/gpu:NoSchedule."),
-    PolicyDef("gpu-node-pool-resolved",
-              "Node pools whose GPUs come from a launch template in the stack (EKS node groups, self-managed auto "
-              "scaling groups) are classified like every GPU pool.",
-              "stack", check_pools_resolved, severity="high",
-              remediation_steps="Add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and both "
-                                "NoSchedule taints to the node group (or to the kubelet flags in the launch template "
-                                "of a self-managed group), or create the pool with gpu-platform."),
-    PolicyDef("gpu-node-pool-detectable",
-              "Node pools whose GPU capacity the pack cannot determine (custom AMI, launch template outside the "
-              "stack) are reported for review instead of passing.",
-              "stack", check_pools_detectable, Enforcement.ADVISORY, severity="medium",
-              remediation_steps="Set the pool's instance types on the node group, or keep its launch template in "
-                                "the same stack, so the GPU policies can check it."),
-    PolicyDef("gpu-node-pool-hardened",
-              "GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH.",
-              "stack", check_pools_hardened, severity="critical",
-              remediation_steps="Attach a launch template with metadataOptions.httpTokens=required and an encrypted "
-                                "root volume, and remove remoteAccess from the node group."),
-    PolicyDef("gpu-sharing-config-exists",
-              "The sharing labels of every GPU pool name configs of the stack's GPU Operator release.",
-              "stack", check_sharing_configs_exist, severity="high",
-              remediation_steps="Add the pool to the spec so its device-plugin and mig-parted configs are rendered, "
-                                "or point the pool's nvidia.com/device-plugin.config label at an existing entry."),
-    PolicyDef("gpu-workload-classified",
-              "GPU workloads carry a known tier label, request their tier's resource with requests equal to limits "
-              "and name a priority class.",
-              "resource", check_workload_classified, severity="medium", applies_to=is_workload_type,
-              remediation_steps="Label the pod template <labelDomain>/gpu-tier=<tier>, request the tier's resource "
-                                "with requests equal to limits, and set priorityClassName gpu-<tier>; the platform's "
-                                "stack output `tiers` lists each tier's values."),
-    PolicyDef("gpu-budget",
-              "The stack's GPU node pools at max size stay within budgetHourly (advisory until a budget is set).",
-              "stack", check_budget, severity="medium",
-              remediation_steps="Lower maxSize, move tiers to shared pools (gpu-platform plan), or raise budgetHourly."),
-    PolicyDef("gpu-launch-template-imdsv2",
-              "GPU launch templates require IMDSv2; at the `remediate` level the pack sets it (advisory by default).",
-              "resource", check_imdsv2, enforcement=Enforcement.ADVISORY, severity="high",
-              remediation_steps="Set metadataOptions.httpTokens=required, or set this policy's enforcementLevel to "
-                                "remediate so `pulumi up` applies it.", remediate=remediate_imdsv2,
-              applies_to=EKS_LAUNCH_TEMPLATE.__eq__),
+    PolicyDef(
+        "gpu-node-pool-classified",
+        "GPU node pools carry the pool and device-plugin config labels and the GPU and pool NoSchedule taints.",
+        "resource",
+        check_pool_classified,
+        severity="high",
+        applies_to=NODE_POOL_TYPES.__contains__,
+        remediation_steps="Create the pool with gpu-platform (a spec nodePools entry routed to by a tier), or "
+        "add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and the "
+        "taints <labelDomain>/gpu-pool=<pool>:NoSchedule and nvidia.com/gpu:NoSchedule.",
+    ),
+    PolicyDef(
+        "gpu-node-pool-resolved",
+        "Node pools whose GPUs come from a launch template in the stack (EKS node groups, self-managed auto "
+        "scaling groups) are classified like every GPU pool.",
+        "stack",
+        check_pools_resolved,
+        severity="high",
+        remediation_steps="Add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and both "
+        "NoSchedule taints to the node group (or to the kubelet flags in the launch template "
+        "of a self-managed group), or create the pool with gpu-platform.",
+    ),
+    PolicyDef(
+        "gpu-node-pool-detectable",
+        "Node pools whose GPU capacity the pack cannot determine (custom AMI, launch template outside the "
+        "stack) are reported for review instead of passing.",
+        "stack",
+        check_pools_detectable,
+        Enforcement.ADVISORY,
+        severity="medium",
+        remediation_steps="Set the pool's instance types on the node group, or keep its launch template in "
+        "the same stack, so the GPU policies can check it.",
+    ),
+    PolicyDef(
+        "gpu-node-pool-hardened",
+        "GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH.",
+        "stack",
+        check_pools_hardened,
+        severity="critical",
+        remediation_steps="Attach a launch template with metadataOptions.httpTokens=required and an encrypted "
+        "root volume, and remove remoteAccess from the node group.",
+    ),
+    PolicyDef(
+        "gpu-sharing-config-exists",
+        "The sharing labels of every GPU pool name configs of the stack's GPU Operator release.",
+        "stack",
+        check_sharing_configs_exist,
+        severity="high",
+        remediation_steps="Add the pool to the spec so its device-plugin and mig-parted configs are rendered, "
+        "or point the pool's nvidia.com/device-plugin.config label at an existing entry.",
+    ),
+    PolicyDef(
+        "gpu-workload-classified",
+        "GPU workloads carry a known tier label, request their tier's resource with requests equal to limits "
+        "and name a priority class.",
+        "resource",
+        check_workload_classified,
+        severity="medium",
+        applies_to=is_workload_type,
+        remediation_steps="Label the pod template <labelDomain>/gpu-tier=<tier>, request the tier's resource "
+        "with requests equal to limits, and set priorityClassName gpu-<tier>; the platform's "
+        "stack output `tiers` lists each tier's values.",
+    ),
+    PolicyDef(
+        "gpu-budget",
+        "The stack's GPU node pools at max size stay within budgetHourly (advisory until a budget is set).",
+        "stack",
+        check_budget,
+        severity="medium",
+        remediation_steps="Lower maxSize, move tiers to shared pools (gpu-platform plan), or raise budgetHourly.",
+    ),
+    PolicyDef(
+        "gpu-launch-template-imdsv2",
+        "GPU launch templates require IMDSv2; at the `remediate` level the pack sets it (advisory by default).",
+        "resource",
+        check_imdsv2,
+        enforcement=Enforcement.ADVISORY,
+        severity="high",
+        remediation_steps="Set metadataOptions.httpTokens=required, or set this policy's enforcementLevel to "
+        "remediate so `pulumi up` applies it.",
+        remediate=remediate_imdsv2,
+        applies_to=EKS_LAUNCH_TEMPLATE.__eq__,
+    ),
 ]
 
 

@@ -69,8 +69,13 @@ def stop_plugin(proc: subprocess.Popen | None, channel: grpc.Channel | None) -> 
 class PackProcess:
     """A running policy pack (`python -m pulumi.policy <engine> <dir>`); use as a context manager."""
 
-    def __init__(self, pack_dir: str | Path, timeout: float = 60.0, engine: str = "127.0.0.1:0",
-                 python: str | Path = sys.executable) -> None:
+    def __init__(
+        self,
+        pack_dir: str | Path,
+        timeout: float = 60.0,
+        engine: str = "127.0.0.1:0",
+        python: str | Path = sys.executable,
+    ) -> None:
         self.pack_dir, self.timeout, self.engine, self.python = Path(pack_dir), timeout, engine, str(python)
         self.proc: subprocess.Popen | None = None
         self.channel: grpc.Channel | None = None
@@ -99,7 +104,9 @@ class PackProcess:
         for name, value in config.items():
             props = {k: v for k, v in value.items() if k != "enforcementLevel"}
             level = _LEVELS[value.get("enforcementLevel", "mandatory")]
-            req.policyConfig[name].CopyFrom(analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=_struct(props)))
+            req.policyConfig[name].CopyFrom(
+                analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=_struct(props))
+            )
         self.stub.Configure(req, timeout=self.timeout)
 
     def analyze(self, r: StackResource) -> analyzer_pb2.AnalyzeResponse:
@@ -118,8 +125,14 @@ class PackProcess:
         """AnalyzeStack over every resource (stack policies)."""
         req = analyzer_pb2.AnalyzeStackRequest()
         for r in resources:
-            ar = req.resources.add(type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name,
-                                   parent=r.parent or "", dependencies=r.dependencies)
+            ar = req.resources.add(
+                type=r.type,
+                properties=_struct(r.props),
+                urn=r.urn,
+                name=r.name,
+                parent=r.parent or "",
+                dependencies=r.dependencies,
+            )
             for key, urns in r.property_dependencies.items():
                 ar.propertyDependencies[key].urns.extend(urns)
         return self.stub.AnalyzeStack(req, timeout=self.timeout)

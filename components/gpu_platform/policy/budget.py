@@ -62,8 +62,12 @@ def _shape(r: Any) -> tuple[str, int] | None:
 def _karpenter_shape(props: Any) -> tuple[str, int] | None:
     """A Karpenter NodePool pinned to one instance type with a `nodes` limit (as gpu_platform renders them)."""
     reqs = items(dig(props, "spec", "template", "spec", "requirements"))
-    types = [v for q in reqs if dig(q, "key") == "node.kubernetes.io/instance-type" and dig(q, "operator") == "In"
-             for v in items(dig(q, "values"))]
+    types = [
+        v
+        for q in reqs
+        if dig(q, "key") == "node.kubernetes.io/instance-type" and dig(q, "operator") == "In"
+        for v in items(dig(q, "values"))
+    ]
     nodes = dig(props, "spec", "limits", "nodes")
     if len(types) != 1 or nodes is None or not str(nodes).isdigit():
         return None  # several types or no node limit: no maximum to cost
@@ -105,12 +109,16 @@ def check_budget(args: Any, report_violation: Report) -> None:
         args.not_applicable("no GPU node pools in this stack")
     total = sum(c.hourly or 0 for c in costs)
     if cfg.budget_hourly is None:
-        args.not_applicable(f"no budgetHourly set; GPU node pools at max size cost ${total:,.2f}/hour: "
-                            f"{_summary(costs)}")
+        args.not_applicable(
+            f"no budgetHourly set; GPU node pools at max size cost ${total:,.2f}/hour: {_summary(costs)}"
+        )
     unknown = [c for c in costs if c.hourly is None]
     if unknown and total <= cfg.budget_hourly:
-        report_violation(f"GPU node pools cannot be checked against the budget of ${cfg.budget_hourly:,.2f}/hour: "
-                         f"{_summary(costs)}.")
+        report_violation(
+            f"GPU node pools cannot be checked against the budget of ${cfg.budget_hourly:,.2f}/hour: {_summary(costs)}."
+        )
     elif total > cfg.budget_hourly:
-        report_violation(f"GPU node pools at max size cost ${total:,.2f}/hour, over the budget of "
-                         f"${cfg.budget_hourly:,.2f}/hour: {_summary(costs)}. Lower maxSize or raise budgetHourly.")
+        report_violation(
+            f"GPU node pools at max size cost ${total:,.2f}/hour, over the budget of "
+            f"${cfg.budget_hourly:,.2f}/hour: {_summary(costs)}. Lower maxSize or raise budgetHourly."
+        )

@@ -64,7 +64,8 @@ class PolicyConfig(_Model):
         default_factory=dict, description="Tier name -> allowed resources. Empty: only the tier label is required."
     )
     pools: dict[str, str] = Field(
-        default_factory=dict, description="Pool name -> its device-plugin config key, from the spec. Empty: any "
+        default_factory=dict,
+        description="Pool name -> its device-plugin config key, from the spec. Empty: any "
         "pool name is accepted; set: a GPU pool's label must name one of these pools and its config.",
     )
     exempt_namespaces: list[str] = Field(
@@ -122,8 +123,9 @@ def _parse(text: str) -> PolicyConfig:
 def _plain(value: Any) -> Any:
     if hasattr(value, "items"):
         return {str(k): _plain(value[k]) for k in value}
-    if isinstance(value, list | tuple) or (hasattr(value, "__len__") and hasattr(value, "__getitem__")
-                                           and not isinstance(value, str)):
+    if isinstance(value, list | tuple) or (
+        hasattr(value, "__len__") and hasattr(value, "__getitem__") and not isinstance(value, str)
+    ):
         return [_plain(v) for v in value]
     return value
 

@@ -24,8 +24,14 @@ from .props import (
     items,
 )
 
-__all__ = ["NODE_POOL_TYPES", "check_pool_classified", "check_pools_detectable", "check_pools_hardened",
-           "check_pools_resolved", "classification_gaps"]
+__all__ = [
+    "NODE_POOL_TYPES",
+    "check_pool_classified",
+    "check_pools_detectable",
+    "check_pools_hardened",
+    "check_pools_resolved",
+    "classification_gaps",
+]
 
 NODE_POOL_TYPES = POOL_TYPES
 Report = Callable[..., None]
@@ -47,12 +53,16 @@ def classification_gaps(pool: GpuPool, cfg: PolicyConfig) -> list[str]:
     elif name and name not in pool_taints:
         gaps.append(f"taint {cfg.pool_key}={name}:NoSchedule (the taint says {pool_taints[0]!r}, the label {name!r})")
     if cfg.pools and name and name not in cfg.pools:
-        gaps.append(f"a pool of the spec: label {cfg.pool_key}={name} names no spec pool (spec pools: "
-                    f"{', '.join(sorted(cfg.pools)[:12])})")
+        gaps.append(
+            f"a pool of the spec: label {cfg.pool_key}={name} names no spec pool (spec pools: "
+            f"{', '.join(sorted(cfg.pools)[:12])})"
+        )
     config = str(pool.labels.get(DEVICE_PLUGIN_CONFIG_LABEL) or "")
     if cfg.pools and name in cfg.pools and config and config != cfg.pools[name]:
-        gaps.append(f"its own device-plugin config: label {DEVICE_PLUGIN_CONFIG_LABEL}={config} is not pool "
-                    f"{name!r}'s config {cfg.pools[name]!r}")
+        gaps.append(
+            f"its own device-plugin config: label {DEVICE_PLUGIN_CONFIG_LABEL}={config} is not pool "
+            f"{name!r}'s config {cfg.pools[name]!r}"
+        )
     return gaps
 
 
@@ -71,9 +81,11 @@ def check_pool_classified(args: Any, report_violation: Report) -> None:
 def _report_gaps(pool: GpuPool, cfg: PolicyConfig, report_violation: Report, at: str | None = None) -> None:
     gaps = classification_gaps(pool, cfg)
     if gaps:
-        message = (f"GPU node pool {pool.name!r} ({pool.why}) is unclassified: missing {', '.join(gaps)}. "
-                   "Declare the pool in the platform spec (gpu_platform renders these), or add the missing labels "
-                   "and taints so only classified pods land on it.")
+        message = (
+            f"GPU node pool {pool.name!r} ({pool.why}) is unclassified: missing {', '.join(gaps)}. "
+            "Declare the pool in the platform spec (gpu_platform renders these), or add the missing labels "
+            "and taints so only classified pods land on it."
+        )
         if at is None:
             report_violation(message)
         else:
@@ -84,6 +96,7 @@ def _lookup(r: Any, index: _Index) -> Callable[[Mapping[str, Any]], Any]:
     def lookup(ref: Mapping[str, Any]) -> Any:
         lt = _launch_template_of(r, index, ref)
         return None if lt is None else lt.props
+
     return lookup
 
 
@@ -115,9 +128,12 @@ def check_pools_detectable(args: Any, report_violation: Report) -> None:
         for pool in index.resolved(r):
             if pool.uncertain:
                 found += 1
-                report_violation(f"node pool {pool.name!r} may run GPUs, and the pack {pool.why}; set its instance "
-                                 "types on the pool (or keep its launch template in this stack) so the GPU policies "
-                                 "can check it.", r.urn)
+                report_violation(
+                    f"node pool {pool.name!r} may run GPUs, and the pack {pool.why}; set its instance "
+                    "types on the pool (or keep its launch template in this stack) so the GPU policies "
+                    "can check it.",
+                    r.urn,
+                )
     if not found:
         args.not_applicable("every node pool's GPU capacity is known")
 
@@ -153,7 +169,6 @@ class _Index:
             elif r.resource_type in KARPENTER_NODE_CLASS and isinstance(name := dig(r.props, "metadata", "name"), str):
                 self.node_classes.setdefault(name, r)
 
-
     def resolved(self, r: Any) -> list[GpuPool]:
         """The pools of resource `r` with its launch template looked up in this stack (computed once)."""
         if r.urn not in self._resolved:
@@ -178,8 +193,10 @@ def _launch_template_of(group: Any, index: _Index, ref: Mapping[str, Any] | None
 
 def _asg_template_ref(props: Mapping[str, Any]) -> Mapping[str, Any]:
     spec = dig(props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification", default={})
-    return dig(props, "launchTemplate", default=None) or {"id": dig(spec, "launchTemplateId"),
-                                                          "name": dig(spec, "launchTemplateName")}
+    return dig(props, "launchTemplate", default=None) or {
+        "id": dig(spec, "launchTemplateId"),
+        "name": dig(spec, "launchTemplateName"),
+    }
 
 
 def _truthy(value: Any) -> bool:
@@ -191,12 +208,15 @@ def _launch_template_gaps(lt: Any) -> list[str]:
     gaps = []
     tokens = dig(lt.props, "metadataOptions", "httpTokens")
     if tokens != "required":
-        gaps.append(f"launch template {label} does not require IMDSv2 (metadataOptions.httpTokens is "
-                    f"{tokens!r}; set 'required')")
+        gaps.append(
+            f"launch template {label} does not require IMDSv2 (metadataOptions.httpTokens is "
+            f"{tokens!r}; set 'required')"
+        )
     ebs = [dig(m, "ebs") for m in items(dig(lt.props, "blockDeviceMappings")) if dig(m, "ebs") is not None]
     if not ebs or not all(_truthy(dig(e, "encrypted")) for e in ebs):
-        gaps.append(f"launch template {label} root volume is not encrypted (set blockDeviceMappings[].ebs.encrypted "
-                    "to true)")
+        gaps.append(
+            f"launch template {label} root volume is not encrypted (set blockDeviceMappings[].ebs.encrypted to true)"
+        )
     if dig(lt.props, "keyName"):
         gaps.append(f"launch template {label} installs SSH key {dig(lt.props, 'keyName')!r} (remove keyName)")
     return gaps
@@ -218,8 +238,10 @@ def _eks_gaps(group: Any, index: _Index) -> list[str]:
     if dig(group.props, "remoteAccess"):
         gaps.append("remote SSH access is enabled (remove remoteAccess; use SSM Session Manager)")
     if not dig(group.props, "launchTemplate"):
-        return gaps + ["no launch template: IMDSv2 and root volume encryption are not enforced (attach a launch "
-                       "template with metadataOptions.httpTokens=required and an encrypted root volume)"]
+        return gaps + [
+            "no launch template: IMDSv2 and root volume encryption are not enforced (attach a launch "
+            "template with metadataOptions.httpTokens=required and an encrypted root volume)"
+        ]
     lt = _launch_template_of(group, index)
     if lt is None:
         return gaps + ["its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
@@ -270,8 +292,11 @@ def check_pools_hardened(args: Any, report_violation: Report) -> None:
             gaps = _instance_gaps(r.props)
         elif pool.kind == "asg":
             lt = _launch_template_of(r, index, _asg_template_ref(r.props))
-            gaps = _launch_template_gaps(lt) if lt is not None else [
-                "its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
+            gaps = (
+                _launch_template_gaps(lt)
+                if lt is not None
+                else ["its launch template is not in this stack, so IMDSv2 and encryption cannot be verified"]
+            )
         else:
             gaps = _karpenter_gaps(r, index)
         if gaps:

@@ -39,14 +39,39 @@ EC2_INSTANCE = "aws:ec2/instance:Instance"
 KARPENTER_NODE_POOL = ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.sh/v1beta1:NodePool")
 # Every type gpu_pools reads; other resources are never node pools.
 POOL_TYPES = frozenset({EKS_NODE_GROUP, GKE_NODE_POOL, *KARPENTER_NODE_POOL, GKE_CLUSTER, AWS_ASG, EC2_INSTANCE})
-KARPENTER_NODE_CLASS = ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass")
+KARPENTER_NODE_CLASS = (
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+    "kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass",
+)
 
 # EC2 instance families with NVIDIA GPUs: the EKS AL2023/Bottlerocket NVIDIA AMI support list (facts.md section 7)
 # plus older families still sold (p2, p3, g3, g3s) and Graviton g5g. AMD (g4ad) and Inferentia/Trainium are not GPUs.
-NVIDIA_AWS_FAMILIES = frozenset({
-    "p2", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
-    "g3", "g3s", "g4dn", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f", "g7e",
-})
+NVIDIA_AWS_FAMILIES = frozenset(
+    {
+        "p2",
+        "p3",
+        "p3dn",
+        "p4d",
+        "p4de",
+        "p5",
+        "p5e",
+        "p5en",
+        "p6-b200",
+        "p6-b300",
+        "p6e-gb200",
+        "g3",
+        "g3s",
+        "g4dn",
+        "g5",
+        "g5g",
+        "g6",
+        "g6e",
+        "g6f",
+        "gr6",
+        "gr6f",
+        "g7e",
+    }
+)
 # GCE machine families with built-in NVIDIA GPUs (accelerator-optimized): A2, A3, A4, A4X, G2, and G4 (NVIDIA RTX
 # PRO 6000, cloud.google.com/compute/docs/accelerator-optimized-machines "G4 machine series").
 _GCP_GPU_MACHINE_PREFIXES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
@@ -146,10 +171,16 @@ def _requirements_gpu(req: Any) -> str | None:
     allowed = [str(t) for t in items(req.get("allowedInstanceTypes"))]
     if allowed and not any(_pattern_may_be_gpu(t) for t in allowed):
         return None
-    shown = [f"{k} {req[k]}" for k in ("acceleratorCount", "acceleratorManufacturers", "acceleratorTypes",
-                                       "allowedInstanceTypes") if req.get(k)]
-    return "instance requirements admit GPU instances (" + ("; ".join(shown) or "no accelerator limit; set "
-                                                            "acceleratorCount.max to 0 to exclude them") + ")"
+    shown = [
+        f"{k} {req[k]}"
+        for k in ("acceleratorCount", "acceleratorManufacturers", "acceleratorTypes", "allowedInstanceTypes")
+        if req.get(k)
+    ]
+    return (
+        "instance requirements admit GPU instances ("
+        + ("; ".join(shown) or "no accelerator limit; set acceleratorCount.max to 0 to exclude them")
+        + ")"
+    )
 
 
 def _pattern_may_be_gpu(pattern: str) -> bool:
@@ -171,16 +202,20 @@ def _eks(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> G
     gpu_types = [t for t in types if aws_gpu_type(t)]
     own = str(props.get("nodeGroupName") or str(props.get("nodeGroupNamePrefix") or "").rstrip("-") or name)
     if gpu_types:
-        why = f"instance type {', '.join(gpu_types)}" + (" (from its launch template)" if lt is not None
-                                                          and not props.get("instanceTypes") else "")
+        why = f"instance type {', '.join(gpu_types)}" + (
+            " (from its launch template)" if lt is not None and not props.get("instanceTypes") else ""
+        )
     elif any(m in ami for m in _NVIDIA_AMI_MARKERS):
         why = f"AMI type {ami}"
     elif not types and lt is not None and (req := _requirements_gpu(dig(lt, "instanceRequirements"))):
         why = f"its launch template's {req}"
     elif not types and lt_ref and (lookup is None or lt is None or not dig(lt, "instanceType")):
         # The instance type lives in a launch template this view cannot see, or nowhere (set at launch).
-        where = "its launch template is not in this stack" if lookup and lt is None else \
-            "no instance type is set on it or its launch template"
+        where = (
+            "its launch template is not in this stack"
+            if lookup and lt is None
+            else "no instance type is set on it or its launch template"
+        )
         why = f"{_CANNOT_TELL}: {where} and amiType is {ami or 'unset'}"
     else:
         return None
@@ -219,8 +254,10 @@ def _asg(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> G
     """A self-managed auto scaling group: instance types of its launch template or mixed-instances overrides."""
     mixed = mapping(dig(props, "mixedInstancesPolicy", "launchTemplate"))
     spec = mapping(dig(mixed, "launchTemplateSpecification"))
-    lt_ref = mapping(props.get("launchTemplate")) or {"id": spec.get("launchTemplateId"),
-                                                       "name": spec.get("launchTemplateName")}
+    lt_ref = mapping(props.get("launchTemplate")) or {
+        "id": spec.get("launchTemplateId"),
+        "name": spec.get("launchTemplateName"),
+    }
     lt = lookup(lt_ref) if lookup and any(lt_ref.values()) else None
     types = [str(dig(o, "instanceType")) for o in items(dig(mixed, "overrides")) if dig(o, "instanceType")]
     if lt is not None and dig(lt, "instanceType"):
@@ -247,7 +284,10 @@ def _gke_node_config(own: str, node: Mapping[str, Any]) -> GpuPool | None:
     accels = [a for a in items(raw) if _count(dig(a, "count", default=0)) > 0]
     machine = str(node.get("machineType") or node.get("machine_type") or "")
     if accels:
-        why = ", ".join(f"{_shown(dig(a, 'count'))} x {dig(a, 'type', default='?')}" for a in accels) + " guest accelerators"
+        why = (
+            ", ".join(f"{_shown(dig(a, 'count'))} x {dig(a, 'type', default='?')}" for a in accels)
+            + " guest accelerators"
+        )
     elif machine and gcp_gpu_machine(machine):
         why = f"machine type {machine}"
     else:
@@ -281,23 +321,41 @@ def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
         own = f"{cluster}/{dig(pool, 'name', default=f'nodePools[{i}]')}"
         if (p := _gke_node_config(own, mapping(dig(pool, "nodeConfig")))) is not None:
             found.append(p)
-    if not props.get("removeDefaultNodePool") and (p := _gke_node_config(
-            f"{cluster}/default-pool", mapping(props.get("nodeConfig")))) is not None:
+    if (
+        not props.get("removeDefaultNodePool")
+        and (p := _gke_node_config(f"{cluster}/default-pool", mapping(props.get("nodeConfig")))) is not None
+    ):
         found.append(p)
     auto = mapping(props.get("clusterAutoscaling"))
-    gpu_limits = [f"{dig(r, 'resourceType')} up to {_shown(dig(r, 'maximum', default='?'))}"
-                  for r in items(auto.get("resourceLimits"))
-                  if str(dig(r, "resourceType", default="")).lower().startswith("nvidia-")
-                  and _count(dig(r, "maximum", default=1)) > 0]
+    gpu_limits = [
+        f"{dig(r, 'resourceType')} up to {_shown(dig(r, 'maximum', default='?'))}"
+        for r in items(auto.get("resourceLimits"))
+        if str(dig(r, "resourceType", default="")).lower().startswith("nvidia-")
+        and _count(dig(r, "maximum", default=1)) > 0
+    ]
     if auto.get("enabled") is True and gpu_limits:
         # Node auto-provisioning creates node pools for pending pods; their labels come from the pods, not the spec.
-        found.append(GpuPool("gke", f"{cluster}/auto-provisioned", "node auto-provisioning may create GPU node pools "
-                             f"({', '.join(gpu_limits)}; remove the nvidia-* resourceLimits and declare GPU pools)",
-                             {}, []))
+        found.append(
+            GpuPool(
+                "gke",
+                f"{cluster}/auto-provisioned",
+                "node auto-provisioning may create GPU node pools "
+                f"({', '.join(gpu_limits)}; remove the nvidia-* resourceLimits and declare GPU pools)",
+                {},
+                [],
+            )
+        )
     if props.get("enableAutopilot") is True:
-        found.append(GpuPool("gke", f"{cluster}/autopilot", f"{_CANNOT_TELL}: Autopilot provisions GPU nodes for any "
-                             "pod that selects an accelerator, outside the spec's pools (admission still applies)",
-                             {}, []))
+        found.append(
+            GpuPool(
+                "gke",
+                f"{cluster}/autopilot",
+                f"{_CANNOT_TELL}: Autopilot provisions GPU nodes for any "
+                "pod that selects an accelerator, outside the spec's pools (admission still applies)",
+                {},
+                [],
+            )
+        )
     return found
 
 
@@ -336,9 +394,13 @@ def _gpu_candidates() -> list[dict[str, str]]:
 def _candidate(instance_type: str, gpus: int | None) -> dict[str, str]:
     family, _, size = instance_type.partition(".")
     m = re.match(r"([a-z]+)(\d*)", family)
-    labels = {"node.kubernetes.io/instance-type": instance_type, "karpenter.k8s.aws/instance-family": family,
-              "karpenter.k8s.aws/instance-size": size, "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
-              "kubernetes.io/os": "linux"}
+    labels = {
+        "node.kubernetes.io/instance-type": instance_type,
+        "karpenter.k8s.aws/instance-family": family,
+        "karpenter.k8s.aws/instance-size": size,
+        "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+        "kubernetes.io/os": "linux",
+    }
     if m:
         labels["karpenter.k8s.aws/instance-category"] = m.group(1)
         if m.group(2):
@@ -348,10 +410,17 @@ def _candidate(instance_type: str, gpus: int | None) -> dict[str, str]:
     return labels
 
 
-_DESCRIBED = {"node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-size",
-              "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-generation",
-              "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-manufacturer",
-              "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-memory"}
+_DESCRIBED = {
+    "node.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-size",
+    "karpenter.k8s.aws/instance-category",
+    "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-memory",
+}
 
 
 def _admits(labels: Mapping[str, str], req: Any) -> bool:
@@ -362,12 +431,19 @@ def _admits(labels: Mapping[str, str], req: Any) -> bool:
         return True
     value = labels.get(key)
     if op == "DoesNotExist":
-        return value is None and key not in ("node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family",
-                                             "karpenter.k8s.aws/instance-gpu-count",
-                                             "karpenter.k8s.aws/instance-gpu-manufacturer")
+        return value is None and key not in (
+            "node.kubernetes.io/instance-type",
+            "karpenter.k8s.aws/instance-family",
+            "karpenter.k8s.aws/instance-gpu-count",
+            "karpenter.k8s.aws/instance-gpu-manufacturer",
+        )
     if value is None:
-        return op != "In" or key in ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name",
-                                     "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-generation")
+        return op != "In" or key in (
+            "karpenter.k8s.aws/instance-gpu-count",
+            "karpenter.k8s.aws/instance-gpu-name",
+            "karpenter.k8s.aws/instance-gpu-memory",
+            "karpenter.k8s.aws/instance-generation",
+        )
     if op == "In":
         return value in values
     if op == "NotIn":
@@ -391,17 +467,25 @@ def _karpenter_gpus(requirements: Sequence[Any]) -> str | None:
             named = [r for r in (_karpenter_gpu_requirement(q) for q in reqs) if r]
             if named:
                 return "requirements allow GPU instances (" + "; ".join(named) + ")"
-            shown = "; ".join(f"{dig(r, 'key')} {dig(r, 'operator')} {list(items(dig(r, 'values')))}"
-                              for r in reqs if str(dig(r, "key", default="")) in _DESCRIBED)
-            return (f"requirements admit GPU instances such as {cand['node.kubernetes.io/instance-type']} ("
-                    + (shown or "no instance constraint") + "; exclude them with "
-                    "karpenter.k8s.aws/instance-gpu-count DoesNotExist)")
+            shown = "; ".join(
+                f"{dig(r, 'key')} {dig(r, 'operator')} {list(items(dig(r, 'values')))}"
+                for r in reqs
+                if str(dig(r, "key", default="")) in _DESCRIBED
+            )
+            return (
+                f"requirements admit GPU instances such as {cand['node.kubernetes.io/instance-type']} ("
+                + (shown or "no instance constraint")
+                + "; exclude them with "
+                "karpenter.k8s.aws/instance-gpu-count DoesNotExist)"
+            )
     return None
 
 
 _KARPENTER_GPU_KEYS = {
-    "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-memory",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-gpu-memory",
 }
 
 
@@ -430,7 +514,9 @@ def _karpenter(name: str, props: Mapping[str, Any]) -> GpuPool | None:
     if why is None:
         return None
     own = str(dig(props, "metadata", "name", default=name))
-    return GpuPool("karpenter", own, why, mapping(dig(tmpl, "metadata", "labels")), _taints(dig(tmpl, "spec", "taints")))
+    return GpuPool(
+        "karpenter", own, why, mapping(dig(tmpl, "metadata", "labels")), _taints(dig(tmpl, "spec", "taints"))
+    )
 
 
 # Every policy asks about the same resources: detection without a lookup is cached per props object (the cache

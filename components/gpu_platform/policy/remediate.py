@@ -46,6 +46,8 @@ def remediate_imdsv2(args: Any) -> dict[str, Any] | None:
 def check_imdsv2(args: Any, report_violation: Callable[..., None]) -> None:
     """Report a GPU launch template that allows IMDSv1 (fixed instead at the `remediate` level)."""
     if gpu_launch_template(args.resource_type, args.props) and _imdsv1_allowed(args.props):
-        report_violation(f"launch template {args.name!r} for GPU nodes allows IMDSv1 "
-                         f"(metadataOptions.httpTokens is {dig(args.props, 'metadataOptions', 'httpTokens')!r}); "
-                         "set httpTokens=required, or set this policy to `remediate` to have it fixed")
+        report_violation(
+            f"launch template {args.name!r} for GPU nodes allows IMDSv1 "
+            f"(metadataOptions.httpTokens is {dig(args.props, 'metadataOptions', 'httpTokens')!r}); "
+            "set httpTokens=required, or set this policy to `remediate` to have it fixed"
+        )

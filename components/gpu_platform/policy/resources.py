@@ -9,8 +9,14 @@ from typing import Any
 
 from ..artifacts import Artifact
 
-__all__ = ["StackResource", "TooManyResourcesError", "UnsupportedDocumentError", "from_artifacts", "from_document",
-           "k8s_type_token"]
+__all__ = [
+    "StackResource",
+    "TooManyResourcesError",
+    "UnsupportedDocumentError",
+    "from_artifacts",
+    "from_document",
+    "k8s_type_token",
+]
 
 
 class UnsupportedDocumentError(ValueError):
@@ -131,16 +137,35 @@ _STATE_FIELDS = (
     ("parent", "a string", lambda v: v is None or isinstance(v, str)),
     ("inputs", "an object", lambda v: v is None or isinstance(v, dict)),
     ("outputs", "an object", lambda v: v is None or isinstance(v, dict)),
-    ("dependencies", "a list of URNs", lambda v: v is None or (isinstance(v, list)
-                                                               and all(isinstance(x, str) for x in v))),
-    ("propertyDependencies", "an object of URN lists", lambda v: v is None or (isinstance(v, dict) and all(
-        isinstance(x, list) and all(isinstance(u, str) for u in x) for x in v.values()))),
+    (
+        "dependencies",
+        "a list of URNs",
+        lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    ),
+    (
+        "propertyDependencies",
+        "an object of URN lists",
+        lambda v: (
+            v is None
+            or (
+                isinstance(v, dict)
+                and all(isinstance(x, list) and all(isinstance(u, str) for u in x) for x in v.values())
+            )
+        ),
+    ),
 )
 
 
 def _kind(value: Any) -> str:
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
-             dict: "an object", type(None): "null"}
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -153,8 +178,9 @@ def _from_state(state: dict[str, Any], prefer_outputs: bool) -> StackResource | 
     if state.get("id"):
         props.setdefault("id", state["id"])
     deps = {k: list(v) for k, v in (state.get("propertyDependencies") or {}).items()}
-    return StackResource(rtype, urn, urn.rsplit("::", 1)[-1], props, state.get("parent"),
-                         list(state.get("dependencies") or []), deps)
+    return StackResource(
+        rtype, urn, urn.rsplit("::", 1)[-1], props, state.get("parent"), list(state.get("dependencies") or []), deps
+    )
 
 
 # Preview steps whose resource will not exist after the update (a replaced resource's old copy, discards).
@@ -171,8 +197,10 @@ def _unique(states: list[dict[str, Any]]) -> list[StackResource]:
     return list(by_urn.values())
 
 
-_EXPECTED = ("expected a `pulumi stack export` document (with deployment.resources) or a `pulumi preview --json` "
-             "document (with steps[].newState)")
+_EXPECTED = (
+    "expected a `pulumi stack export` document (with deployment.resources) or a `pulumi preview --json` "
+    "document (with steps[].newState)"
+)
 
 
 class TooManyResourcesError(UnsupportedDocumentError):
@@ -181,9 +209,11 @@ class TooManyResourcesError(UnsupportedDocumentError):
 
 def _check_count(count: int, where: str, limit: int | None) -> None:
     if limit is not None and count > limit:
-        raise TooManyResourcesError(f"{where} holds {count:,} entries, more than the {limit:,} `gpu-platform audit` "
-                                    "checks (about 10 s); run the pack during `pulumi preview --policy-pack` for a "
-                                    "stack this large, or audit a preview of part of it")
+        raise TooManyResourcesError(
+            f"{where} holds {count:,} entries, more than the {limit:,} `gpu-platform audit` "
+            "checks (about 10 s); run the pack during `pulumi preview --policy-pack` for a "
+            "stack this large, or audit a preview of part of it"
+        )
 
 
 def from_document(doc: Any, max_resources: int | None = None) -> list[StackResource]:

@@ -22,7 +22,9 @@ _GENERATED_MIG_PREFIX = "all-"
 
 
 def _is_operator(r: Any) -> bool:
-    return r.resource_type == HELM_RELEASE and str(dig(r.props, "chart", default="")).rsplit("/", 1)[-1] == "gpu-operator"
+    return (
+        r.resource_type == HELM_RELEASE and str(dig(r.props, "chart", default="")).rsplit("/", 1)[-1] == "gpu-operator"
+    )
 
 
 def _config_map_data(resources: list[Any], name: str, namespace: str | None) -> dict[str, Any] | None:
@@ -69,19 +71,27 @@ def _pool_gaps(labels: Any, rel: str, configs: tuple) -> list[str]:
     gaps = []
     dp = labels.get(DEVICE_PLUGIN_CONFIG_LABEL)
     if dp and dp_keys is None:
-        gaps.append(f"{DEVICE_PLUGIN_CONFIG_LABEL}={dp} but release {rel!r} has no device-plugin config "
-                    f"(ConfigMap {dp_name or '<unset>'!r} not found; set devicePlugin.config)")
+        gaps.append(
+            f"{DEVICE_PLUGIN_CONFIG_LABEL}={dp} but release {rel!r} has no device-plugin config "
+            f"(ConfigMap {dp_name or '<unset>'!r} not found; set devicePlugin.config)"
+        )
     elif dp and dp not in dp_keys:
-        gaps.append(f"{DEVICE_PLUGIN_CONFIG_LABEL}={dp} is not an entry of ConfigMap {dp_name!r} "
-                    f"(has: {', '.join(sorted(dp_keys)) or 'nothing'})")
+        gaps.append(
+            f"{DEVICE_PLUGIN_CONFIG_LABEL}={dp} is not an entry of ConfigMap {dp_name!r} "
+            f"(has: {', '.join(sorted(dp_keys)) or 'nothing'})"
+        )
     mig = labels.get(MIG_CONFIG_LABEL)
     if mig and not (mig_keys is None and str(mig).startswith(_GENERATED_MIG_PREFIX)):
         if mig_keys is None:
-            gaps.append(f"{MIG_CONFIG_LABEL}={mig} but release {rel!r} has no custom mig-manager config "
-                        f"(only the generated all-* layouts exist; set migManager.config)")
+            gaps.append(
+                f"{MIG_CONFIG_LABEL}={mig} but release {rel!r} has no custom mig-manager config "
+                f"(only the generated all-* layouts exist; set migManager.config)"
+            )
         elif mig not in mig_keys:
-            gaps.append(f"{MIG_CONFIG_LABEL}={mig} is not a mig-configs entry of ConfigMap {mig_name!r} "
-                        f"(has: {', '.join(sorted(mig_keys)) or 'nothing'})")
+            gaps.append(
+                f"{MIG_CONFIG_LABEL}={mig} is not a mig-configs entry of ConfigMap {mig_name!r} "
+                f"(has: {', '.join(sorted(mig_keys)) or 'nothing'})"
+            )
     return gaps
 
 
@@ -89,8 +99,11 @@ def check_sharing_configs_exist(args: Any, report_violation: Report) -> None:
     """The device-plugin and MIG config labels of every GPU pool name entries of the GPU Operator's configs."""
     config_of(args)
     resources = list(args.resources)
-    pools = [(r, p) for r in resources if r.resource_type in POOL_TYPES
-             and (p := gpu_pool(r.resource_type, r.name, r.props)) is not None]
+    pools = [
+        (r, p)
+        for r in resources
+        if r.resource_type in POOL_TYPES and (p := gpu_pool(r.resource_type, r.name, r.props)) is not None
+    ]
     if not pools:
         args.not_applicable("no GPU node pools in this stack")
     release = next((r for r in resources if _is_operator(r)), None)
@@ -101,5 +114,6 @@ def check_sharing_configs_exist(args: Any, report_violation: Report) -> None:
     for r, pool in pools:
         gaps = _pool_gaps(pool.labels, rel, configs)
         if gaps:
-            report_violation(f"GPU node pool {pool.name!r} selects sharing configs that do not exist: "
-                             f"{'; '.join(gaps)}.", r.urn)
+            report_violation(
+                f"GPU node pool {pool.name!r} selects sharing configs that do not exist: {'; '.join(gaps)}.", r.urn
+            )

@@ -10,8 +10,16 @@ from ..inputs import MAX_DOCUMENT_DEPTH
 from .config import PolicyConfig, config_of
 from .props import dig, items, mapping
 
-__all__ = ["GPU_RESOURCE_PREFIX", "WORKLOAD_TYPES", "check_workload_classified", "device_access", "is_workload_type",
-           "pod_template", "pod_templates", "workload_gaps"]
+__all__ = [
+    "GPU_RESOURCE_PREFIX",
+    "WORKLOAD_TYPES",
+    "check_workload_classified",
+    "device_access",
+    "is_workload_type",
+    "pod_template",
+    "pod_templates",
+    "workload_gaps",
+]
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
 Report = Callable[..., None]
@@ -32,19 +40,33 @@ WORKLOAD_TYPES: dict[str, tuple[tuple[str, ...], ...]] = {
     "kubernetes:kubeflow.org/v1:PyTorchJob": (("spec", "pytorchReplicaSpecs", "*", "template"),),
     "kubernetes:kubeflow.org/v1:TFJob": (("spec", "tfReplicaSpecs", "*", "template"),),
     "kubernetes:kubeflow.org/v2beta1:MPIJob": (("spec", "mpiReplicaSpecs", "*", "template"),),
-    "kubernetes:ray.io/v1:RayJob": (("spec", "rayClusterSpec", "headGroupSpec", "template"),
-                                    ("spec", "rayClusterSpec", "workerGroupSpecs", "*", "template")),
-    "kubernetes:ray.io/v1:RayCluster": (("spec", "headGroupSpec", "template"),
-                                        ("spec", "workerGroupSpecs", "*", "template")),
-    "kubernetes:ray.io/v1:RayService": (("spec", "rayClusterConfig", "headGroupSpec", "template"),
-                                        ("spec", "rayClusterConfig", "workerGroupSpecs", "*", "template")),
-    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": (("spec", "leaderWorkerTemplate", "leaderTemplate"),
-                                                               ("spec", "leaderWorkerTemplate", "workerTemplate")),
+    "kubernetes:ray.io/v1:RayJob": (
+        ("spec", "rayClusterSpec", "headGroupSpec", "template"),
+        ("spec", "rayClusterSpec", "workerGroupSpecs", "*", "template"),
+    ),
+    "kubernetes:ray.io/v1:RayCluster": (
+        ("spec", "headGroupSpec", "template"),
+        ("spec", "workerGroupSpecs", "*", "template"),
+    ),
+    "kubernetes:ray.io/v1:RayService": (
+        ("spec", "rayClusterConfig", "headGroupSpec", "template"),
+        ("spec", "rayClusterConfig", "workerGroupSpecs", "*", "template"),
+    ),
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": (
+        ("spec", "leaderWorkerTemplate", "leaderTemplate"),
+        ("spec", "leaderWorkerTemplate", "workerTemplate"),
+    ),
     "kubernetes:batch.volcano.sh/v1alpha1:Job": (("spec", "tasks", "*", "template"),),
 }
 # Kinds never scanned for embedded pod specs: charts carry values, CRDs carry schemas, not workloads.
-_NOT_WORKLOADS = ("kubernetes:helm.sh/", "kubernetes:apiextensions.k8s.io/", "kubernetes:core/v1:ConfigMap",
-                  "kubernetes:core/v1:Secret", "kubernetes:yaml", "kubernetes:kustomize")
+_NOT_WORKLOADS = (
+    "kubernetes:helm.sh/",
+    "kubernetes:apiextensions.k8s.io/",
+    "kubernetes:core/v1:ConfigMap",
+    "kubernetes:core/v1:Secret",
+    "kubernetes:yaml",
+    "kubernetes:kustomize",
+)
 # Deep enough for any object the pack is given: `audit` reads documents nested up to MAX_DOCUMENT_DEPTH, and
 # protobuf's default recursion limit (100 messages, two or three per JSON level in a google.protobuf.Struct) stops
 # deeper properties before the engine hands them over.
@@ -104,8 +126,9 @@ def _scan(value: Any) -> list[Mapping[str, Any]]:
 
 def is_workload_type(resource_type: str) -> bool:
     """Whether the pack looks for pod templates in this type: a known workload or any other Kubernetes kind."""
-    return resource_type in WORKLOAD_TYPES or (resource_type.startswith("kubernetes:")
-                                               and not resource_type.startswith(_NOT_WORKLOADS))
+    return resource_type in WORKLOAD_TYPES or (
+        resource_type.startswith("kubernetes:") and not resource_type.startswith(_NOT_WORKLOADS)
+    )
 
 
 def pod_templates(resource_type: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -139,8 +162,7 @@ def _quantity(value: Any) -> str:
 def _gpu_part(section: Any) -> dict[str, str]:
     # Lower-cased: the API server rejects an upper-case domain (`NVIDIA.com/gpu`), so the pack flags it as a GPU
     # request instead of passing a manifest that only fails at apply time.
-    return {str(k): _quantity(v) for k, v in mapping(section).items()
-            if str(k)[:11].lower() == GPU_RESOURCE_PREFIX}
+    return {str(k): _quantity(v) for k, v in mapping(section).items() if str(k)[:11].lower() == GPU_RESOURCE_PREFIX}
 
 
 def _gpu_resources(container: Any) -> tuple[dict[str, str], dict[str, str]]:
@@ -148,8 +170,9 @@ def _gpu_resources(container: Any) -> tuple[dict[str, str], dict[str, str]]:
     return _gpu_part(dig(res, "requests", default={})), _gpu_part(dig(res, "limits", default={}))
 
 
-def _container_gaps(c: Any, gpu: tuple[dict[str, str], dict[str, str]], allowed: list[str] | None,
-                    tier: str) -> list[str]:
+def _container_gaps(
+    c: Any, gpu: tuple[dict[str, str], dict[str, str]], allowed: list[str] | None, tier: str
+) -> list[str]:
     req, lim = gpu
     name = dig(c, "name", default="?")
     gaps = []
@@ -159,8 +182,9 @@ def _container_gaps(c: Any, gpu: tuple[dict[str, str], dict[str, str]], allowed:
         elif r in req and req[r] != lim[r]:
             gaps.append(f"container {name!r} requests {req[r]} {r} but limits {lim[r]} (they must be equal)")
         if allowed is not None and r not in allowed:
-            gaps.append(f"container {name!r} requests {r}, which tier {tier!r} does not allow (allowed: "
-                        f"{', '.join(allowed)})")
+            gaps.append(
+                f"container {name!r} requests {r}, which tier {tier!r} does not allow (allowed: {', '.join(allowed)})"
+            )
     return gaps
 
 
@@ -189,8 +213,10 @@ def device_access(spec: Any, cfg: PolicyConfig, requested: bool = False) -> list
     """
     found = []
     if items(dig(spec, "resourceClaims")) or any(items(dig(c, "resources", "claims")) for c in _containers(spec)):
-        found.append("claims devices through DRA resourceClaims (the platform's tiers and quotas count only "
-                     "nvidia.com/* resources)")
+        found.append(
+            "claims devices through DRA resourceClaims (the platform's tiers and quotas count only "
+            "nvidia.com/* resources)"
+        )
     if not (requested or _may_run_on_gpu_nodes(spec, cfg)):
         return found
     for c in _containers(spec):
@@ -204,8 +230,9 @@ def device_access(spec: Any, cfg: PolicyConfig, requested: bool = False) -> list
                 # like admission: a value read from a ConfigMap, Secret or field cannot be checked here
                 found.append(f"container {name!r} sets NVIDIA_VISIBLE_DEVICES from valueFrom on a GPU node")
             elif str(dig(e, "value", default="")).lower() not in _NO_DEVICES:
-                found.append(f"container {name!r} sets NVIDIA_VISIBLE_DEVICES={dig(e, 'value', default='')!s} on a "
-                             "GPU node")
+                found.append(
+                    f"container {name!r} sets NVIDIA_VISIBLE_DEVICES={dig(e, 'value', default='')!s} on a GPU node"
+                )
     for v in items(dig(spec, "volumes")):
         path = dig(v, "hostPath", "path")
         if path is not None and _device_host_path(str(path)):
@@ -253,8 +280,10 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
     elif tier in cfg.tiers:
         allowed = cfg.tiers[tier].resources
     if pod_level:
-        gaps.append(f"pod-level resources name {', '.join(pod_level)} (Kubernetes accepts only cpu, memory and "
-                    "hugepages there; request GPUs per container)")
+        gaps.append(
+            f"pod-level resources name {', '.join(pod_level)} (Kubernetes accepts only cpu, memory and "
+            "hugepages there; request GPUs per container)"
+        )
     for c, requested in zip(containers, gpu, strict=True):
         gaps.extend(_container_gaps(c, requested, allowed, tier))
     pc = str(dig(spec, "priorityClassName", default=""))
@@ -264,8 +293,10 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
     elif want and pc != want:
         gaps.append(f"priorityClassName is {pc!r}, tier {tier!r} uses {want!r}")
     if dig(spec, "nodeName"):
-        gaps.append(f"nodeName is {dig(spec, 'nodeName')!s} (it skips the scheduler and the pool's taints; let "
-                    "the tier's node selector place it)")
+        gaps.append(
+            f"nodeName is {dig(spec, 'nodeName')!s} (it skips the scheduler and the pool's taints; let "
+            "the tier's node selector place it)"
+        )
     gaps.extend(f"it also {d}" for d in device_access(spec, cfg, requested=True))
     return gaps
 

@@ -18,8 +18,14 @@ from ..spec import NodePool, PlatformSpec, Tier
 from .kueue import tier_quotas
 from .releases import KUEUE_FRAMEWORKS
 
-__all__ = ["check_borrowing", "check_kueue_settings", "check_queue_capacity", "check_queue_names", "check_queues",
-           "tier_capacity"]
+__all__ = [
+    "check_borrowing",
+    "check_kueue_settings",
+    "check_queue_capacity",
+    "check_queue_names",
+    "check_queues",
+    "tier_capacity",
+]
 
 _VOLCANO_RESERVED = ("default", "root")
 _QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
@@ -63,22 +69,29 @@ def check_queue_capacity(spec: PlatformSpec) -> Iterator[Finding]:
                 total += n
                 shares.append(f"{team.name} {n}")
                 if n > cap_max:
-                    yield Finding(f"teams[{i}].quotas.{tier}",
-                                  f"{n} {resource} exceeds what pool {pool_name!r} can ever provide: {cap_max} at max "
-                                  f"size ({_formula(spec, pool, resource)}); allowed: 0..{cap_max}; lower the quota "
-                                  f"or raise the pool's maxSize")
+                    yield Finding(
+                        f"teams[{i}].quotas.{tier}",
+                        f"{n} {resource} exceeds what pool {pool_name!r} can ever provide: {cap_max} at max "
+                        f"size ({_formula(spec, pool, resource)}); allowed: 0..{cap_max}; lower the quota "
+                        f"or raise the pool's maxSize",
+                    )
         label = "/".join(names)
         if total > cap_max:
-            yield Finding(f"tiers[{idx[0]}]",
-                          f"quotas of tier {label} sum to {total} {resource} ({', '.join(shares)}) but pool "
-                          f"{pool_name!r} has {cap_max} at max size ({_formula(spec, pool, resource)}): Kueue may "
-                          f"admit {total - cap_max} more than can run (cohort borrowing only moves unused quota, "
-                          "never adds any); lower quotas or raise maxSize", "warning")
+            yield Finding(
+                f"tiers[{idx[0]}]",
+                f"quotas of tier {label} sum to {total} {resource} ({', '.join(shares)}) but pool "
+                f"{pool_name!r} has {cap_max} at max size ({_formula(spec, pool, resource)}): Kueue may "
+                f"admit {total - cap_max} more than can run (cohort borrowing only moves unused quota, "
+                "never adds any); lower quotas or raise maxSize",
+                "warning",
+            )
         if not shares and spec.scheduling.kueue.enabled:
-            yield Finding(f"tiers[{idx[0]}]",
-                          f"no team has quota for tier {label}: its jobs are not quota-managed by Kueue "
-                          f"(no ClusterQueue covers {resource} on {pool_name!r}); add quotas.{names[0]} to a team",
-                          "info")
+            yield Finding(
+                f"tiers[{idx[0]}]",
+                f"no team has quota for tier {label}: its jobs are not quota-managed by Kueue "
+                f"(no ClusterQueue covers {resource} on {pool_name!r}); add quotas.{names[0]} to a team",
+                "info",
+            )
 
 
 def _cohort_root(spec: PlatformSpec, cohort: str) -> str:
@@ -104,9 +117,12 @@ def check_borrowing(spec: PlatformSpec) -> Iterator[Finding]:
             lent = [tier_quotas(spec, p).get(key) for p in peers]
             lendable = sum(q.nominal if q.lending is None else q.lending for q in lent if q)
             if limit > lendable:
-                yield Finding(f"teams[{i}].borrowingLimit.{tier}",
-                              f"{limit} is more than the other teams of cohort {root!r} can lend for tier {tier!r} "
-                              f"({lendable}); at most {lendable} can ever be borrowed", "info")
+                yield Finding(
+                    f"teams[{i}].borrowingLimit.{tier}",
+                    f"{limit} is more than the other teams of cohort {root!r} can lend for tier {tier!r} "
+                    f"({lendable}); at most {lendable} can ever be borrowed",
+                    "info",
+                )
 
 
 def check_queue_names(spec: PlatformSpec) -> Iterator[Finding]:
@@ -124,14 +140,17 @@ def check_kueue_settings(spec: PlatformSpec) -> Iterator[Finding]:
     if not kueue.enabled:
         return
     if kueue.queueing_strategy not in _QUEUEING_STRATEGIES:
-        yield Finding("scheduling.kueue.queueingStrategy",
-                      f"{kueue.queueing_strategy!r} is not a Kueue queueing strategy; allowed: "
-                      f"{', '.join(_QUEUEING_STRATEGIES)}")
+        yield Finding(
+            "scheduling.kueue.queueingStrategy",
+            f"{kueue.queueing_strategy!r} is not a Kueue queueing strategy; allowed: {', '.join(_QUEUEING_STRATEGIES)}",
+        )
     for i, name in enumerate(kueue.integrations):
         if name not in KUEUE_FRAMEWORKS:
-            yield Finding(f"scheduling.kueue.integrations[{i}]",
-                          f"{name!r} is not a Kueue 0.19.2 integration (the manager would not start); "
-                          f"allowed: {', '.join(KUEUE_FRAMEWORKS)}")
+            yield Finding(
+                f"scheduling.kueue.integrations[{i}]",
+                f"{name!r} is not a Kueue 0.19.2 integration (the manager would not start); "
+                f"allowed: {', '.join(KUEUE_FRAMEWORKS)}",
+            )
 
 
 def check_queues(spec: PlatformSpec) -> Iterator[Finding]:

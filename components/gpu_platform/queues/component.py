@@ -13,6 +13,7 @@ from .render import render_queues
 
 __all__ = ["GpuQueues", "GpuQueuesArgs"]
 
+
 @dataclass(frozen=True)
 class GpuQueuesArgs:
     """Inputs of GpuQueues: the validated spec. The Kubernetes provider comes in `opts.providers`."""
@@ -47,14 +48,20 @@ class GpuQueues(pulumi.ComponentResource):
         self.priority_classes = k8s.k8s_objects(name, q.priority_classes, child)
         # What the component waits for (the Prometheus Operator CRDs, say) its releases wait for too.
         after_outer = child
-        self.kueue_release = k8s.helm_release_resource(f"{name}-kueue", q.kueue_release, after_outer) \
-            if q.kueue_release else None
-        self.volcano_release = k8s.helm_release_resource(f"{name}-volcano", q.volcano_release, after_outer) \
-            if q.volcano_release else None
-        self.kueue_objects = k8s.k8s_objects(name, q.kueue, child_options(self, opts, self.kueue_release, *self.namespaces))
+        self.kueue_release = (
+            k8s.helm_release_resource(f"{name}-kueue", q.kueue_release, after_outer) if q.kueue_release else None
+        )
+        self.volcano_release = (
+            k8s.helm_release_resource(f"{name}-volcano", q.volcano_release, after_outer) if q.volcano_release else None
+        )
+        self.kueue_objects = k8s.k8s_objects(
+            name, q.kueue, child_options(self, opts, self.kueue_release, *self.namespaces)
+        )
         self.volcano_objects = k8s.k8s_objects(name, q.volcano, child_options(self, opts, self.volcano_release))
         self.cluster_queue_names = pulumi.Output.from_input(
-            [d["metadata"]["name"] for d in q.kueue if d["kind"] == "ClusterQueue"])
+            [d["metadata"]["name"] for d in q.kueue if d["kind"] == "ClusterQueue"]
+        )
         self.priority_class_names = pulumi.Output.from_input([d["metadata"]["name"] for d in q.priority_classes])
-        self.register_outputs({"clusterQueueNames": self.cluster_queue_names,
-                               "priorityClassNames": self.priority_class_names})
+        self.register_outputs(
+            {"clusterQueueNames": self.cluster_queue_names, "priorityClassNames": self.priority_class_names}
+        )

@@ -61,8 +61,10 @@ def namespace_selector(namespaces: list[str]) -> dict[str, Any]:
 
 def render_resource_flavor(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
     """The pool's ResourceFlavor: the pool label as node label, tolerations for the pool and GPU taints."""
-    tolerations = [{"key": t["key"], "operator": "Equal", "value": t["value"], "effect": t["effect"]}
-                   for t in pool_taints(spec, pool)]
+    tolerations = [
+        {"key": t["key"], "operator": "Equal", "value": t["value"], "effect": t["effect"]}
+        for t in pool_taints(spec, pool)
+    ]
     return {
         "apiVersion": API_VERSION,
         "kind": "ResourceFlavor",
@@ -168,8 +170,12 @@ def render_cluster_queue(spec: PlatformSpec, team: Team) -> dict[str, Any]:
             }
             for g in groups
         ]
-    return {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": cluster_queue_name(team)},
-            "spec": body}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": {"name": cluster_queue_name(team)},
+        "spec": body,
+    }
 
 
 def render_local_queues(team: Team) -> list[dict[str, Any]]:

@@ -11,16 +11,35 @@ from ..spec import PlatformSpec
 from .kueue import namespace_selector
 from .volcano import scheduler_config
 
-__all__ = ["KUEUE_FRAMEWORKS", "NON_QUOTA_RESOURCE_PREFIXES", "VOLCANO_ADMISSIONS", "kueue_manager_config", "render_kueue_release",
-           "render_volcano_release"]
+__all__ = [
+    "KUEUE_FRAMEWORKS",
+    "NON_QUOTA_RESOURCE_PREFIXES",
+    "VOLCANO_ADMISSIONS",
+    "kueue_manager_config",
+    "render_kueue_release",
+    "render_volcano_release",
+]
 
 # Kueue 0.19.2's integration names (charts/kueue/values.yaml managerConfig, enabled and commented entries);
 # the manager refuses to start on any other name.
 KUEUE_FRAMEWORKS = (
-    "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
-    "jobset.x-k8s.io/jobset", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
-    "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob", "workload.codeflare.dev/appwrapper",
-    "trainer.kubeflow.org/trainjob", "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
     "leaderworkerset.x-k8s.io/leaderworkerset",
 )
 # Kueue refuses a workload requesting a resource its ClusterQueue does not cover ("resource cpu unavailable in
@@ -32,8 +51,10 @@ NON_QUOTA_RESOURCE_PREFIXES = ("cpu", "memory", "ephemeral-storage", "hugepages-
 # The chart's default webhooks plus `/podgroups/mutate`, which moves a PodGroup left in the `default` queue to
 # the queue its namespace names (volcano-sh/volcano v1.15.1 installer/helm/chart/volcano/values.yaml
 # `custom.enabled_admissions`; pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go).
-VOLCANO_ADMISSIONS = ("/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,"
-                      "/queues/validate,/hypernodes/validate,/cronjobs/validate")
+VOLCANO_ADMISSIONS = (
+    "/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,"
+    "/queues/validate,/hypernodes/validate,/cronjobs/validate"
+)
 
 
 def kueue_manager_config(spec: PlatformSpec) -> dict[str, Any]:

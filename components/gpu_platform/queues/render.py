@@ -13,8 +13,16 @@ from .priorities import render_priority_classes, render_workload_priority_classe
 from .releases import render_kueue_release, render_volcano_release
 from .volcano import queue_name, render_volcano_queues
 
-__all__ = ["VOLCANO_QUEUE_ANNOTATION", "QueueObjects", "namespace_metadata", "render_namespaces",
-           "render_queue_artifacts", "render_queues", "team_label_key", "team_tiers"]
+__all__ = [
+    "VOLCANO_QUEUE_ANNOTATION",
+    "QueueObjects",
+    "namespace_metadata",
+    "render_namespaces",
+    "render_queue_artifacts",
+    "render_queues",
+    "team_label_key",
+    "team_tiers",
+]
 
 # Volcano's PodGroup webhook moves a PodGroup left in the `default` queue to the queue this namespace
 # annotation names (volcano-sh/volcano v1.15.1 pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go
@@ -53,8 +61,11 @@ def namespace_metadata(spec: PlatformSpec, team: Team, namespace: str) -> dict[s
 def render_namespaces(spec: PlatformSpec) -> list[dict[str, Any]]:
     """The teams' namespaces with the platform's labels: created when `scheduling.createNamespaces`, otherwise
     the same labels are patched onto namespaces that exist (admission depends on them either way)."""
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": namespace_metadata(spec, t, ns)}
-            for t in spec.teams for ns in t.namespaces]
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": namespace_metadata(spec, t, ns)}
+        for t in spec.teams
+        for ns in t.namespaces
+    ]
 
 
 def render_queues(spec: PlatformSpec) -> QueueObjects:
@@ -76,8 +87,12 @@ def render_queue_artifacts(spec: PlatformSpec) -> list[Artifact]:
     out = []
     # Without createNamespaces the documents are the labels to server-side apply onto existing namespaces.
     ns_file = "team-namespaces" if spec.scheduling.create_namespaces else "team-namespace-labels"
-    for name, docs in ((ns_file, q.namespaces), ("priorities", q.priority_classes),
-                       ("kueue", q.kueue), ("volcano", q.volcano)):
+    for name, docs in (
+        (ns_file, q.namespaces),
+        ("priorities", q.priority_classes),
+        ("kueue", q.kueue),
+        ("volcano", q.volcano),
+    ):
         if docs:
             out.append(Artifact("kubernetes", name, tuple(docs)))
     for release in (q.kueue_release, q.volcano_release):
@@ -93,4 +108,6 @@ def _notes(spec: PlatformSpec, q: QueueObjects) -> tuple[str, ...]:
     for d in q.kueue + q.volcano:
         kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
     parts = ", ".join(f"{n} {k}" for k, n in kinds.items())
-    return (f"queues: {len(spec.teams)} teams, {len(q.priority_classes)} PriorityClasses" + (f", {parts}" if parts else ""),)
+    return (
+        f"queues: {len(spec.teams)} teams, {len(q.priority_classes)} PriorityClasses" + (f", {parts}" if parts else ""),
+    )

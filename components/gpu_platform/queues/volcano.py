@@ -43,8 +43,16 @@ GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 
 _PLUGINS = [
     {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False}, {"name": "conformance"}]},
-    {"plugins": [{"name": "overcommit"}, {"name": "drf", "enablePreemptable": False}, {"name": "predicates"},
-                 {"name": "capacity"}, {"name": "nodeorder"}, {"name": "binpack"}]},
+    {
+        "plugins": [
+            {"name": "overcommit"},
+            {"name": "drf", "enablePreemptable": False},
+            {"name": "predicates"},
+            {"name": "capacity"},
+            {"name": "nodeorder"},
+            {"name": "binpack"},
+        ]
+    },
 ]
 
 
@@ -98,11 +106,16 @@ def render_volcano_queues(spec: PlatformSpec) -> list[dict[str, Any]]:
     return [render_volcano_queue(spec, t) for t in spec.teams]
 
 
-def render_podgroup(team: Team, namespace: str, name: str, min_member: int,
-                    priority_class: str | None = None) -> dict[str, Any]:
+def render_podgroup(
+    team: Team, namespace: str, name: str, min_member: int, priority_class: str | None = None
+) -> dict[str, Any]:
     """A PodGroup for a distributed job: Volcano starts none of its pods until `min_member` can all run."""
     body: dict[str, Any] = {"minMember": min_member, "queue": queue_name(team)}
     if priority_class:
         body["priorityClassName"] = priority_class
-    return {"apiVersion": API_VERSION, "kind": "PodGroup", "metadata": {"name": name, "namespace": namespace},
-            "spec": body}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": body,
+    }
