@@ -20,9 +20,10 @@ RUNS = 7
 
 def main() -> None:
     """Render each generated spec RUNS times and print the median."""
+    from specgen import SIZES, make_spec, median_ms
+
     from gpu_platform.gpu_operator.render import render_gpu_operator
     from gpu_platform.load import parse_spec
-    from specgen import SIZES, make_spec, median_ms
 
     table = Table(title=f"gpu-operator render ({platform.machine()}, {platform.python_version()}, {date.today()})")
     for col in ("GPUs", "teams", "pools", "device-plugin entries", "MIG layouts", "median ms"):

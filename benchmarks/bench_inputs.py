@@ -51,10 +51,11 @@ def _swap(docs: list) -> None:
 
 def main() -> None:
     """Validate and swap tokens for each generated spec, plain and with Inputs, and print the medians."""
+    from specgen import SIZES, make_spec
+
     from gpu_platform.load import parse_spec, revalidate
     from gpu_platform.synth import render_all
     from gpu_platform.validation import check_spec
-    from specgen import SIZES, make_spec
 
     table = Table(title=f"spec fields as Inputs, CPU ms, median of {RUNS} ({platform.python_version()})")
     for col in (

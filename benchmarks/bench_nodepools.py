@@ -26,10 +26,11 @@ def _resource_count(doc: dict) -> int:
 
 def main() -> None:
     """Render and check each generated spec RUNS times and print the medians."""
+    from specgen import SIZES, make_spec, median_ms
+
     from gpu_platform.load import parse_spec
     from gpu_platform.nodepools.checks import check_node_pools
     from gpu_platform.nodepools.render import render_nodepool_artifacts
-    from specgen import SIZES, make_spec, median_ms
 
     table = Table(
         title=f"nodepools render, median of {RUNS} ({platform.processor() or platform.machine()}, "

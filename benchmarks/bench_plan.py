@@ -12,9 +12,10 @@ import statistics
 import time
 from pathlib import Path
 
-from gpu_platform.planner import load_demand, parse_demand, plan
 from rich.console import Console
 from rich.table import Table
+
+from gpu_platform.planner import load_demand, parse_demand, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,9 +19,10 @@ import statistics
 import time
 
 from bench_plan import random_demand
-from gpu_platform.planner import plan
 from rich.console import Console
 from rich.table import Table
+
+from gpu_platform.planner import plan
 
 _LADDER = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0)
 

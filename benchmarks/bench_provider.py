@@ -18,9 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from helpers.provider_rpc import STACK_URN, ProviderProcess, python_side  # noqa: E402
-
 from gpu_platform.load import read_spec_data  # noqa: E402
+from helpers.provider_rpc import STACK_URN, ProviderProcess, python_side  # noqa: E402
 
 SPECS = ["Pulumi.dev.yaml", "examples/gke-a2.yaml", "examples/aws-1000-a100.yaml"]
 TOKEN = "gpu-platform:index:GpuPlatform"

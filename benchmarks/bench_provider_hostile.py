@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import grpc  # noqa: E402
 import yaml  # noqa: E402
+
 from helpers.provider_rpc import STACK_URN, ProviderProcess, _struct  # noqa: E402
 
 TOKEN = "gpu-platform:index:GpuPlatform"

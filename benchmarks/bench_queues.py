@@ -19,10 +19,11 @@ RUNS = 7
 
 def main() -> None:
     """Render and check each generated spec RUNS times and print the medians."""
+    from specgen import SIZES, make_spec, median_ms
+
     from gpu_platform.load import parse_spec
     from gpu_platform.queues.checks import check_queues
     from gpu_platform.queues.render import render_queues
-    from specgen import SIZES, make_spec, median_ms
 
     table = Table(title=f"queues render, median of {RUNS} ({platform.python_version()})")
     for col in ("GPUs", "teams", "tiers", "objects", "render ms", "checks ms"):

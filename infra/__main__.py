@@ -1,6 +1,7 @@
 """The stack program: stack config -> PlatformSpec -> GpuPlatform, nothing else."""
 
 import pulumi
+
 from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError, parse_spec
 
 try:

@@ -7,14 +7,6 @@ initial config); `--policy-pack-config` overrides any of it.
 
 import os
 
-from gpu_platform.policy import (
-    POLICIES,
-    PolicyConfig,
-    config_from_spec,
-    config_schema,
-    enforcement_of,
-    pack_config,
-)
 from pulumi_policy import (
     EnforcementLevel,
     PolicyConfigSchema,
@@ -22,6 +14,15 @@ from pulumi_policy import (
     ResourceValidationPolicy,
     Severity,
     StackValidationPolicy,
+)
+
+from gpu_platform.policy import (
+    POLICIES,
+    PolicyConfig,
+    config_from_spec,
+    config_schema,
+    enforcement_of,
+    pack_config,
 )
 
 

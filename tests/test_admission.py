@@ -6,6 +6,7 @@ import copy
 
 import kubernetes_validate
 import pytest
+
 from gpu_platform.admission.render import (
     DENY_EPHEMERAL_POLICY,
     DENY_POLICY,
@@ -28,9 +29,9 @@ _NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def _dev_namespaces():
+    from conftest import ROOT
     from gpu_platform.load import read_spec_data
     from gpu_platform.queues.render import render_namespaces
-    from conftest import ROOT
 
     return {d["metadata"]["name"]: d for d in render_namespaces(parse_spec(read_spec_data(ROOT / "Pulumi.dev.yaml")))}
 

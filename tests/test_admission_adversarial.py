@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from gpu_platform.admission.render import exempt_namespaces, render_admission
 from gpu_platform.load import parse_spec
 from test_admission import mutate, validate

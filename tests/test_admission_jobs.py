@@ -6,6 +6,7 @@ import copy
 
 import kubernetes_validate
 import pytest
+
 from gpu_platform.admission.jobs import JOB_KINDS, QUEUE_PODS_ROUTE, job_kinds, route_name, workload_route_spec
 from gpu_platform.admission.render import render_admission, render_routes
 from gpu_platform.load import parse_spec
@@ -246,6 +247,7 @@ def test_readme_job_example_is_admitted_as_documented(dev_spec):
     import re
 
     import yaml
+
     from helpers.docs import section
 
     readme = section("admission")

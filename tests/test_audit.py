@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+
 from gpu_platform.cli import main
 from gpu_platform.policy.resources import from_artifacts, from_document
 from gpu_platform.synth import render_all
@@ -87,7 +88,6 @@ def test_bad_inputs_are_reported_without_traceback(tmp_path):
 
 def test_readme_guardrails_names_every_policy_and_config_field():
     from gpu_platform.policy import POLICIES, PolicyConfig
-
     from helpers.docs import section as doc_section
 
     section = doc_section("guardrails")

@@ -8,6 +8,7 @@ import math
 import jsonschema
 import pytest
 import yaml
+
 from gpu_platform.autoscaling.keda import queue_depth_query, render_keda_values, render_scaled_objects
 from gpu_platform.autoscaling.render import render_autoscaling_artifacts
 from gpu_platform.errors import SpecError

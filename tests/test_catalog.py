@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 import yaml
+
 from gpu_platform.catalog import (
     GPU_MODELS,
     INSTANCE_TYPES,

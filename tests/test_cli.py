@@ -7,6 +7,7 @@ import json
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from conftest import DEV_STACK, ROOT
 from gpu_platform.cli import main
 
@@ -140,7 +141,7 @@ def test_synth_warns_when_a_mig_layout_changes_since_the_last_synth(runner, tmp_
 
 @pytest.mark.parametrize("command", [["synth", "--out", "OUT"], ["validate"], ["cost"]])
 def test_notes_and_warnings_go_to_stderr_for_every_command(runner, tmp_path, command):
-    """stdout holds only tables and reports; every note and warning is on stderr, for synth, validate and cost."""
+    """Stdout holds only tables and reports; every note and warning is on stderr, for synth, validate and cost."""
     args = [a.replace("OUT", str(tmp_path / "out")) for a in command]
     res = runner.invoke(main, [args[0], str(DEV_STACK), *args[1:]])
     assert res.exit_code == 0, res.output

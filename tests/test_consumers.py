@@ -7,6 +7,7 @@ import json
 
 import pytest
 import yaml
+
 from conftest import ROOT
 from gpu_platform.errors import SpecError
 from gpu_platform.load import load_spec, read_spec_data
@@ -54,7 +55,7 @@ def test_example_ci_workflow_runs_tests_validate_and_a_guarded_preview():
     steps = {name: job["steps"] for name, job in flow["jobs"].items()}
     assert any(s.get("run") == "make test" for s in steps["test"])
     preview = steps["preview"]
-    assert any("gpu-platform validate Pulumi.${{ matrix.stack }}.yaml" == s.get("run") for s in preview)
+    assert any(s.get("run") == "gpu-platform validate Pulumi.${{ matrix.stack }}.yaml" for s in preview)
     pulumi_step = next(s for s in preview if str(s.get("uses", "")).startswith("pulumi/actions"))
     assert pulumi_step["with"]["command"] == "preview" and pulumi_step["with"]["policyPacks"] == "policies"
     order = [s.get("run") or s.get("uses") for s in preview]
@@ -72,6 +73,7 @@ def _config_json(data, secret=False, with_object=True):
 @pytest.mark.parametrize("command", [["validate"], ["cost", "--format", "json"], ["synth", "--out", "OUT"]])
 def test_commands_read_a_resolved_config_from_stdin_or_a_file(command, tmp_path):
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     command = [str(tmp_path / "out") if c == "OUT" else c for c in command]
@@ -116,6 +118,7 @@ def test_commands_read_a_resolved_config_from_stdin_or_a_file(command, tmp_path)
 )
 def test_a_bad_config_json_names_what_is_wrong(text, path, says):
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     res = CliRunner().invoke(main, ["validate", "--config-json", "-"], input=text)
@@ -126,6 +129,7 @@ def test_a_bad_config_json_names_what_is_wrong(text, path, says):
 
 def test_config_json_errors_of_the_spec_itself_name_their_field():
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     data = _dev_spec_data()
@@ -137,6 +141,7 @@ def test_config_json_errors_of_the_spec_itself_name_their_field():
 @pytest.mark.parametrize("args", [[], ["Pulumi.dev.yaml", "--config-json", "-"]])
 def test_a_spec_comes_from_one_place(args):
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     res = CliRunner().invoke(main, ["validate", *args], input="{}")
@@ -145,6 +150,7 @@ def test_a_spec_comes_from_one_place(args):
 
 def test_an_esc_environment_is_a_note_that_its_values_are_not_seen(tmp_path):
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     path = tmp_path / "Pulumi.dev.yaml"
@@ -187,6 +193,7 @@ def test_every_chart_keeps_the_mechanism_that_upgrades_its_crds(dev_spec, refere
 )
 def test_hostile_config_json_is_a_clear_error(text, message):
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     result = CliRunner().invoke(main, ["validate", "--config-json", "-"], input=text)

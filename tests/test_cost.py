@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from gpu_platform.cli import LAZY_COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,6 +150,7 @@ def test_capacity_no_tier_requests_is_reported_as_unattributed():
 
 def test_cost_and_synth_print_the_unattributed_capacity(tmp_path):
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     dev = str(ROOT / "Pulumi.dev.yaml")

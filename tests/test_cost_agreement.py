@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from gpu_platform.capacity import pool_capacity
 from gpu_platform.cli import main
 from gpu_platform.load import load_spec

@@ -32,7 +32,6 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import textwrap
 import tomllib
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from conftest import ROOT
 from helpers.docs import DOCS, README, pages
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import runpy
 
 import pytest
+
 from conftest import ROOT
 
 EXAMPLES = [ROOT / "Pulumi.dev.yaml", ROOT / "examples" / "aws-1000-a100.yaml", ROOT / "examples" / "gke-a2.yaml"]
@@ -106,9 +107,10 @@ def test_benchmark_specs_are_valid(gpus, teams):
     import sys
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
+    from specgen import make_spec
+
     from gpu_platform.capacity import pool_capacity
     from gpu_platform.load import parse_spec
-    from specgen import make_spec
 
     spec = parse_spec(make_spec(gpus, teams))
     assert len(spec.teams) == teams

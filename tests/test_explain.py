@@ -9,6 +9,7 @@ import re
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from conftest import ROOT
 from gpu_platform.cli import main
 from gpu_platform.explain import RenderedPlatform, explain_object
@@ -23,7 +24,6 @@ from gpu_platform.explain.selectors import (
     required_node_affinity_matches,
 )
 from gpu_platform.explain.workloads import KINDS
-
 from helpers.docs import section
 
 TIER = "gpu.example.com/gpu-tier"

@@ -6,6 +6,7 @@ import re
 
 import pulumi
 import pytest
+
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.gke import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.spec import PlatformSpec

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 import pytest
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from gpu_platform.catalog import layout_fits
 from gpu_platform.contract import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -20,7 +22,6 @@ from gpu_platform.contract import (
 from gpu_platform.gpu_operator.mig import MIG_CONFIG_KEY
 from gpu_platform.gpu_operator.render import operator_node_labels, render_gpu_operator
 from gpu_platform.load import parse_spec
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 from test_gpu_operator_specs import gke_data, without_mig, without_mps
 
 # Keys whose value is user data (a map of names, or a list), not more chart keys: the walk stops there.

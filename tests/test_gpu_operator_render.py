@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import yaml
+
 from gpu_platform.contract import mig_layout_name
 from gpu_platform.errors import OverrideConflictError, RenderError
 from gpu_platform.gpu_operator.device_plugin import (
@@ -309,7 +310,6 @@ def test_golden_dev_stack(dev_spec, golden):
 
 
 def test_readme_device_plugin_example_is_what_the_dev_stack_renders(dev_spec):
-    from conftest import ROOT
 
     from helpers.docs import section as doc_section
 
@@ -322,6 +322,7 @@ def test_readme_device_plugin_example_is_what_the_dev_stack_renders(dev_spec):
 
 def test_synth_cli_writes_operator_files_and_notes(tmp_path):
     from click.testing import CliRunner
+
     from conftest import DEV_STACK
     from gpu_platform.cli import main
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from conftest import DEV_STACK, ROOT
 from gpu_platform.cli import main
 
@@ -126,8 +127,9 @@ def test_hostile_spec_in_a_real_process_stays_within_1_gb_and_does_not_hang(tmp_
 
 
 def test_library_models_reject_a_path_traversing_pool_name(dev_data):
-    from gpu_platform.spec import NodePool, PlatformSpec
     from pydantic import ValidationError
+
+    from gpu_platform.spec import NodePool, PlatformSpec
 
     with pytest.raises(ValidationError, match="is not a valid name"):
         NodePool.model_validate(
@@ -230,7 +232,7 @@ def test_the_platform_component_refuses_a_copied_model_with_a_bad_name(pulumi_mo
 def test_explain_refuses_more_pods_and_containers_than_it_evaluates_in_time(
     runner, tmp_path, pods, containers, fragment
 ):
-    """celpy evaluates the admission CEL per pod spec and container: 14,000 containers (1.7 MB) took 58 s."""
+    """Celpy evaluates the admission CEL per pod spec and container: 14,000 containers (1.7 MB) took 58 s."""
     import json
 
     docs = [

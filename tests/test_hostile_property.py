@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from gpu_platform.artifacts import Artifact
 from gpu_platform.errors import GpuPlatformError, SpecError
 from gpu_platform.inputs import InputLimitError, load_json, load_yaml
@@ -21,8 +24,6 @@ from gpu_platform.policy.resources import UnsupportedDocumentError, from_documen
 from gpu_platform.policy.runner import run_policies
 from gpu_platform.synth import render_all, write_artifacts
 from helpers.paths import value_paths
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]

@@ -69,6 +69,7 @@ def test_what_shapes_the_platform_stays_plain(pulumi_mocks, dev_data):
 
 def test_outputs_and_secrets_reach_cloud_and_kubernetes_resources(pulumi_mocks, dev_data):
     import pulumi_aws as aws
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
@@ -133,6 +134,7 @@ def test_a_bad_resolved_value_fails_with_the_fields_message(pulumi_mocks, dev_da
 
 def test_an_eks_cluster_passed_in_names_the_platforms_cluster_and_is_waited_for(pulumi_mocks, dev_spec):
     import pulumi_aws as aws
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
@@ -149,6 +151,7 @@ def test_an_eks_cluster_passed_in_names_the_platforms_cluster_and_is_waited_for(
 
 def test_a_cluster_whose_name_differs_from_the_spec_fails_clearly(pulumi_mocks, dev_spec):
     import pulumi_aws as aws
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
@@ -164,6 +167,7 @@ def test_a_cluster_whose_name_differs_from_the_spec_fails_clearly(pulumi_mocks, 
 
 def test_a_pulumi_eks_style_cluster_gives_name_node_role_and_provider(pulumi_mocks, dev_data):
     import pulumi_kubernetes as k8s
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
     from gpu_platform.spec import PlatformSpec
 
@@ -191,6 +195,7 @@ def test_a_pulumi_eks_style_cluster_gives_name_node_role_and_provider(pulumi_moc
 
 def test_a_provider_and_protect_in_opts_reach_grandchildren(pulumi_mocks, dev_spec):
     import pulumi_kubernetes as k8s
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
@@ -206,6 +211,7 @@ def test_a_provider_and_protect_in_opts_reach_grandchildren(pulumi_mocks, dev_sp
 
 def test_k8s_provider_argument_goes_to_the_kubernetes_children(pulumi_mocks, dev_spec):
     import pulumi_kubernetes as k8s
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():

@@ -47,6 +47,7 @@ def test_a_resolved_value_that_looks_like_a_token_is_not_substituted_again(pulum
 
 def test_depends_on_given_as_an_output_reaches_every_resource(pulumi_mocks, dev_spec):
     import pulumi_aws as aws
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
@@ -130,6 +131,7 @@ def test_an_invalid_spec_given_to_the_platform_is_a_run_error(pulumi_mocks, dev_
 @pytest.mark.parametrize("kind", ["aws-provider", "not-a-provider"])
 def test_a_k8s_provider_that_is_not_one_is_refused(pulumi_mocks, dev_spec, kind):
     import pulumi_aws as aws
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():

@@ -10,6 +10,7 @@ import venv
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT
 from gpu_platform.policy.analyzer import PackProcess
 from gpu_platform.policy.resources import StackResource

@@ -11,6 +11,7 @@ import subprocess
 import jsonschema
 import pytest
 import yaml
+
 from conftest import DEV_STACK, ROOT
 from helpers.pulumi_schema import resource_inputs_schema
 

@@ -9,6 +9,7 @@ policy and the policy pack.
 from __future__ import annotations
 
 import pytest
+
 from conftest import ROOT
 from gpu_platform.admission.render import render_admission
 from gpu_platform.contract import (

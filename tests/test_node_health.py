@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from gpu_platform.catalog.xid import EKS_AGENT_XIDS, HARDWARE_XIDS
 from gpu_platform.contract import pool_taints
 from gpu_platform.load import load_spec, parse_spec

@@ -128,6 +128,7 @@ def test_platform_on_gke_builds_gke_pools(pulumi_mocks):
 
 def test_unprotected_pool_inherits_protect_from_the_platform(pulumi_mocks, dev_spec):
     import pulumi
+
     from gpu_platform.platform import GpuPlatform, GpuPlatformArgs
 
     rec = pulumi_mocks.run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from gpu_platform.nodepools.eks import render_eks_node_group
 from gpu_platform.spec import AmiType, CapacityType, PlatformSpec
 
@@ -101,9 +102,9 @@ def _gke_specs():
 
 def test_rendered_eks_inputs_match_the_pulumi_aws_input_types(dev_data):
     import pulumi_aws as aws
-    from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_template
 
     from gpu_platform.nodepools.efa import render_efa_security_group, render_placement_group
+    from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_template
 
     efa = json.loads(json.dumps(dev_data))
     efa["nodePools"][1]["aws"] = {"efa": True}  # EFA and placement on a MIG pool too
@@ -122,6 +123,7 @@ def test_rendered_eks_inputs_match_the_pulumi_aws_input_types(dev_data):
 
 def test_rendered_gke_inputs_match_the_pulumi_gcp_input_types():
     import pulumi_gcp as gcp
+
     from gpu_platform.nodepools.gke import render_gke_node_pool
 
     for spec in _gke_specs():

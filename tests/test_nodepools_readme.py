@@ -6,9 +6,10 @@ import re
 
 import pytest
 import yaml
-from helpers.docs import section as doc_section
+
 from gpu_platform.nodepools.render import render_node_pool
 from gpu_platform.spec import NodePool, NodePoolAws, NodePoolGcp
+from helpers.docs import section as doc_section
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.eks import (
     CA_TEMPLATE_PREFIX,

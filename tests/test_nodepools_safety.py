@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from helpers.crd import validate_custom_resource
+
 from gpu_platform.admission.render import KEEP_ON_NODE_ANNOTATIONS, render_admission
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.efa import efa_count, uses_efa
@@ -16,6 +16,7 @@ from gpu_platform.nodepools.karpenter import render_ec2_node_class, render_karpe
 from gpu_platform.observability.cost import cost_report
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import check_spec
+from helpers.crd import validate_custom_resource
 from test_admission import TIER, gpu_pod, mutate
 from test_nodepools_render import gke_data
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.crd import validate_custom_resource
+
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.addons import render_node_addons
 from gpu_platform.nodepools.autoscaler import render_cluster_autoscaler_release
@@ -25,6 +25,7 @@ from gpu_platform.nodepools.karpenter import render_ec2_node_class, render_karpe
 from gpu_platform.nodepools.render import render_node_pool
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import check_spec
+from helpers.crd import validate_custom_resource
 from test_nodepools_render import gke_data
 
 KARPENTER_CRDS = {"NodePool": "karpenter.sh_nodepools.yaml", "EC2NodeClass": "karpenter.k8s.aws_ec2nodeclasses.yaml"}

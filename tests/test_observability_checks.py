@@ -11,6 +11,7 @@ import math
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from gpu_platform.cli import main
 from gpu_platform.load import parse_spec
 from gpu_platform.observability.alerts import alert_rules
@@ -155,6 +156,7 @@ def test_booleans_are_not_counts_or_xid_codes(dev_data):
     import copy
 
     import pytest
+
     from gpu_platform.errors import SpecError
     from gpu_platform.load import parse_spec
 

@@ -8,6 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+
 from gpu_platform.load import load_spec, parse_spec
 from gpu_platform.observability.opencost import (
     render_opencost_service_monitor,

@@ -10,6 +10,7 @@ import json
 import re
 
 import pytest
+
 from gpu_platform.load import load_spec
 from gpu_platform.observability.dashboard import DASHBOARD_KEY, panel_queries, render_dashboard_configmap
 from gpu_platform.observability.rules import rule_groups

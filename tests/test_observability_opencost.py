@@ -15,6 +15,7 @@ import io
 
 import pytest
 import yaml
+
 from gpu_platform.contract import pool_label_key
 from gpu_platform.load import load_spec, parse_spec
 from gpu_platform.observability.opencost import (

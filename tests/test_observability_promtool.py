@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from gpu_platform.observability.alerts import ALERTS
 from gpu_platform.observability.names import MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
 from gpu_platform.observability.pricing import pool_price

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 from gpu_platform.observability.alerts import ALERTS
-from helpers.docs import section
 from gpu_platform.observability.cost import cost_report
 from gpu_platform.observability.cost_cli import markdown_report
 from gpu_platform.observability.rules import RECORDED
+from helpers.docs import section
 
 SECTION = section("observability")
 
@@ -47,9 +47,9 @@ def _yaml_blocks() -> list[str]:
 
 
 def test_keda_example_renders_the_documented_scaled_object():
-    from pathlib import Path
 
     import yaml
+
     from gpu_platform.autoscaling.keda import render_scaled_objects
     from gpu_platform.load import load_spec
 
@@ -63,9 +63,9 @@ def test_keda_example_renders_the_documented_scaled_object():
 
 
 def test_keda_example_deployment_is_what_the_scaler_targets():
-    from pathlib import Path
 
     import yaml
+
     from gpu_platform.load import load_spec
 
     spec = load_spec("examples/aws-1000-a100.yaml")

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+
 from gpu_platform.dcgm import DCGM_METRICS
 from gpu_platform.errors import RenderError
 from gpu_platform.load import parse_spec

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
 from gpu_platform.cli import main
 from gpu_platform.errors import SpecError
 from gpu_platform.planner import PlanningError, parse_demand, plan, spec_fragment
 from gpu_platform.synth import render_all
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
-
 from helpers.planner import BASE, CLOUD, assert_serves, demand, merged_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from gpu_platform.catalog import layout_fits, profiles_for
 from gpu_platform.planner.mig_packing import (
     PlanningError,
@@ -12,8 +15,6 @@ from gpu_platform.planner.mig_packing import (
     maximal_layouts,
     pack,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 A100_80 = "A100-SXM4-80GB"
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from gpu_platform.catalog import INSTANCE_TYPES
-from gpu_platform.errors import SpecError
-from gpu_platform.planner import PlanningError, parse_demand, plan
-from gpu_platform.planner.candidates import allowed_types
-from gpu_platform.catalog import GPU_MODELS
-from gpu_platform.planner.demand import catalog_of, training_models
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpu_platform.catalog import GPU_MODELS, INSTANCE_TYPES
+from gpu_platform.errors import SpecError
+from gpu_platform.planner import PlanningError, parse_demand, plan
+from gpu_platform.planner.candidates import allowed_types
+from gpu_platform.planner.demand import catalog_of, training_models
 from helpers.planner import assert_serves, brute_force_hourly, demand, merged_spec
 
 

@@ -8,6 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+from scipy.sparse import csc_array
+
 from gpu_platform.planner import master
 from gpu_platform.planner.candidates import build_candidates
 from gpu_platform.planner.columns import split_groups, without_dominated
@@ -15,11 +20,6 @@ from gpu_platform.planner.demand import catalog_of
 from gpu_platform.planner.highs import ColumnLP, solve_mip
 from gpu_platform.planner.local import improve
 from gpu_platform.planner.solve import _pairs
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from scipy.optimize import linprog
-from scipy.sparse import csc_array
-
 from helpers.planner import demand
 
 

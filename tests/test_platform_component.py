@@ -6,8 +6,9 @@ import runpy
 
 import pulumi
 import pytest
-from conftest import ROOT
 from pulumi.runtime.rpc import _special_secret_sig, _special_sig_key
+
+from conftest import ROOT
 
 
 def test_platform_registers_component_with_type_token(pulumi_mocks, dev_spec):
@@ -114,6 +115,7 @@ def test_depends_on_given_to_the_platform_reaches_every_resource(pulumi_mocks, d
     """A platform created with depends_on=[cluster] must not register a node group before the cluster exists:
     Pulumi does not pass a component's depends_on to its children, so each component does."""
     import pulumi_kubernetes as k8s
+
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     def program():
@@ -189,8 +191,8 @@ def test_a_secret_in_values_overrides_reaches_the_release(pulumi_mocks, dev_data
 def test_a_component_used_alone_reports_field_paths(pulumi_mocks, dev_data):
     """A sub-component given a bad spec raises SpecError naming the field, as GpuPlatform does, before registering."""
     from gpu_platform.errors import SpecError
-    from gpu_platform.spec import PlatformSpec
     from gpu_platform.queues import GpuQueues, GpuQueuesArgs
+    from gpu_platform.spec import PlatformSpec
 
     dev_data["tiers"][0]["pool"] = "gpu-missing"
     spec = PlatformSpec.model_validate(dev_data)  # structurally valid; the cross-field rules have not run

@@ -6,6 +6,14 @@ from __future__ import annotations
 import copy
 
 import pytest
+from pulumi_policy import (
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
+from pulumi_policy.policy import PolicyCustomTimeouts, _NotApplicableError
+
 from gpu_platform.policy import (
     POLICIES,
     PolicyConfig,
@@ -18,13 +26,6 @@ from gpu_platform.policy.budget import check_budget
 from gpu_platform.policy.nodepools import check_pool_classified, check_pools_hardened
 from gpu_platform.policy.sharing import check_sharing_configs_exist
 from gpu_platform.policy.workloads import check_workload_classified
-from pulumi_policy import (
-    PolicyResource,
-    PolicyResourceOptions,
-    ResourceValidationArgs,
-    StackValidationArgs,
-)
-from pulumi_policy.policy import PolicyCustomTimeouts, _NotApplicableError
 
 NG, LT = "aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"
 CONFIG = {

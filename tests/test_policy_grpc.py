@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pulumi.runtime.proto import analyzer_pb2
+
 from gpu_platform.policy import POLICIES, PolicyConfig, pack_config
 from gpu_platform.policy.analyzer import PackProcess
 from gpu_platform.policy.resources import StackResource
-from pulumi.runtime.proto import analyzer_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
 

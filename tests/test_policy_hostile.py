@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from gpu_platform.policy import PolicyConfig
 from gpu_platform.policy.resources import StackResource
 from gpu_platform.policy.runner import run_policies

@@ -6,10 +6,11 @@ import boto3
 import pytest
 import yaml
 from click.testing import CliRunner
+from moto import mock_aws
+
 from gpu_platform.cli import main
 from gpu_platform.load import parse_spec
 from gpu_platform.preflight import FAIL, OK, WARN, run_preflight
-from moto import mock_aws
 
 REGION = "us-east-1"
 

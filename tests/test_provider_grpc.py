@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
-from helpers.provider_rpc import STACK_URN, ProviderProcess, property_errors, python_side
 from google.protobuf import json_format
 from pulumi.runtime.proto import engine_pb2
+
+from conftest import ROOT
+from helpers.provider_rpc import STACK_URN, ProviderProcess, property_errors, python_side
 
 TOKEN = "gpu-platform:index:GpuPlatform"
 OUTPUT_VALUE = {"4dabf18193072939515e22adb298388d": "d0e6a833031e9bbcd3f4e8bde6ca49a4"}  # rpc output value sig
@@ -57,6 +58,7 @@ def test_construct_registers_what_the_python_component_registers(fresh, source):
 @pytest.mark.parametrize("source", ["Pulumi.dev.yaml", "examples/gke-a2.yaml"])
 def test_outputs_match_their_schema_types(fresh, source):
     import jsonschema
+
     from gpu_platform.load import read_spec_data
     from helpers.pulumi_schema import resource_outputs_schema
 

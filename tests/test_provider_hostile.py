@@ -9,6 +9,7 @@ import copy
 import grpc
 import pytest
 import yaml
+
 from conftest import DEV_STACK
 from helpers.provider_rpc import STACK_URN, ProviderProcess, property_errors
 

@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+
 from conftest import ROOT
 
 SCHEMA = ROOT / "schema.json"

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from conftest import ROOT
 
 pytestmark = [

@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+
 from conftest import ROOT
 from gpu_platform.load import load_spec, parse_spec
 from gpu_platform.queues.render import render_queues

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import yaml
+
 from conftest import ROOT
 from gpu_platform.contract import pool_label_key, pool_labels, pool_taints
 from gpu_platform.load import load_spec, parse_spec
@@ -405,6 +406,7 @@ def test_kueue_holds_workloads_until_they_name_a_queue_and_rereads_them_after_la
     """Kueue's webhook runs before Kyverno's (configurations are called in name order); without reinvocation a
     Job labelled only by Kyverno was not suspended and started outside quota."""
     import yaml as _yaml
+
     from gpu_platform.queues.releases import render_kueue_release
 
     values = render_kueue_release(dev_spec)["values"]
@@ -418,6 +420,7 @@ def test_kueue_holds_workloads_until_they_name_a_queue_and_rereads_them_after_la
 def test_serving_workloads_are_kueue_integrations_by_default(dev_spec):
     """Deployments, StatefulSets, LeaderWorkerSets and plain pods count against the inference quotas."""
     import yaml as _yaml
+
     from gpu_platform.queues.releases import render_kueue_release
 
     config = _yaml.safe_load(render_kueue_release(dev_spec)["values"]["managerConfig"]["controllerManagerConfigYaml"])
@@ -430,6 +433,7 @@ def test_volcano_enforces_deserved_and_puts_team_podgroups_in_the_team_queue(dev
     """`proportion` ignores a queue's deserved; `capacity` enforces it. PodGroups land in `default` unless the
     namespace annotation names the team's queue and the chart's podgroup mutating webhook is on."""
     import yaml as _yaml
+
     from gpu_platform.queues.releases import render_volcano_release
     from gpu_platform.queues.render import render_namespaces
 

@@ -8,6 +8,7 @@ import re
 import runpy
 
 import yaml
+
 from conftest import ROOT
 from helpers.docs import DOCS, README, all_text, page, pages
 
@@ -46,6 +47,7 @@ def test_cli_reference_page_is_generated_from_the_commands():
 
 def test_cli_reference_has_every_command_and_option():
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     text = page("reference/cli.md")
@@ -60,6 +62,7 @@ def test_cli_reference_has_every_command_and_option():
 def test_fields_required_by_validation_are_marked_so():
     """The reference marks the fields the model leaves optional but validation requires, and validation does."""
     import pytest
+
     from gpu_platform.errors import SpecError
     from gpu_platform.load import parse_spec
     from gpu_platform.spec_reference import VALIDATION_REQUIRED
@@ -99,6 +102,7 @@ def test_every_page_is_in_the_navigation():
 
 def test_every_documented_command_exists():
     from click.testing import CliRunner
+
     from gpu_platform.cli import main
 
     documented = set(re.findall(r"^\| `gpu-platform (\w+)", all_text(), flags=re.M))

@@ -5,14 +5,15 @@ from __future__ import annotations
 import copy
 
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from conftest import DEV_STACK
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.synth import render_all
 from gpu_platform.validation import check_spec
 from helpers.paths import value_paths
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 BASE = yaml.safe_load(DEV_STACK.read_text())["config"]["gpu-platform:platform"]
 

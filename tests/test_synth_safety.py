@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from conftest import DEV_STACK, ROOT
 from gpu_platform.cli import main
 from gpu_platform.synth import MANIFEST, write_artifacts

@@ -7,6 +7,7 @@ import os
 
 import pytest
 import yaml
+
 from conftest import DEV_STACK, GOLDEN
 from helpers.stack_urns import match_old_urns, registrations
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+
 from conftest import ROOT
 from gpu_platform.contract import tier_label_key
 from gpu_platform.explain import RenderedPlatform, explain_object

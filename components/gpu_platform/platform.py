@@ -6,8 +6,8 @@ from typing import Any
 import pulumi
 
 from .admission.component import GpuAdmission, GpuAdmissionArgs
-from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .attach import ClusterInputError, spec_with_cluster
+from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .contract import operator_enabled
 from .errors import Finding, SpecError
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
@@ -42,6 +42,7 @@ class GpuPlatformArgs:
             every child waits for it, and a pulumi_eks cluster's `instance_roles` give an unset node role.
         k8s_provider: the Kubernetes provider of the Kubernetes children (default: `opts.providers`, then a
             `provider` attribute of `cluster` when it is a provider resource, then the ambient kubeconfig).
+
     """
 
     spec: PlatformSpec
@@ -182,7 +183,7 @@ def _cluster_provider(cluster: Any) -> pulumi.ProviderResource | None:
 
 def _group_name(pool: pulumi.ComponentResource) -> pulumi.Output[str]:
     """The cloud name of a pool component's node group (EKS) or node pool (GKE)."""
-    return getattr(pool, "node_group_name", None) or getattr(pool, "node_pool_name")
+    return getattr(pool, "node_group_name", None) or pool.node_pool_name
 
 
 def _log(findings: list[Finding], resource: pulumi.Resource) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import boto3
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 from rich.table import Table
 
 from .catalog import EFA_SOURCE

@@ -20,8 +20,8 @@ import yaml
 from .admission.render import render_admission_artifacts
 from .artifacts import KINDS, Artifact
 from .autoscaling.render import render_autoscaling_artifacts
-from .gpu_operator.render import render_gpu_operator_artifacts
 from .errors import GpuPlatformError, RenderError
+from .gpu_operator.render import render_gpu_operator_artifacts
 from .inputs import MAX_SPEC_BYTES, InputLimitError, decode_utf8, load_json, load_yaml, read_bounded
 from .nodepools.render import render_nodepool_artifacts
 from .observability.render import render_observability_artifacts

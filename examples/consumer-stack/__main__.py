@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from gpu_platform import GpuPlatform, GpuPlatformArgs
 from gpu_platform.spec import AwsSpec, NodePool, PlatformSpec, Sharing, Team, Tier
 

@@ -6,6 +6,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
+
 from gpu_platform import GpuPlatform, GpuPlatformArgs
 from gpu_platform.spec import AwsSpec, NodePool, PlatformSpec, Sharing, Team, Tier
 

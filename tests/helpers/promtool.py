@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from gpu_platform.observability.rules import rule_groups
 
 PROMTOOL = shutil.which("promtool")

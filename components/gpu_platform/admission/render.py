@@ -283,7 +283,7 @@ def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
         (_NODE_NAME, "'nodeName ' + object.spec.nodeName + ' (it skips the scheduler and the pool\\'s taints)'"),
         (selector, f"'nodeSelector {pool_key}=' + object.spec.nodeSelector[{k}]"),
         (affinity, f"'a required node affinity on {pool_key} other than In [' + {pool} + ']'"),
-        (tolerations, f"'a toleration of another pool\\'s taint (or of every taint)'"),
+        (tolerations, "'a toleration of another pool\\'s taint (or of every taint)'"),
         (priority, "'priorityClassName ' + object.spec.priorityClassName"),
         (kueue_priority, f"'the label {PRIORITY_LABEL}=' + {labels}[{pl}]"),
     ]

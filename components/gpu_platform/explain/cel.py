@@ -6,12 +6,11 @@ very expressions the platform renders are evaluated here, not a second implement
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
-
-import re
 from pathlib import Path
+from typing import Any
 
 import celpy
 import lark

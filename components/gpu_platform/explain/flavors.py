@@ -35,7 +35,7 @@ class FlavorResult:
 
 
 def _flavor_selector_matches(spec: dict[str, Any], node_labels: dict[str, str]) -> bool:
-    """kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go flavorSelector: only the flavor's own label
+    """Kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go flavorSelector: only the flavor's own label
     keys count; a required-affinity term left empty by that filter makes the affinity match any flavor."""
     keys = set(node_labels)
     selector = {k: v for k, v in (spec.get("nodeSelector") or {}).items() if k in keys}
@@ -77,7 +77,7 @@ def _lendable(setup: KueueSetup, cq_name: str, flavor: str, resource: str) -> fl
 def _fits(
     setup: KueueSetup, cq_name: str, flavor: str, resource: str, amount: float, assumed: float = 0.0
 ) -> tuple[bool, bool, str]:
-    """fitsResourceQuota on an empty cluster: within nominal, or within nominal + what borrowing can bring.
+    """FitsResourceQuota on an empty cluster: within nominal, or within nominal + what borrowing can bring.
 
     kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go fitsResourceQuota (PotentialAvailable =
     nominal + min(borrowingLimit, the cohort's lendable quota); hierarchical cohorts are not modelled).

@@ -90,7 +90,7 @@ def _labels(meta: dict[str, Any]) -> dict[str, str]:
 
 
 def _owned_by_managed(obj: dict[str, Any], setup: KueueSetup, parent: dict[str, Any] | None = None) -> bool:
-    """kueue v0.19.2 pkg/controller/jobframework FindAncestorJobManagedByKueue: an ancestor of an enabled
+    """Kueue v0.19.2 pkg/controller/jobframework FindAncestorJobManagedByKueue: an ancestor of an enabled
     integration that Kueue manages (a queue-name label, or manageJobsWithoutQueueName). With the workload that
     created the pod known, it is checked; otherwise a controller of an enabled integration's kind counts."""
     if parent is not None:
@@ -111,7 +111,7 @@ def _owned_by_managed(obj: dict[str, Any], setup: KueueSetup, parent: dict[str, 
 
 
 def _should_suspend(obj: dict[str, Any], setup: KueueSetup) -> bool:
-    """kueue v0.19.2 pkg/controller/jobframework/utils.go WorkloadShouldBeSuspended (namespace already matched)."""
+    """Kueue v0.19.2 pkg/controller/jobframework/utils.go WorkloadShouldBeSuspended (namespace already matched)."""
     if _owned_by_managed(obj, setup):
         return False
     labels = (obj.get("metadata") or {}).get("labels") or {}
@@ -147,7 +147,7 @@ def _gate_template_parent(obj: dict[str, Any], framework: str, with_labels: bool
 
 
 def _gate_pod(pod: dict[str, Any], setup: KueueSetup, parent: dict[str, Any] | None) -> None:
-    """kueue v0.19.2 pkg/controller/jobs/pod/pod_webhook.go Default: managed label, finalizer, admission gate."""
+    """Kueue v0.19.2 pkg/controller/jobs/pod/pod_webhook.go Default: managed label, finalizer, admission gate."""
     meta = _map_at(pod, "metadata")
     by_parent = _SUSPENDED_BY_PARENT in (meta.get("annotations") or {})
     if not by_parent:

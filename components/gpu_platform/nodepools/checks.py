@@ -7,9 +7,8 @@ and GKE's docs (gpu_partition_size makes as many equal partitions as fit; at mos
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 
 from ..catalog import EFA_INTERFACES
 from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints

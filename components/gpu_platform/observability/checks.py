@@ -78,7 +78,7 @@ def _durations(spec: PlatformSpec) -> Iterator[Finding]:
 def _remediation(spec: PlatformSpec) -> Iterator[Finding]:
     th = spec.monitoring.thresholds
     wait, window = duration_seconds(th.xid_remediation_for), duration_seconds(th.xid_hardware_window)
-    if wait is None or window is None or not (0 < wait <= DURATION_MAX_SECONDS and 0 < window):
+    if wait is None or window is None or not (0 < wait <= DURATION_MAX_SECONDS and window > 0):
         return
     if wait >= window:
         yield Finding(

@@ -100,7 +100,7 @@ class PoolOpenCost:
 
     @property
     def opencost_hourly(self) -> float:
-        """vCPUs x CPU + GiB x RAM + GPUs x GPU, as OpenCost adds the node up."""
+        """VCPUs x CPU + GiB x RAM + GPUs x GPU, as OpenCost adds the node up."""
         return self.vcpus * self.cpu_hourly + self.memory_gib * self.ram_hourly + self.gpus * self.gpu_hourly
 
     @property

@@ -69,7 +69,7 @@ def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[
 
 
 def _seat_capacity(tier: DemandTier, cand: Candidate, gpu: GpuModel | None) -> tuple[str, int] | None:
-    """perGpu is the most seats a GPU may hold: any pool with that many replicas or fewer serves the tier,
+    """PerGpu is the most seats a GPU may hold: any pool with that many replicas or fewer serves the tier,
     unless `exactDensity` asks for exactly perGpu."""
     seats, replicas = tier.seats, cand.replicas or 0
     if replicas > seats.per_gpu or (seats.exact_density and replicas != seats.per_gpu):

@@ -134,7 +134,7 @@ class DemandTier(_Model):
 
     @property
     def kind(self) -> str:
-        """gpus | mig | seats."""
+        """Gpus | mig | seats."""
         return "gpus" if self.gpus is not None else ("mig" if self.mig is not None else "seats")
 
     @property

@@ -44,7 +44,7 @@ def solve_mip(
     floor: float = -math.inf,
     threads: int = 1,
 ) -> MipResult:
-    """min cost @ x with row_lo <= a @ x <= row_hi, 0 <= x <= col_hi, x integer.
+    """Min cost @ x with row_lo <= a @ x <= row_hi, 0 <= x <= col_hi, x integer.
 
     `start` is a feasible solution to begin from; `floor` a lower bound on the optimum known from elsewhere
     (the search stops once the incumbent is within `rel_gap` of it, and the bound returned is at least it).

@@ -18,7 +18,7 @@ __all__ = ["improve", "rounded"]
 
 
 def rounded(group: Group, cols: list[Column], x) -> dict[int, int]:
-    """tier -> candidate: where the LP solution `x` over `cols` serves most of each tier."""
+    """Tier -> candidate: where the LP solution `x` over `cols` serves most of each tier."""
     share: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     for col, v in zip(cols, x):
         if v > 1e-9:

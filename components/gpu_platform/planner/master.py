@@ -92,7 +92,7 @@ class _Master:
 
 
 def _mix(a: Duals, b: Duals, weight: float) -> Duals:
-    """weight * a + (1 - weight) * b."""
+    """Weight * a + (1 - weight) * b."""
     return Duals(
         {t: weight * v + (1 - weight) * b.tiers[t] for t, v in a.tiers.items()},
         {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()},

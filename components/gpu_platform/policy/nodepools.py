@@ -8,16 +8,13 @@ from typing import Any
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, GPU_TAINT
 from .config import PolicyConfig, config_of
 from .props import (
-    GpuPool,
     AWS_ASG,
     EC2_INSTANCE,
     EKS_LAUNCH_TEMPLATE,
     EKS_NODE_GROUP,
-    GKE_CLUSTER,
-    GKE_NODE_POOL,
     KARPENTER_NODE_CLASS,
-    KARPENTER_NODE_POOL,
     POOL_TYPES,
+    GpuPool,
     dig,
     gpu_pool,
     gpu_pools,
