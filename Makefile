@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STACK   ?= dev
 OUT     ?= build/$(STACK)
 
-.PHONY: setup synth test validate bench clean golden docs policy-pack schema
+.PHONY: setup synth test lint validate bench clean golden docs policy-pack schema
 
 # Three install levels in one .venv: runtime (render, validate, cost: what `make synth` needs), dev (cloud SDKs and
 # the test toolchain, for `make test`), docs (MkDocs, for `make docs`). Each stamp is redone when pyproject changes.
@@ -30,6 +30,11 @@ synth: $(VENV)/.runtime
 
 validate: $(VENV)/.runtime
 	$(BIN)/gpu-platform validate Pulumi.$(STACK).yaml
+
+lint: $(VENV)/.dev  ## ruff lint and format check on everything, mypy --strict on components/
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest
