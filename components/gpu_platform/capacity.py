@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .catalog.resources import GPU_RESOURCE
 from .spec import Cloud, NodePool, PlatformSpec, Provisioner, SharingMode
 
 __all__ = ["PoolCapacity", "min_nodes", "pool_capacity", "units_per_gpu"]
@@ -47,8 +48,8 @@ def units_per_gpu(spec: PlatformSpec, pool: NodePool) -> dict[str, int]:
                 out[resource] = out.get(resource, 0) + n * slice_replicas
         return out
     if s.mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
-        return {"nvidia.com/gpu": s.replicas or 1}
-    return {"nvidia.com/gpu": 1}
+        return {GPU_RESOURCE: s.replicas or 1}
+    return {GPU_RESOURCE: 1}
 
 
 def min_nodes(spec: PlatformSpec, pool: NodePool) -> int:

@@ -98,6 +98,7 @@ def spec_source(command):  # noqa: ANN001, ANN201 (a click decorator)
 def capacity_table(spec) -> Table:
     """Per pool: instance type, sharing, GPUs and units of each tier resource at min and max size."""
     from .capacity import pool_capacity
+    from .catalog.resources import NVIDIA_RESOURCE_PREFIX
 
     table = Table(title=f"{spec.cluster_name} ({spec.cloud.value}): GPU pools", title_justify="left")
     for col in ("pool", "instance type", "sharing", "nodes", "GPUs", "tier resources (min-max)", "tiers"):
@@ -109,7 +110,7 @@ def capacity_table(spec) -> Table:
         if s.mig_layout:
             sharing += " " + "+".join(f"{n}x{p}" for p, n in s.mig_layout.items() if n)
         units = ", ".join(
-            f"{r.removeprefix('nvidia.com/')} {n * cap.min_nodes}-{n * pool.max_size}"
+            f"{r.removeprefix(NVIDIA_RESOURCE_PREFIX)} {n * cap.min_nodes}-{n * pool.max_size}"
             for r, n in cap.units_per_node.items()
         )
         tiers = ", ".join(t.name for t in spec.tiers_of(pool.name))

@@ -1,23 +1,35 @@
 """The label, taint and naming contract every domain relies on (DESIGN "What each pool becomes").
 
 Node pools set these labels and taints; the GPU Operator config keys, Kueue flavors, admission rules and
-policies all refer to them. Keep every name derived here so the links cannot drift.
+policies all refer to them. Keep every name derived here so the links cannot drift. The extended resource names
+(`nvidia.com/gpu`, `nvidia.com/mig-<profile>`) are GPU facts kept in the catalog and re-exported here, so a
+component imports every wire name from this module.
 """
 
 from __future__ import annotations
 
+from .catalog.resources import GPU_RESOURCE, MIG_RESOURCE_PREFIX, NVIDIA_RESOURCE_PREFIX, mig_resource
 from .spec import AmiType, Cloud, GkeGpuStack, NodePool, PlatformSpec, SharingMode
 
 __all__ = [
     "DEPLOY_OPERANDS_LABEL",
     "DEVICE_PLUGIN_CONFIG_LABEL",
     "GKE_NO_DEFAULT_PLUGIN_LABEL",
+    "GPU_RESOURCE",
     "GPU_TAINT",
+    "KUEUE_PRIORITY_LABEL",
+    "KUEUE_QUEUE_LABEL",
     "MIG_CONFIG_LABEL",
+    "MIG_CONFIG_STATE_LABEL",
     "MIG_DISABLED_CONFIG",
+    "MIG_RESOURCE_PREFIX",
+    "NAMESPACE_NAME_LABEL",
     "NODE_CONTROL_PATHS",
+    "NVIDIA_RESOURCE_PREFIX",
+    "SYSTEM_NAMESPACE",
     "device_plugin_config_key",
     "mig_layout_name",
+    "mig_resource",
     "operator_enabled",
     "operator_node_labels",
     "pool_label_key",
@@ -31,8 +43,16 @@ __all__ = [
 
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"  # set by mig-manager: pending, success or failed
 MIG_DISABLED_CONFIG = "all-disabled"
-GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GPU_TAINT = {"key": GPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
+# Kueue's workload labels: the LocalQueue a job is submitted to and its WorkloadPriorityClass.
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+# The API server labels every namespace with its name (kubernetes v1.33.0 pkg/apis/core/v1/defaults.go
+# SetDefaults_Namespace, label kubernetes.io/metadata.name).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+SYSTEM_NAMESPACE = "kube-system"
 # Host paths that control a node: the container runtimes' sockets (a client starts privileged containers) and the
 # kubelet's directory (device-plugin registration socket, every pod's volumes and tokens). A pod that mounts one of
 # them, or a directory above one, reaches every GPU of its node. `/var/run` is listed beside `/run`: some images

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, WrapValidator
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
+from .catalog.resources import GPU_RESOURCE, mig_resource
 from .catalog.xid import HARDWARE_XIDS
 from .deferred import deferrable
 from .names import ClusterName, DnsLabel, DnsSubdomain, LabelKey, LabelValue, cluster_name_problem, role_arn_problem
@@ -777,15 +778,15 @@ class PlatformSpec(_Model):
         (gcp.gpuStack gke-native) advertises partitions as plain `nvidia.com/gpu`.
         """
         if self.cloud == Cloud.GCP and self.gcp is not None and self.gcp.gpu_stack == GkeGpuStack.GKE_NATIVE:
-            return "nvidia.com/gpu"
-        return f"nvidia.com/mig-{profile}"
+            return GPU_RESOURCE
+        return mig_resource(profile)
 
     def pool_resources(self, pool: NodePool) -> list[str]:
         """The extended resources a pool's nodes advertise, in layout order."""
         if pool.sharing.mode == SharingMode.MIG:
             found = [self.mig_resource(p) for p, n in (pool.sharing.mig_layout or {}).items() if n > 0]
             return list(dict.fromkeys(found))
-        return ["nvidia.com/gpu"]
+        return [GPU_RESOURCE]
 
     def resource_of(self, tier: Tier) -> str:
         """The extended resource a tier's pods request: explicit, or the pool's only one."""
@@ -793,4 +794,4 @@ class PlatformSpec(_Model):
             return tier.resource
         pool = self.pools_by_name.get(tier.pool)
         resources = self.pool_resources(pool) if pool else []
-        return resources[0] if len(resources) == 1 else "nvidia.com/gpu"
+        return resources[0] if len(resources) == 1 else GPU_RESOURCE

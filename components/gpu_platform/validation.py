@@ -10,7 +10,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from .catalog import layout_fits, profiles_for
+from .catalog import GPU_RESOURCE, MIG_CAPABLE_GPUS, layout_fits, profiles_for
 from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, SpecError
 from .spec import Cloud, NodePoolAws, NodePoolGcp, PlatformSpec, SharingMode
@@ -150,8 +150,7 @@ def _rule_mig(p: str, s, gpu_model: str, capable: bool) -> Iterator[Finding]:
     if not capable:
         yield _err(
             f"{p}.sharing.mode",
-            f"'mig' on {gpu_model}, which has no MIG; allowed GPUs: "
-            "A100-SXM4-40GB, A100-SXM4-80GB, H100-80GB, H200-141GB",
+            f"'mig' on {gpu_model}, which has no MIG; allowed GPUs: {', '.join(MIG_CAPABLE_GPUS)}",
         )
         return
     if s.replicas is not None and s.replicas < 2:
@@ -208,8 +207,8 @@ def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
                     f"{what}; pool {pool.name!r} is MIG, so the tier must name one of "
                     f"its resources; allowed: {', '.join(allowed)}",
                 )
-        elif resource != "nvidia.com/gpu":
-            yield _err(f"tiers[{i}].resource", f"{resource!r} on non-MIG pool {pool.name!r}; allowed: nvidia.com/gpu")
+        elif resource != GPU_RESOURCE:
+            yield _err(f"tiers[{i}].resource", f"{resource!r} on non-MIG pool {pool.name!r}; allowed: {GPU_RESOURCE}")
     routed = {t.pool for t in spec.tiers}
     for i, pool in enumerate(spec.node_pools):
         if pool.name not in routed:

@@ -1,19 +1,95 @@
-"""CEL expressions of the admission objects, built from the spec (pure strings; evaluated in tests with celpy)."""
+"""CEL expressions of the admission objects, built from the spec (pure strings; evaluated in tests with celpy).
+
+The small builders (`cel_str`, `cel_list`, `cel_map`, `cel_literal`, `jsonpatch`, `json_pointer`) write CEL's
+literal syntax in one place, so a rendered expression never carries hand-escaped braces or quotes.
+"""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable, Mapping
 
-__all__ = ["MAX_CONTAINERS", "cel_str", "gpu_requested", "json_pointer", "resource_patches", "tier_label"]
+from ..contract import GPU_RESOURCE, NVIDIA_RESOURCE_PREFIX
+
+__all__ = [
+    "MAX_CONTAINERS",
+    "cel_list",
+    "cel_literal",
+    "cel_map",
+    "cel_str",
+    "gpu_requested",
+    "json_pointer",
+    "jsonpatch",
+    "resource_patches",
+    "tier_label",
+]
 
 # JSONPatch needs container indices; CEL has no index iteration, so indices come from a literal range.
 MAX_CONTAINERS = 32
-_GPU = "nvidia.com/gpu"
+_SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_QUOTES = ('"', "'")
 
 
-def cel_str(value: str) -> str:
-    """A CEL string literal."""
-    return json.dumps(value)
+def _escaped(ch: str, quote: str) -> str:
+    code = ord(ch)
+    if ch == quote:
+        return "\\" + ch
+    if ch in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[ch]
+    if 0xD800 <= code <= 0xDFFF:
+        raise ValueError(f"lone surrogate U+{code:04X}: not a character, CEL cannot write it; allowed: Unicode scalars")
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
+    if code < 0x20 or code > 0x7F:
+        return f"\\u{code:04x}"
+    return ch
+
+
+def cel_str(value: str, quote: str = '"') -> str:
+    r"""A CEL string literal of `value` between `quote`s (`"` or `'`).
+
+    Backslash, the quote and control characters are escaped and non-ASCII characters written as `\u` escapes
+    (`\U` beyond U+FFFF: CEL rejects the surrogate pairs JSON would write), so with `"` the literal is the
+    JSON string of `value` whenever `value` has no character beyond U+FFFF (cel-spec doc/langdef.md, "String and
+    Bytes Values").
+    """
+    if quote not in _QUOTES:
+        raise ValueError(f"quote {quote!r}; allowed: {', '.join(_QUOTES)}")
+    return quote + "".join(_escaped(ch, quote) for ch in value) + quote
+
+
+def cel_list(items: Iterable[str]) -> str:
+    """A CEL list of the given CEL expressions: `[a, b]`."""
+    return "[" + ", ".join(items) + "]"
+
+
+def cel_map(entries: Iterable[tuple[str, str]]) -> str:
+    """A CEL map of (key, value) CEL expressions, in order: `{k: v, k2: v2}`."""
+    return "{" + ", ".join(f"{k}: {v}" for k, v in entries) + "}"
+
+
+CelValue = str | bool | int | list["CelValue"] | tuple["CelValue", ...] | Mapping[str, "CelValue"]
+
+
+def cel_literal(value: CelValue) -> str:
+    """The CEL literal of a plain value: strings quoted with `cel_str`, booleans, integers, lists and maps."""
+    if isinstance(value, str):
+        return cel_str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Mapping):
+        return cel_map((cel_str(k), cel_literal(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return cel_list(cel_literal(v) for v in value)
+    raise TypeError(f"{type(value).__name__} value {value!r}; allowed: str, bool, int, list, tuple, mapping")
+
+
+def jsonpatch(op: str, path: str, value: str | None = None, *, quote: str = "'") -> str:
+    """A CEL `JSONPatch{op, path[, value]}` object; `path` and `value` are CEL expressions, `op` is quoted with
+    `quote` (Kubernetes MutatingAdmissionPolicy JSONPatch type, api/admissionregistration/v1beta1 types.go)."""
+    fields = [("op", cel_str(op, quote)), ("path", path), *([("value", value)] if value is not None else [])]
+    return "JSONPatch" + cel_map(fields)
 
 
 def json_pointer(*parts: str) -> str:
@@ -22,7 +98,10 @@ def json_pointer(*parts: str) -> str:
 
 
 def _has_gpu(section: str) -> str:
-    return f"(has(c.resources) && has(c.resources.{section}) && c.resources.{section}.exists(k, k.startsWith('nvidia.com/')))"
+    nvidia = cel_str(NVIDIA_RESOURCE_PREFIX, "'")
+    return (
+        f"(has(c.resources) && has(c.resources.{section}) && c.resources.{section}.exists(k, k.startsWith({nvidia})))"
+    )
 
 
 def gpu_requested(obj: str = "object") -> str:
@@ -41,17 +120,15 @@ def tier_label(key: str, obj: str = "object") -> str:
 def resource_patches(section: str, field: str, op: str, resource: str) -> str:
     """JSONPatch ops moving `nvidia.com/gpu` to `resource` in one resources section of every container of `field`."""
     c = f"object.spec.{field}[i]"
-    indices = "[" + ", ".join(str(i) for i in range(MAX_CONTAINERS)) + "]"
+    indices = cel_list(str(i) for i in range(MAX_CONTAINERS))
+    gpu = cel_str(GPU_RESOURCE)
     cond = (
         f"has(object.spec.{field}) && i < size(object.spec.{field}) && has({c}.resources) && "
-        f"has({c}.resources.{section}) && {cel_str(_GPU)} in {c}.resources.{section}"
+        f"has({c}.resources.{section}) && {gpu} in {c}.resources.{section}"
     )
     base = f"'/spec/{field}/' + string(i) + '/resources/{section}'"
     if op == "add":
-        patch = (
-            f"JSONPatch{{op: 'add', path: {base} + {cel_str(json_pointer(resource))}, "
-            f"value: {c}.resources.{section}[{cel_str(_GPU)}]}}"
-        )
+        patch = jsonpatch("add", f"{base} + {cel_str(json_pointer(resource))}", f"{c}.resources.{section}[{gpu}]")
     else:
-        patch = f"JSONPatch{{op: 'remove', path: {base} + {cel_str(json_pointer(_GPU))}}}"
+        patch = jsonpatch("remove", f"{base} + {cel_str(json_pointer(GPU_RESOURCE))}")
     return f"{indices}.filter(i, {cond}).map(i, {patch})"

@@ -21,10 +21,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract import GPU_TAINT, pool_label_key, team_label_key, tier_grant_prefix, tier_label_key
+from ..contract import (
+    GPU_RESOURCE,
+    GPU_TAINT,
+    KUEUE_PRIORITY_LABEL,
+    KUEUE_QUEUE_LABEL,
+    pool_label_key,
+    team_label_key,
+    tier_grant_prefix,
+    tier_label_key,
+)
 from ..queues.priorities import priority_class_name
 from ..spec import PlatformSpec
-from .cel import MAX_CONTAINERS, cel_str, json_pointer
+from .cel import MAX_CONTAINERS, cel_list, cel_literal, cel_map, cel_str, json_pointer, jsonpatch
 
 __all__ = [
     "JOB_KINDS",
@@ -42,12 +51,12 @@ __all__ = [
     "workload_route_spec",
 ]
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+QUEUE_LABEL = KUEUE_QUEUE_LABEL
+PRIORITY_LABEL = KUEUE_PRIORITY_LABEL
 QUEUE_PODS_ROUTE = "gpu-platform-queue-pods"
 # JobSet replicated jobs and Ray worker groups routed per object (CEL has no index loop: one slot each).
 MAX_TEMPLATE_GROUPS = 8
-_GPU = "nvidia.com/gpu"
+_GPU = cel_str(GPU_RESOURCE)
 
 
 @dataclass(frozen=True)
@@ -199,8 +208,13 @@ def _template_tier(key: str) -> str:
 
 
 def _patch(op: str, path: str, value: str | None = None) -> str:
-    """A CEL JSONPatch literal; `path` is a CEL string expression."""
-    return f"JSONPatch{{op: {cel_str(op)}, path: {path}" + (f", value: {value}}}" if value is not None else "}")
+    """A CEL JSONPatch literal, `op` double-quoted; `path` is a CEL string expression."""
+    return jsonpatch(op, path, value, quote='"')
+
+
+def _quoted_keys(**fields: str) -> list[tuple[str, str]]:
+    """Map entries keyed by single-quoted CEL strings of the field names, values CEL expressions."""
+    return [(cel_str(k, "'"), v) for k, v in fields.items()]
 
 
 def _resource_patches(pointer: str, field: str, section: str) -> str:
@@ -208,11 +222,11 @@ def _resource_patches(pointer: str, field: str, section: str) -> str:
     c = f"t.spec.{field}[i]"
     cond = (
         f"has(t.spec.{field}) && i < size(t.spec.{field}) && has({c}.resources) && has({c}.resources.{section}) "
-        f"&& {cel_str(_GPU)} in {c}.resources.{section}"
+        f"&& {_GPU} in {c}.resources.{section}"
     )
     base = f"{cel_str(f'{pointer}/spec/{field}/')} + string(i) + {cel_str(f'/resources/{section}/')}"
-    add = _patch("add", f"{base} + variables.resourcePointers[tier]", f"{c}.resources.{section}[{cel_str(_GPU)}]")
-    remove = _patch("remove", f"{base} + {cel_str(json_pointer(_GPU)[1:])}")
+    add = _patch("add", f"{base} + variables.resourcePointers[tier]", f"{c}.resources.{section}[{_GPU}]")
+    remove = _patch("remove", f"{base} + {cel_str(json_pointer(GPU_RESOURCE)[1:])}")
     pick = f"variables.idx.filter(i, {cond})"
     return f"{pick}.map(i, {add}) + {pick}.map(i, {remove})"
 
@@ -221,23 +235,27 @@ def _placement_patches(spec: PlatformSpec, slot: Slot) -> str:
     """CEL list of JSONPatch placing template `t` (of tier `tier`) on its pool, like the pod routes."""
     key, p = pool_label_key(spec.label_domain), slot.pointer
     pool = "variables.pools[tier]"
-    tols = (
-        f"[{{'key': {cel_str(key)}, 'operator': 'Equal', 'value': {pool}, 'effect': 'NoSchedule'}}, "
-        f"{{'key': {cel_str(GPU_TAINT['key'])}, 'operator': 'Exists', 'effect': 'NoSchedule'}}]"
+    tols = cel_list(
+        [
+            cel_map(_quoted_keys(key=cel_str(key), operator="'Equal'", value=pool, effect="'NoSchedule'")),
+            cel_map(_quoted_keys(key=cel_str(GPU_TAINT["key"]), operator="'Exists'", effect="'NoSchedule'")),
+        ]
     )
-    selector = (
-        f"(has(t.spec.nodeSelector) ? [{_patch('add', cel_str(p + '/spec/nodeSelector' + json_pointer(key)), pool)}]"
-        f" : [{_patch('add', cel_str(p + '/spec/nodeSelector'), f'{{{cel_str(key)}: {pool}}}')}])"
+    into_selector = _patch("add", cel_str(p + "/spec/nodeSelector" + json_pointer(key)), pool)
+    new_selector = _patch("add", cel_str(p + "/spec/nodeSelector"), cel_map([(cel_str(key), pool)]))
+    selector = f"(has(t.spec.nodeSelector) ? {cel_list([into_selector])} : {cel_list([new_selector])})"
+    append, create = (
+        _patch("add", cel_str(p + "/spec/tolerations/-"), "x"),
+        _patch("add", cel_str(p + "/spec/tolerations"), tols),
     )
     tolerations = (
         f"(has(t.spec.tolerations) ? {tols}.filter(x, !t.spec.tolerations.exists(y, has(y.key) && "
-        f"y.key == x['key'])).map(x, {_patch('add', cel_str(p + '/spec/tolerations/-'), 'x')}) : "
-        f"[{_patch('add', cel_str(p + '/spec/tolerations'), tols)}])"
+        f"y.key == x['key'])).map(x, {append}) : {cel_list([create])})"
     )
     resources = " + ".join(
         _resource_patches(p, f, s) for f in ("containers", "initContainers") for s in ("limits", "requests")
     )
-    return f"{selector} + {tolerations} + (variables.resources[tier] == {cel_str(_GPU)} ? [] : {resources})"
+    return f"{selector} + {tolerations} + (variables.resources[tier] == {_GPU} ? [] : {resources})"
 
 
 def _slot_mutation(spec: PlatformSpec, slot: Slot) -> str:
@@ -249,7 +267,7 @@ def _slot_mutation(spec: PlatformSpec, slot: Slot) -> str:
 
 def _variables(spec: PlatformSpec, kind: JobKind) -> list[dict[str, str]]:
     def tier_map(value) -> str:
-        return "{" + ", ".join(f"{cel_str(t.name)}: {cel_str(value(t))}" for t in spec.tiers) + "}"
+        return cel_literal({t.name: value(t) for t in spec.tiers})
 
     first = "variables.tiers[0]"
     pairs = (
@@ -261,7 +279,7 @@ def _variables(spec: PlatformSpec, kind: JobKind) -> list[dict[str, str]]:
         {"name": "pools", "expression": tier_map(lambda t: t.pool)},
         {"name": "resources", "expression": tier_map(spec.resource_of)},
         {"name": "resourcePointers", "expression": tier_map(lambda t: json_pointer(spec.resource_of(t))[1:])},
-        {"name": "idx", "expression": "[" + ", ".join(str(i) for i in range(MAX_CONTAINERS)) + "]"},
+        {"name": "idx", "expression": cel_literal(list(range(MAX_CONTAINERS)))},
         {"name": "queue", "expression": namespace_team(spec)},
         {"name": "labels", "expression": "has(object.metadata.labels) ? object.metadata.labels : {}"},
         {
@@ -289,7 +307,7 @@ _LABEL_PATCH = (
 
 def _not_owned(kinds: list[JobKind]) -> str:
     """True unless a routed workload (a JobSet, a RayJob...) controls the object: Kueue queues the parent."""
-    parents = "[" + ", ".join(cel_str(k.kind) for k in kinds) + "]"
+    parents = cel_literal([k.kind for k in kinds])
     return (
         f"!has(object.metadata.ownerReferences) || !object.metadata.ownerReferences.exists(o, "
         f"has(o.controller) && o.controller && o.kind in {parents})"
@@ -326,17 +344,16 @@ _JOB_POD_OWNERS = ("Job", "PyTorchJob", "RayCluster", "RayJob")
 def queue_pods_spec(spec: PlatformSpec) -> dict[str, Any]:
     """The mutation spec giving every new pod of a team namespace the team's LocalQueue (Kueue's `pod`
     integration holds pods without one, manageJobsWithoutQueueName), except pods of a queued job."""
-    owners = "[" + ", ".join(cel_str(k) for k in _JOB_POD_OWNERS) + "]"
+    owners = cel_literal(_JOB_POD_OWNERS)
     owned = (
         f"has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) "
         f"&& o.controller && o.kind in {owners})"
     )
     labels = "object.metadata.labels"
-    add = (
-        f"has({labels}) ? [JSONPatch{{op: 'add', path: {cel_str('/metadata/labels' + json_pointer(QUEUE_LABEL))}, "
-        f"value: {namespace_team(spec)}}}] : [JSONPatch{{op: 'add', path: '/metadata/labels', "
-        f"value: {{{cel_str(QUEUE_LABEL)}: {namespace_team(spec)}}}}}]"
-    )
+    team = namespace_team(spec)
+    into_labels = jsonpatch("add", cel_str("/metadata/labels" + json_pointer(QUEUE_LABEL)), team)
+    new_labels = jsonpatch("add", "'/metadata/labels'", cel_map([(cel_str(QUEUE_LABEL), team)]))
+    add = f"has({labels}) ? {cel_list([into_labels])} : {cel_list([new_labels])}"
     return {
         "failurePolicy": "Ignore",
         "reinvocationPolicy": "Never",

@@ -12,8 +12,12 @@ from typing import Any
 
 from ..artifacts import Artifact, deep_merge, helm_release
 from ..contract import (
+    GPU_RESOURCE,
     GPU_TAINT,
+    NAMESPACE_NAME_LABEL,
     NODE_CONTROL_PATHS,
+    NVIDIA_RESOURCE_PREFIX,
+    SYSTEM_NAMESPACE,
     operator_enabled,
     pool_label_key,
     team_label_key,
@@ -24,7 +28,17 @@ from ..errors import RenderError
 from ..queues.priorities import priority_class_name
 from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
 from ..spec import MutationEngine, PlatformSpec, SharingMode, Tier
-from .cel import cel_str, gpu_requested, json_pointer, resource_patches, tier_label
+from .cel import (
+    cel_list,
+    cel_literal,
+    cel_map,
+    cel_str,
+    gpu_requested,
+    json_pointer,
+    jsonpatch,
+    resource_patches,
+    tier_label,
+)
 from .jobs import (
     PRIORITY_LABEL,
     QUEUE_PODS_ROUTE,
@@ -93,7 +107,7 @@ def exempt_namespaces(spec: PlatformSpec) -> list[str]:
         names = list(a.exempt_namespaces)
     else:
         installed = [
-            (True, "kube-system"),
+            (True, SYSTEM_NAMESPACE),
             (operator_enabled(spec), spec.gpu_operator.namespace),
             (sched.kueue.enabled, sched.kueue.namespace),
             (sched.volcano.enabled, sched.volcano.namespace),
@@ -106,11 +120,7 @@ def exempt_namespaces(spec: PlatformSpec) -> list[str]:
 
 
 def _not_exempt(spec: PlatformSpec) -> dict[str, Any]:
-    return {
-        "matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": exempt_namespaces(spec)}
-        ]
-    }
+    return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": exempt_namespaces(spec)}]}
 
 
 def _meta(name: str) -> dict[str, Any]:
@@ -118,18 +128,18 @@ def _meta(name: str) -> dict[str, Any]:
 
 
 def _allowed_map(spec: PlatformSpec) -> str:
-    entries = ", ".join(f"{cel_str(t.name)}: [{cel_str(spec.resource_of(t))}]" for t in spec.tiers)
-    return "{" + entries + "}"
+    return cel_literal({t.name: [spec.resource_of(t)] for t in spec.tiers})
 
 
 def _not_allowed(section: str) -> str:
     """The `nvidia.com/*` keys of one resources section of container `c` its tier does not allow."""
     return (
         f"(has(c.resources) && has(c.resources.{section}) ? c.resources.{section}.filter(k, "
-        f"k.startsWith('nvidia.com/') && !(k in variables.allowed[variables.tier])) : [])"
+        f"k.startsWith({_NVIDIA}) && !(k in variables.allowed[variables.tier])) : [])"
     )
 
 
+_NVIDIA = cel_str(NVIDIA_RESOURCE_PREFIX, "'")
 _CONTAINERS = "object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
 # Pods are denied on CREATE, and on UPDATE only when the update changes the tier label or the pod's placement: an
 # unrelated update (a finalizer removed, an annotation added) of a pod admitted before the policy existed must not be
@@ -159,7 +169,7 @@ def _create_or_change(tier_key: str) -> str:
 
 
 def _map(pairs: list[tuple[str, str]]) -> str:
-    return "{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in pairs) + "}"
+    return cel_map((cel_str(k), cel_str(v)) for k, v in pairs)
 
 
 def _tolerates_gpu_nodes(pool_key: str) -> str:
@@ -369,14 +379,14 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {
                     "expression": "size(variables.access) == 0",
                     "reason": "Forbidden",
-                    "messageExpression": "'pods reach GPUs only through their tier\\'s nvidia.com/* request; ' + "
+                    "messageExpression": f"'pods reach GPUs only through their tier\\'s {NVIDIA_RESOURCE_PREFIX}* request; ' + "
                     "variables.access[0] + ' (exempt the namespace in "
                     "admission.additionalExemptNamespaces if it is a trusted node agent)'",
                 },
                 {
                     "expression": "!variables.requested || variables.tier in variables.allowed",
                     "reason": "Forbidden",
-                    "messageExpression": f"'pods requesting nvidia.com/* need the label {key} set to a known tier "
+                    "messageExpression": f"'pods requesting {NVIDIA_RESOURCE_PREFIX}* need the label {key} set to a known tier "
                     f"({tiers}); got \"' + variables.tier + '\"'",
                 },
                 {
@@ -478,7 +488,8 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {
                     "expression": "size(variables.unknown) == 0",
                     "reason": "Forbidden",
-                    "messageExpression": f"'pod templates requesting nvidia.com/* need the label {key} set to a known "
+                    "messageExpression": f"'pod templates requesting {NVIDIA_RESOURCE_PREFIX}* need the label {key} set to a "
+                    f"known "
                     f"tier ({tiers}); got \"' + variables.unknown[0] + '\"'",
                 },
                 {
@@ -542,9 +553,7 @@ def render_namespace_guard(spec: PlatformSpec) -> list[dict[str, Any]]:
             owned_annotations.append((ns, [f"{k}={v}" for k, v in (meta.get("annotations") or {}).items()]))
 
     def owned_map(pairs: list[tuple[str, list[str]]]) -> str:
-        return (
-            "{" + ", ".join(f"{cel_str(ns)}: [{', '.join(cel_str(e) for e in entries)}]" for ns, entries in pairs) + "}"
-        )
+        return cel_map((cel_str(ns), cel_literal(entries)) for ns, entries in pairs)
 
     variables, validations = [], []
     for field, pairs, extra in (
@@ -745,40 +754,39 @@ KEEP_ON_NODE_ANNOTATIONS = {
 
 def _keep_on_node() -> str:
     annotations = "object.metadata.annotations"
-    whole = "{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in KEEP_ON_NODE_ANNOTATIONS.items()) + "}"
+    whole = cel_literal(KEEP_ON_NODE_ANNOTATIONS)
     each = " + ".join(
-        f"({cel_str(k)} in {annotations} ? [] : [JSONPatch{{op: 'add', path: "
-        f"{cel_str('/metadata/annotations' + json_pointer(k))}, value: {cel_str(v)}}}])"
+        f"({cel_str(k)} in {annotations} ? [] : "
+        f"{cel_list([jsonpatch('add', cel_str('/metadata/annotations' + json_pointer(k)), cel_str(v))])})"
         for k, v in KEEP_ON_NODE_ANNOTATIONS.items()
     )
-    return f"has({annotations}) ? {each} : [JSONPatch{{op: 'add', path: '/metadata/annotations', value: {whole}}}]"
+    create = jsonpatch("add", "'/metadata/annotations'", whole)
+    return f"has({annotations}) ? {each} : {cel_list([create])}"
 
 
 def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
     """The CEL expressions (each a list of JSONPatch) that route one tier's pods."""
     pool_key = pool_label_key(spec.label_domain)
-    tols = (
-        "["
-        + ", ".join(
-            "{" + ", ".join(f"{cel_str(k)}: {cel_str(v)}" for k, v in t.items()) + "}" for t in _tolerations(spec, tier)
-        )
-        + "]"
-    )
+    tols = cel_literal(_tolerations(spec, tier))
+    pool = cel_str(tier.pool)
+    into_selector = jsonpatch("add", cel_str("/spec/nodeSelector" + json_pointer(pool_key)), pool)
+    new_selector = jsonpatch("add", "'/spec/nodeSelector'", cel_literal({pool_key: tier.pool}))
+    tolerations = "!object.spec.tolerations.exists(x, has(x.key) && x.key == t.key)"
+    priority = [
+        jsonpatch("add", "'/spec/priorityClassName'", cel_str(priority_class_name(tier))),
+        jsonpatch("add", "'/spec/priority'", cel_literal(spec.priority_of(tier))),
+    ]
+    append, create = jsonpatch("add", "'/spec/tolerations/-'", "t"), jsonpatch("add", "'/spec/tolerations'", tols)
     exprs = [
-        f"has(object.spec.nodeSelector) ? [JSONPatch{{op: 'add', path: {cel_str('/spec/nodeSelector' + json_pointer(pool_key))}, "
-        f"value: {cel_str(tier.pool)}}}] : [JSONPatch{{op: 'add', path: '/spec/nodeSelector', "
-        f"value: {{{cel_str(pool_key)}: {cel_str(tier.pool)}}}}}]",
-        f"has(object.spec.tolerations) ? {tols}.filter(t, !object.spec.tolerations.exists(x, has(x.key) && "
-        f"x.key == t.key)).map(t, JSONPatch{{op: 'add', path: '/spec/tolerations/-', value: t}}) : "
-        f"[JSONPatch{{op: 'add', path: '/spec/tolerations', value: {tols}}}]",
-        f"[JSONPatch{{op: 'add', path: '/spec/priorityClassName', value: {cel_str(priority_class_name(tier))}}}, "
-        f"JSONPatch{{op: 'add', path: '/spec/priority', value: {spec.priority_of(tier)}}}]",
+        f"has(object.spec.nodeSelector) ? {cel_list([into_selector])} : {cel_list([new_selector])}",
+        f"has(object.spec.tolerations) ? {tols}.filter(t, {tolerations}).map(t, {append}) : {cel_list([create])}",
+        cel_list(priority),
     ]
     pool = spec.pools_by_name.get(tier.pool)
     if pool is not None and pool.sharing.mode == SharingMode.EXCLUSIVE:
         exprs.append(_keep_on_node())
     resource = spec.resource_of(tier)
-    if resource != "nvidia.com/gpu":
+    if resource != GPU_RESOURCE:
         for field in ("containers", "initContainers"):
             for section in ("limits", "requests"):
                 exprs += [

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .gpus import GPU_MODELS, GpuModel
+from .gpus import GPU_MODELS, MIG_CAPABLE_GPUS, GpuModel, gpu_families
 from .instances import INSTANCE_TYPES, SOURCES, InstanceType
 from .mig import (
     COMPUTE_SLICES,
@@ -20,6 +20,7 @@ from .mig import (
     profiles_for,
 )
 from .network import EFA_INTERFACES, EFA_SOURCE
+from .resources import GPU_RESOURCE, MIG_RESOURCE_PREFIX, NVIDIA_RESOURCE_PREFIX, mig_resource
 
 __all__ = [
     "Catalog",
@@ -29,12 +30,18 @@ __all__ = [
     "EFA_INTERFACES",
     "EFA_SOURCE",
     "GPU_MODELS",
+    "GPU_RESOURCE",
+    "MIG_CAPABLE_GPUS",
+    "MIG_RESOURCE_PREFIX",
+    "NVIDIA_RESOURCE_PREFIX",
     "INSTANCE_TYPES",
     "MIG_PROFILES",
     "SOURCES",
     "COMPUTE_SLICES",
     "MEMORY_SLICES",
+    "gpu_families",
     "layout_fits",
+    "mig_resource",
     "placements_for",
     "profiles_for",
 ]

@@ -9,9 +9,10 @@ for GKE accelerator type names; NVIDIA CUDA GPUs page for compute capability. Tr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["GpuModel", "GPU_MODELS"]
+__all__ = ["GpuModel", "GPU_MODELS", "MIG_CAPABLE_GPUS", "gpu_families"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,11 @@ class GpuModel:
     pci_device_ids: tuple[str, ...] = ()
     gke_accelerator: str | None = None
     training_class: bool = False  # HGX/SXM data-centre GPU (NVLink, 40 GB or more): where pre-training runs
+
+    @property
+    def family(self) -> str:
+        """The model's family, its name before the first '-': `A100` for `A100-SXM4-80GB`."""
+        return self.name.split("-", 1)[0]
 
     @property
     def mps_max_clients(self) -> int:
@@ -47,3 +53,9 @@ _ROWS = (
 _TRAINING_CLASS = ("A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-141GB")
 
 GPU_MODELS: dict[str, GpuModel] = {row[0]: GpuModel(*row, training_class=row[0] in _TRAINING_CLASS) for row in _ROWS}
+MIG_CAPABLE_GPUS: tuple[str, ...] = tuple(m.name for m in GPU_MODELS.values() if m.mig_capable)
+
+
+def gpu_families(models: Iterable[GpuModel]) -> list[str]:
+    """The families of `models`, each once, in catalog order: `["A100", "H100", "H200"]`."""
+    return list(dict.fromkeys(m.family for m in models))

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .resources import mig_resource
+
 __all__ = [
     "MigProfile",
     "MIG_PROFILES",
@@ -39,7 +41,7 @@ class MigProfile:
     @property
     def resource(self) -> str:
         """Extended resource name under the `mixed` MIG strategy."""
-        return f"nvidia.com/mig-{self.name}"
+        return mig_resource(self.name)
 
 
 # One shape table shared by every 7-slice GPU; memory in the profile name differs per model.

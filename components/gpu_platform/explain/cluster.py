@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from ..admission.render import render_admission
+from ..contract import NAMESPACE_NAME_LABEL
 from ..observability.pricing import pool_price
 from ..queues.render import render_queues
 from ..spec import PlatformSpec
@@ -16,10 +17,6 @@ from .kueue import KueueSetup, kueue_hook, kueue_setup
 from .scheduler import PoolNode, pool_nodes
 
 __all__ = ["NAMESPACE_NAME_LABEL", "RenderedPlatform"]
-
-# The API server labels every namespace with its name (kubernetes v1.33.0 pkg/apis/core/v1/defaults.go
-# SetDefaults_Namespace, label kubernetes.io/metadata.name).
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 @dataclass

@@ -12,7 +12,9 @@ from typing import Any
 import jsonpatch
 import yaml
 
+from ..contract import NAMESPACE_NAME_LABEL, SYSTEM_NAMESPACE
 from ..queues.kueue import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from ..spec import KueueSpec
 from .admission import Hook, Request, Step
 from .selectors import label_selector_matches
 from .workloads import KINDS, get_path, pod_templates
@@ -54,9 +56,9 @@ def kueue_setup(release: dict[str, Any] | None, objects: list[dict[str, Any]]) -
     default_ns = {
         "matchExpressions": [
             {
-                "key": "kubernetes.io/metadata.name",
+                "key": NAMESPACE_NAME_LABEL,
                 "operator": "NotIn",
-                "values": ["kube-system", release.get("namespace", "kueue-system")],
+                "values": [SYSTEM_NAMESPACE, release.get("namespace", KueueSpec.model_fields["namespace"].default)],
             }
         ]
     }

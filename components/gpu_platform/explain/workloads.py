@@ -10,6 +10,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog.resources import NVIDIA_RESOURCE_PREFIX
+
 __all__ = [
     "KINDS",
     "PodTemplate",
@@ -209,7 +211,7 @@ def container_requests(container: dict[str, Any]) -> dict[str, Any]:
     return {**(res.get("limits") or {}), **(res.get("requests") or {})}
 
 
-def pod_requests(spec: dict[str, Any], prefix: str = "nvidia.com/") -> dict[str, float]:
+def pod_requests(spec: dict[str, Any], prefix: str = NVIDIA_RESOURCE_PREFIX) -> dict[str, float]:
     """Pod request of each `prefix` resource: max(sum over containers, max over init containers).
 
     kubernetes/component-helpers v0.33.0 resource/helpers.go PodRequests, used by kubernetes v1.33.0

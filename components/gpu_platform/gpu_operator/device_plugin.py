@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract import device_plugin_config_key
+from ..contract import GPU_RESOURCE, device_plugin_config_key, mig_resource
 from ..errors import RenderError
 from ..spec import NodePool, PlatformSpec, SharingMode
 
@@ -23,7 +23,6 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_KEY = "default"
-GPU_RESOURCE = "nvidia.com/gpu"
 MPS_ROOT = "/run/nvidia/mps"  # GPU Operator devicePlugin.mps.root default (v26.7.0)
 MPS_MAX_REPLICAS = 48  # k8s-device-plugin mps/device.go: 48 clients from compute capability 7.5
 
@@ -49,7 +48,7 @@ def _shared(pool: NodePool, resources: list[str], default_fail: bool) -> dict[st
 
 
 def _mig_resources(pool: NodePool) -> list[str]:
-    return [f"nvidia.com/mig-{p}" for p, n in sorted((pool.sharing.mig_layout or {}).items()) if n > 0]
+    return [mig_resource(p) for p, n in sorted((pool.sharing.mig_layout or {}).items()) if n > 0]
 
 
 def render_device_plugin_entry(pool: NodePool, mps_limit: int = MPS_MAX_REPLICAS) -> dict[str, Any]:

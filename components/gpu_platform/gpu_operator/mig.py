@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import layout_fits
+from ..catalog import gpu_families, layout_fits
 from ..contract import MIG_DISABLED_CONFIG, mig_layout_name
 from ..errors import RenderError
 from ..spec import NodePool, PlatformSpec, SharingMode
@@ -28,9 +28,10 @@ def render_mig_layout(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]
     gpu = spec.hardware.gpu_of(pool.instance_type)
     layout = {p: n for p, n in sorted((pool.sharing.mig_layout or {}).items()) if n > 0}
     if gpu is None or not gpu.mig_capable:
+        families = gpu_families(m for m in spec.hardware.gpu_models.values() if m.mig_capable)
         raise RenderError(
             f"nodePools[{pool.name}]: {pool.instance_type!r} has no MIG-capable GPU; "
-            "allowed: A100, H100, H200 instance types"
+            f"allowed: {', '.join(families)} instance types"
         )
     if not layout or not layout_fits(gpu.name, layout):
         raise RenderError(

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract import pool_taints, tier_label_key
+from ..contract import KUEUE_QUEUE_LABEL, pool_taints, tier_label_key
 from ..spec import Cloud, PlatformSpec, SharingMode
 from .device_plugin import DEFAULT_CONFIG_KEY
 
 __all__ = ["ConfigMapNames", "GKE_NVIDIA_DIR", "daemonset_tolerations", "mig_strategy", "render_values"]
 
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
-_KUEUE_QUEUE_LABEL = "^kueue[.]x-k8s[.]io/queue-name$"
+_KUEUE_QUEUE_LABEL = f"^{KUEUE_QUEUE_LABEL.replace('.', '[.]')}$"
 _CONTROL_PLANE_TOLERATION = {
     "key": "node-role.kubernetes.io/control-plane",
     "operator": "Equal",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..catalog import EFA_INTERFACES
+from ..catalog import EFA_INTERFACES, gpu_families
 from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints
 from ..deferred import Deferred
 from ..errors import Finding, RenderError
@@ -588,10 +588,11 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
         acc, _ = gke_accelerator(spec, pool)
         itype = spec.hardware.instance(pool.instance_type)
         if acc is None:
+            on_gke = gpu_families(m for m in spec.hardware.gpu_models.values() if m.gke_accelerator)
             yield Finding(
                 f"{p}.instanceType",
                 f"{pool.instance_type!r} has GPU {itype.gpu_model if itype else '?'}, "
-                "which has no GKE accelerator type in the catalog; allowed GPUs: A100, H100, H200, L4, T4",
+                f"which has no GKE accelerator type in the catalog; allowed GPUs: {', '.join(on_gke)}",
             )
         if pool.gcp.location_policy not in _GKE_LOCATION_POLICIES:
             yield Finding(

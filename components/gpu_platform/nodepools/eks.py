@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..capacity import pool_capacity
-from ..contract import pool_labels, pool_taints
+from ..contract import GPU_RESOURCE, pool_labels, pool_taints
 from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
 from .efa import (
     CLUSTER_SG_REF,
@@ -98,7 +98,7 @@ def autoscaler_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
         tags[f"{CA_TEMPLATE_PREFIX}/taint/{t['key']}"] = f"{t['value']}:{t['effect']}"
     units = dict(pool_capacity(spec, pool).units_per_node)
     # A MIG node advertises no whole GPUs; without this the autoscaler assumes the instance type's count.
-    units.setdefault("nvidia.com/gpu", 0)
+    units.setdefault(GPU_RESOURCE, 0)
     if uses_efa(spec, pool):  # scale from zero for pods that request EFA devices
         units[EFA_RESOURCE] = efa_count(spec, pool)
     for resource, count in units.items():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract import SYSTEM_NAMESPACE
 from ..spec import Cloud, GkeGpuStack, PlatformSpec
 
 __all__ = ["DRIVER_INSTALLER_SOURCE", "needs_driver_installer", "render_driver_installer"]
@@ -130,7 +131,7 @@ def render_driver_installer() -> dict[str, Any]:
         "kind": "DaemonSet",
         "metadata": {
             "name": _APP,
-            "namespace": "kube-system",
+            "namespace": SYSTEM_NAMESPACE,
             "labels": {**labels, "app.kubernetes.io/managed-by": "gpu-platform"},
             "annotations": {"gpu-platform/source": DRIVER_INSTALLER_SOURCE},
         },

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..capacity import pool_capacity
-from ..contract import pool_taints
+from ..contract import GPU_RESOURCE, pool_taints
 from ..deferred import derived
 from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
 from .efa import EFA_SG_TAG, efa_count, placement_group_name, uses_efa, uses_placement_group
@@ -92,9 +92,9 @@ def _requirements(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]]:
 
 def _limits(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
     limits = {"nodes": str(pool.max_size)}
-    per_node = pool_capacity(spec, pool).units_per_node.get("nvidia.com/gpu", 0)
+    per_node = pool_capacity(spec, pool).units_per_node.get(GPU_RESOURCE, 0)
     if per_node:
-        limits["nvidia.com/gpu"] = str(per_node * pool.max_size)
+        limits[GPU_RESOURCE] = str(per_node * pool.max_size)
     return limits
 
 

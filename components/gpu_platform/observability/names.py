@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..contract import pool_label_key, tier_label_key
+from ..contract import MIG_CONFIG_STATE_LABEL, pool_label_key, tier_label_key
 from ..dcgm import DCGM_METRICS
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "tier_label",
 ]
 
-MIG_CONFIG_STATE_LABEL = "nvidia.com/mig.config.state"
 # The node a DCGM series comes from. dcgm-exporter 4.6.0-4.8.3 (GPU Operator v26.7.0) writes it as `hostname`
 # (NVIDIA/dcgm-exporter d5e5f51 "Rename Hostname label to hostname (#655)",
 # internal/pkg/rendermetrics/render_metrics.go); the operator's DaemonSet sets it from NODE_NAME = spec.nodeName

@@ -38,7 +38,7 @@ from typing import Any
 
 from ..artifacts import deep_merge, helm_release
 from ..catalog.instances import SHAPES, Shape
-from ..contract import operator_enabled, pool_label_key
+from ..contract import GPU_RESOURCE, operator_enabled, pool_label_key
 from ..spec import NodePool, PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 from .rules import rule_metadata_labels
@@ -130,7 +130,7 @@ def _opencost_gpus(spec: PlatformSpec, price: PoolPrice) -> int:
     """The GPUs OpenCost counts on one node of the pool (costmodel.go getGPUCount, see the module doc)."""
     if operator_enabled(spec):
         return price.capacity.gpus_per_node  # GFD's nvidia.com/gpu.count label
-    return price.capacity.units_per_node.get("nvidia.com/gpu", 0)  # the advertised capacity (MIG partitions)
+    return price.capacity.units_per_node.get(GPU_RESOURCE, 0)  # the advertised capacity (MIG partitions)
 
 
 def _gpu_share(spec: PlatformSpec, price: PoolPrice) -> float:

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
+from ..catalog.resources import mig_resource
 from ..spec import SharingMode
 from .solve import Plan, PlannedPool
 
@@ -42,7 +43,7 @@ def spec_fragment(plan: Plan) -> dict[str, Any]:
         pool = plan.pool_of(t.name)
         tier: dict[str, Any] = {"name": t.name, "pool": pool.name}
         if pool.candidate.mode == SharingMode.MIG:
-            tier["resource"] = f"nvidia.com/mig-{t.mig.profile}"
+            tier["resource"] = mig_resource(t.mig.profile)
         if t.priority is not None:  # else the spec's default ladder by sharing mode applies
             tier["priority"] = t.priority
         if t.description:

@@ -10,8 +10,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from ..contract import SYSTEM_NAMESPACE
 from ..errors import GpuPlatformError
-from ..spec import PlatformSpec
+from ..spec import GpuOperatorSpec, KueueSpec, PlatformSpec, PrometheusSpec, VolcanoSpec
 
 __all__ = [
     "DEFAULT_EXEMPT_NAMESPACES",
@@ -24,7 +25,11 @@ __all__ = [
     "config_schema",
 ]
 
-DEFAULT_EXEMPT_NAMESPACES = ["kube-system", "gpu-operator", "kueue-system", "volcano-system", "monitoring"]
+# Without a spec: kube-system and the default namespaces of what the platform installs (the spec's defaults).
+DEFAULT_EXEMPT_NAMESPACES = [
+    SYSTEM_NAMESPACE,
+    *(str(m.model_fields["namespace"].default) for m in (GpuOperatorSpec, KueueSpec, VolcanoSpec, PrometheusSpec)),
+]
 
 
 class PolicyConfigError(GpuPlatformError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..contract import NODE_CONTROL_PATHS
+from ..contract import GPU_TAINT, KUEUE_PRIORITY_LABEL, NODE_CONTROL_PATHS, NVIDIA_RESOURCE_PREFIX
 from ..inputs import MAX_DOCUMENT_DEPTH
 from .config import PolicyConfig, config_of
 from .props import dig, items, mapping
@@ -21,7 +21,7 @@ __all__ = [
     "workload_gaps",
 ]
 
-GPU_RESOURCE_PREFIX = "nvidia.com/"
+GPU_RESOURCE_PREFIX = NVIDIA_RESOURCE_PREFIX
 Report = Callable[..., None]
 
 # Pulumi type token -> paths to the pod templates ({metadata, spec}); () means the object is the pod. A "*" step
@@ -249,7 +249,7 @@ def _may_run_on_gpu_nodes(spec: Any, cfg: PolicyConfig) -> bool:
         return True
     for t in items(dig(spec, "tolerations")):
         key, op = str(dig(t, "key", default="")), str(dig(t, "operator", default="Equal"))
-        if (not key and op == "Exists") or key in ("nvidia.com/gpu", cfg.pool_key):
+        if (not key and op == "Exists") or key in (GPU_TAINT["key"], cfg.pool_key):
             return True
     return False
 
@@ -323,7 +323,6 @@ def check_workload_classified(args: Any, report_violation: Report) -> None:
 
 
 _SHOWN_GAPS = 12  # per violation; a pod of many containers would otherwise repeat the same gap for each
-KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def _kueue_priority_gaps(props: Any, templates: list[Mapping[str, Any]], cfg: PolicyConfig) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..contract import pool_label_key, pool_taints
+from ..contract import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, NAMESPACE_NAME_LABEL, pool_label_key, pool_taints
 from ..spec import NodePool, PlatformSpec, Team, Tier
 
 __all__ = [
@@ -34,9 +34,9 @@ __all__ = [
 ]
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
-QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
-_NS_NAME_LABEL = "kubernetes.io/metadata.name"
+QUEUE_NAME_LABEL = KUEUE_QUEUE_LABEL
+PRIORITY_CLASS_LABEL = KUEUE_PRIORITY_LABEL
+_NS_NAME_LABEL = NAMESPACE_NAME_LABEL
 
 
 def flavor_name(pool: NodePool) -> str:
