@@ -39,7 +39,7 @@ def _escaped(ch: str, quote: str) -> str:
         raise ValueError(f"lone surrogate U+{code:04X}: not a character, CEL cannot write it; allowed: Unicode scalars")
     if code > 0xFFFF:
         return f"\\U{code:08x}"
-    if code < 0x20 or code > 0x7F:
+    if code < 0x20 or code >= 0x7F:
         return f"\\u{code:04x}"
     return ch
 
@@ -47,10 +47,10 @@ def _escaped(ch: str, quote: str) -> str:
 def cel_str(value: str, quote: str = '"') -> str:
     r"""A CEL string literal of `value` between `quote`s (`"` or `'`).
 
-    Backslash, the quote and control characters are escaped and non-ASCII characters written as `\u` escapes
-    (`\U` beyond U+FFFF: CEL rejects the surrogate pairs JSON would write), so with `"` the literal is the
-    JSON string of `value` whenever `value` has no character beyond U+FFFF (cel-spec doc/langdef.md, "String and
-    Bytes Values").
+    Backslash and the quote are escaped, every other character outside printable ASCII written as `\n`, `\t`...
+    or a `\u` escape (`\U` beyond U+FFFF: a JSON surrogate pair reads back as two lone surrogates), so with `"`
+    the literal is the JSON string of `value` whenever `value` has no character beyond U+FFFF (cel-spec
+    doc/langdef.md, "String and Bytes Values").
     """
     if quote not in _QUOTES:
         raise ValueError(f"quote {quote!r}; allowed: {', '.join(_QUOTES)}")
