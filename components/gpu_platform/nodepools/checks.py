@@ -556,10 +556,13 @@ def _gke_placement(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findi
             "zone, or compactPlacement: false",
         )
     if not pool.instance_type.startswith(COMPACT_MACHINE_PREFIXES):
+        hw = spec.hardware
+        compact = [t.gpu_model for n, t in hw.instance_types.items() if n.startswith(COMPACT_MACHINE_PREFIXES)]
+        gpus = ", ".join(gpu_families(hw.gpu_models[m] for m in compact if m in hw.gpu_models))
         yield Finding(
             p,
             f"true on {pool.instance_type!r}; GKE offers compact placement for GPU pools on A2 and A3 "
-            "(A100, H100) machines; allowed: false",
+            f"({gpus}) machines; allowed: false",
         )
 
 

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from ..catalog import Catalog
+from ..catalog import GPU_MODELS, Catalog, gpu_families
 from ..errors import Finding, SpecError
 from ..inputs import (
     MAX_DEPTH,
@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_TRAINING_FAMILIES = ", ".join(gpu_families(m for m in GPU_MODELS.values() if m.training_class))
 
 
 class _Model(BaseModel):
@@ -101,7 +102,7 @@ class DemandTier(_Model):
     gpu_model: str | list[str] | None = Field(
         default=None,
         description="GPU model(s) the tier may run on: a catalog name (H100-80GB) or family (H100), "
-        "or `any`; default for a `gpus` tier: training-class (A100, H100, H200), otherwise any.",
+        f"or `any`; default for a `gpus` tier: training-class ({_TRAINING_FAMILIES}), otherwise any.",
     )
     min_gpu_memory_gib: int | None = Field(
         default=None,
