@@ -37,6 +37,10 @@ FACTS: dict[str, tuple[str, ...]] = {
     contract.KUEUE_QUEUE_LABEL: (CONTRACT,),
     contract.KUEUE_PRIORITY_LABEL: (CONTRACT,),
     contract.NAMESPACE_NAME_LABEL: (CONTRACT,),
+    contract.INSTANCE_TYPE_LABEL: (CONTRACT,),
+    contract.CAPACITY_TYPE_LABEL: (CONTRACT,),
+    contract.CLUSTER_TAG: (CONTRACT,),
+    contract.POOL_TAG: (CONTRACT,),
     # The spec cannot import the contract (the contract reads the spec), so its release defaults spell it too.
     contract.SYSTEM_NAMESPACE: (CONTRACT, SPEC),
     **{_default_namespace(m): (SPEC,) for m in (KueueSpec, VolcanoSpec, PrometheusSpec)},

@@ -15,8 +15,11 @@ __all__ = [
     "DEPLOY_OPERANDS_LABEL",
     "DEVICE_PLUGIN_CONFIG_LABEL",
     "GKE_NO_DEFAULT_PLUGIN_LABEL",
+    "CAPACITY_TYPE_LABEL",
+    "CLUSTER_TAG",
     "GPU_RESOURCE",
     "GPU_TAINT",
+    "INSTANCE_TYPE_LABEL",
     "KUEUE_PRIORITY_LABEL",
     "KUEUE_QUEUE_LABEL",
     "MIG_CONFIG_LABEL",
@@ -26,6 +29,7 @@ __all__ = [
     "NAMESPACE_NAME_LABEL",
     "NODE_CONTROL_PATHS",
     "NVIDIA_RESOURCE_PREFIX",
+    "POOL_TAG",
     "SYSTEM_NAMESPACE",
     "device_plugin_config_key",
     "mig_layout_name",
@@ -34,6 +38,7 @@ __all__ = [
     "operator_node_labels",
     "pool_label_key",
     "pool_labels",
+    "pool_tags",
     "pool_taints",
     "team_label_key",
     "tier_grant_label_key",
@@ -53,6 +58,12 @@ KUEUE_PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 # SetDefaults_Namespace, label kubernetes.io/metadata.name).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 SYSTEM_NAMESPACE = "kube-system"
+# Well-known node labels: the instance type (kubelet, every cloud) and Karpenter's capacity type (spot, on-demand).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+# Tags on the cloud resources the platform creates for a pool (launch templates, placement groups, security groups).
+CLUSTER_TAG = "gpu-platform/cluster"
+POOL_TAG = "gpu-platform/pool"
 # Host paths that control a node: the container runtimes' sockets (a client starts privileged containers) and the
 # kubelet's directory (device-plugin registration socket, every pod's volumes and tokens). A pod that mounts one of
 # them, or a directory above one, reaches every GPU of its node. `/var/run` is listed beside `/run`: some images
@@ -143,6 +154,11 @@ def pool_labels(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
     if pool.sharing.mode == SharingMode.MIG:
         labels[MIG_CONFIG_LABEL] = mig_layout_name(pool)
     return labels
+
+
+def pool_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
+    """Cloud tags of the resources created for a pool: its cluster and its name."""
+    return {CLUSTER_TAG: spec.cluster_name, POOL_TAG: pool.name}
 
 
 def pool_taints(spec: PlatformSpec, pool: NodePool) -> list[dict[str, str]]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from ..catalog import EFA_INTERFACES, gpu_families
-from ..contract import MIG_CONFIG_LABEL, pool_labels, pool_taints
+from ..contract import CAPACITY_TYPE_LABEL, MIG_CONFIG_LABEL, pool_labels, pool_taints
 from ..deferred import Deferred
 from ..errors import Finding, RenderError
 from ..names import role_arn_problem
@@ -230,7 +230,7 @@ def _karpenter_labels(i: int, pool: NodePool) -> Iterator[Finding]:
         domain = key.split("/", 1)[0] if "/" in key else ""
         if key in _KARPENTER_RESTRICTED_LABELS:
             why = f"label {key!r} is restricted"
-        elif domain.endswith("karpenter.sh") and key != "karpenter.sh/capacity-type":
+        elif domain.endswith("karpenter.sh") and key != CAPACITY_TYPE_LABEL:
             why = "label domain karpenter.sh is restricted"
         elif domain.endswith("karpenter.k8s.aws") and key not in _KARPENTER_AWS_LABELS:
             why = "label domain karpenter.k8s.aws (but for Karpenter's well-known keys) is restricted"

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..artifacts import deep_merge, helm_release
 from ..catalog import EFA_INTERFACES
-from ..contract import pool_taints
+from ..contract import CLUSTER_TAG, pool_tags, pool_taints
 from ..spec import Cloud, NodePool, PlatformSpec, Provisioner, SharingMode
 
 __all__ = [
@@ -119,7 +119,7 @@ def render_placement_group(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]
     return {
         "name": placement_group_name(spec, pool),
         "strategy": "cluster",
-        "tags": {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name},
+        "tags": pool_tags(spec, pool),
     }
 
 
@@ -130,7 +130,7 @@ def render_efa_security_group(spec: PlatformSpec, pool: NodePool) -> dict[str, A
         "vpcId": VPC_REF,
         "ingress": [{**_ALL_TRAFFIC, "description": "EFA from the pool's nodes"}],
         "egress": [{**_ALL_TRAFFIC, "description": "EFA to the pool's nodes"}],
-        "tags": {EFA_SG_TAG: f"{spec.cluster_name}/{pool.name}", "gpu-platform/cluster": spec.cluster_name},
+        "tags": {EFA_SG_TAG: f"{spec.cluster_name}/{pool.name}", CLUSTER_TAG: spec.cluster_name},
     }
 
 

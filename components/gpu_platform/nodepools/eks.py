@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..capacity import pool_capacity
-from ..contract import GPU_RESOURCE, pool_labels, pool_taints
+from ..contract import GPU_RESOURCE, pool_labels, pool_tags, pool_taints
 from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
 from .efa import (
     CLUSTER_SG_REF,
@@ -107,7 +107,7 @@ def autoscaler_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
 
 
 def _base_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
-    return {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name}
+    return pool_tags(spec, pool)
 
 
 def _encrypted(pool: NodePool) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..capacity import pool_capacity
-from ..contract import GPU_RESOURCE, pool_taints
+from ..contract import CAPACITY_TYPE_LABEL, CLUSTER_TAG, GPU_RESOURCE, INSTANCE_TYPE_LABEL, pool_tags, pool_taints
 from ..deferred import derived
 from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
 from .efa import EFA_SG_TAG, efa_count, placement_group_name, uses_efa, uses_placement_group
@@ -63,7 +63,7 @@ def node_role_name(arn: str | None) -> str:
 
 
 def _metadata(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
-    return {"name": pool.name, "labels": {**_LABELS, "gpu-platform/cluster": spec.cluster_name}}
+    return {"name": pool.name, "labels": {**_LABELS, CLUSTER_TAG: spec.cluster_name}}
 
 
 def capacity_types(pool: NodePool) -> list[str]:
@@ -80,8 +80,8 @@ def capacity_types(pool: NodePool) -> list[str]:
 
 def _requirements(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]]:
     out = [
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [pool.instance_type]},
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": capacity_types(pool)},
+        {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": [pool.instance_type]},
+        {"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": capacity_types(pool)},
     ]
     if pool.aws.zone:
         # One zone for a cluster placement group (aws/karpenter-provider-aws v1.14.1
@@ -186,7 +186,7 @@ def _ec2_spec(spec: PlatformSpec, pool: NodePool) -> dict[str, Any]:
             "httpTokens": "required",
         },
         "blockDeviceMappings": _block_devices(pool),
-        "tags": {"gpu-platform/cluster": spec.cluster_name, "gpu-platform/pool": pool.name},
+        "tags": pool_tags(spec, pool),
     }
     if a.capacity_reservation_id:
         out["capacityReservationSelectorTerms"] = [{"id": a.capacity_reservation_id}]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import INSTANCE_TYPES
+from ..contract import INSTANCE_TYPE_LABEL
 from .config import PolicyConfig, config_of
 from .props import KARPENTER_NODE_POOL, POOL_TYPES, dig, gpu_pool, items
 
@@ -65,7 +66,7 @@ def _karpenter_shape(props: Any) -> tuple[str, int] | None:
     types = [
         v
         for q in reqs
-        if dig(q, "key") == "node.kubernetes.io/instance-type" and dig(q, "operator") == "In"
+        if dig(q, "key") == INSTANCE_TYPE_LABEL and dig(q, "operator") == "In"
         for v in items(dig(q, "values"))
     ]
     nodes = dig(props, "spec", "limits", "nodes")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog import INSTANCE_TYPES
+from ..contract import INSTANCE_TYPE_LABEL
 
 __all__ = [
     "AWS_ASG",
@@ -395,7 +396,7 @@ def _candidate(instance_type: str, gpus: int | None) -> dict[str, str]:
     family, _, size = instance_type.partition(".")
     m = re.match(r"([a-z]+)(\d*)", family)
     labels = {
-        "node.kubernetes.io/instance-type": instance_type,
+        INSTANCE_TYPE_LABEL: instance_type,
         "karpenter.k8s.aws/instance-family": family,
         "karpenter.k8s.aws/instance-size": size,
         "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
@@ -411,7 +412,7 @@ def _candidate(instance_type: str, gpus: int | None) -> dict[str, str]:
 
 
 _DESCRIBED = {
-    "node.kubernetes.io/instance-type",
+    INSTANCE_TYPE_LABEL,
     "karpenter.k8s.aws/instance-family",
     "karpenter.k8s.aws/instance-size",
     "karpenter.k8s.aws/instance-category",
@@ -432,7 +433,7 @@ def _admits(labels: Mapping[str, str], req: Any) -> bool:
     value = labels.get(key)
     if op == "DoesNotExist":
         return value is None and key not in (
-            "node.kubernetes.io/instance-type",
+            INSTANCE_TYPE_LABEL,
             "karpenter.k8s.aws/instance-family",
             "karpenter.k8s.aws/instance-gpu-count",
             "karpenter.k8s.aws/instance-gpu-manufacturer",
@@ -473,7 +474,7 @@ def _karpenter_gpus(requirements: Sequence[Any]) -> str | None:
                 if str(dig(r, "key", default="")) in _DESCRIBED
             )
             return (
-                f"requirements admit GPU instances such as {cand['node.kubernetes.io/instance-type']} ("
+                f"requirements admit GPU instances such as {cand[INSTANCE_TYPE_LABEL]} ("
                 + (shown or "no instance constraint")
                 + "; exclude them with "
                 "karpenter.k8s.aws/instance-gpu-count DoesNotExist)"
@@ -499,7 +500,7 @@ def _karpenter_gpu_requirement(req: Any) -> str | None:
     elif op == "In" and key == "karpenter.k8s.aws/instance-family":
         if any(v in NVIDIA_AWS_FAMILIES for v in values):
             return shown
-    elif op == "In" and key == "node.kubernetes.io/instance-type":
+    elif op == "In" and key == INSTANCE_TYPE_LABEL:
         if any(aws_gpu_type(v) or gcp_gpu_machine(v) for v in values):
             return shown
     elif op == "In" and key == "karpenter.k8s.aws/instance-category":

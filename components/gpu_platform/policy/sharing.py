@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL
+from ..gpu_operator.render import CHART as OPERATOR_CHART
 from ..inputs import MAX_DOCUMENT_DEPTH, InputLimitError, load_yaml
 from .config import config_of
 from .props import POOL_TYPES, dig, gpu_pool, mapping
@@ -23,7 +24,7 @@ _GENERATED_MIG_PREFIX = "all-"
 
 def _is_operator(r: Any) -> bool:
     return (
-        r.resource_type == HELM_RELEASE and str(dig(r.props, "chart", default="")).rsplit("/", 1)[-1] == "gpu-operator"
+        r.resource_type == HELM_RELEASE and str(dig(r.props, "chart", default="")).rsplit("/", 1)[-1] == OPERATOR_CHART
     )
 
 
