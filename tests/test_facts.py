@@ -41,6 +41,8 @@ FACTS: dict[str, tuple[str, ...]] = {
     contract.CAPACITY_TYPE_LABEL: (CONTRACT,),
     contract.CLUSTER_TAG: (CONTRACT,),
     contract.POOL_TAG: (CONTRACT,),
+    contract.MANAGED_BY_LABEL: (CONTRACT,),
+    contract.PART_OF_LABEL: (CONTRACT,),
     # The spec cannot import the contract (the contract reads the spec), so its release defaults spell it too.
     contract.SYSTEM_NAMESPACE: (CONTRACT, SPEC),
     **{_default_namespace(m): (SPEC,) for m in (KueueSpec, VolcanoSpec, PrometheusSpec)},

@@ -26,9 +26,12 @@ __all__ = [
     "MIG_CONFIG_STATE_LABEL",
     "MIG_DISABLED_CONFIG",
     "MIG_RESOURCE_PREFIX",
+    "MANAGED_BY_LABEL",
     "NAMESPACE_NAME_LABEL",
     "NODE_CONTROL_PATHS",
     "NVIDIA_RESOURCE_PREFIX",
+    "PART_OF_LABEL",
+    "PLATFORM_NAME",
     "POOL_TAG",
     "SYSTEM_NAMESPACE",
     "device_plugin_config_key",
@@ -61,6 +64,10 @@ SYSTEM_NAMESPACE = "kube-system"
 # Well-known node labels: the instance type (kubelet, every cloud) and Karpenter's capacity type (spot, on-demand).
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+# Kubernetes' recommended labels on the objects the platform renders (app.kubernetes.io/*).
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+PART_OF_LABEL = "app.kubernetes.io/part-of"
+PLATFORM_NAME = "gpu-platform"
 # Tags on the cloud resources the platform creates for a pool (launch templates, placement groups, security groups).
 CLUSTER_TAG = "gpu-platform/cluster"
 POOL_TAG = "gpu-platform/pool"

@@ -14,9 +14,12 @@ from ..artifacts import Artifact, deep_merge, helm_release
 from ..contract import (
     GPU_RESOURCE,
     GPU_TAINT,
+    MANAGED_BY_LABEL,
     NAMESPACE_NAME_LABEL,
     NODE_CONTROL_PATHS,
     NVIDIA_RESOURCE_PREFIX,
+    PART_OF_LABEL,
+    PLATFORM_NAME,
     SYSTEM_NAMESPACE,
     operator_enabled,
     pool_label_key,
@@ -79,7 +82,7 @@ DENY_VOLCANO_QUEUES_POLICY = "gpu-platform-deny-foreign-volcano-queues"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
 _KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
-_LABELS = {"app.kubernetes.io/managed-by": "gpu-platform", "app.kubernetes.io/part-of": "admission"}
+_LABELS = {MANAGED_BY_LABEL: PLATFORM_NAME, PART_OF_LABEL: "admission"}
 _POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
 
 

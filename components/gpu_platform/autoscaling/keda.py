@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..artifacts import deep_merge, helm_release
+from ..contract import PART_OF_LABEL, PLATFORM_NAME
 from ..observability.checks import exact_number
 from ..observability.names import APP_QUEUE_DEPTH
 from ..observability.prometheus import prometheus_query_url
@@ -78,7 +79,7 @@ def render_scaled_object(spec: PlatformSpec, scaler: QueueScaler) -> dict[str, A
         "metadata": {
             "name": scaler.name,
             "namespace": scaler.namespace,
-            "labels": {"app.kubernetes.io/part-of": "gpu-platform"},
+            "labels": {PART_OF_LABEL: PLATFORM_NAME},
         },
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": scaler.deployment},

@@ -18,6 +18,9 @@ from ..artifacts import Artifact, deep_merge, helm_release
 from ..contract import (  # noqa: F401 (re-exported)
     DEPLOY_OPERANDS_LABEL,
     GKE_NO_DEFAULT_PLUGIN_LABEL,
+    MANAGED_BY_LABEL,
+    PART_OF_LABEL,
+    PLATFORM_NAME,
     mig_layout_name,
     operator_enabled,
     operator_node_labels,
@@ -44,7 +47,7 @@ __all__ = [
 
 CHART = "gpu-operator"
 RELEASE_NAME = "gpu-operator"
-_LABELS = {"app.kubernetes.io/managed-by": "gpu-platform", "app.kubernetes.io/part-of": "gpu-operator"}
+_LABELS = {MANAGED_BY_LABEL: PLATFORM_NAME, PART_OF_LABEL: CHART}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract import SYSTEM_NAMESPACE
+from ..contract import MANAGED_BY_LABEL, PLATFORM_NAME, SYSTEM_NAMESPACE
 from ..spec import Cloud, GkeGpuStack, PlatformSpec
 
 __all__ = ["DRIVER_INSTALLER_SOURCE", "needs_driver_installer", "render_driver_installer"]
@@ -132,7 +132,7 @@ def render_driver_installer() -> dict[str, Any]:
         "metadata": {
             "name": _APP,
             "namespace": SYSTEM_NAMESPACE,
-            "labels": {**labels, "app.kubernetes.io/managed-by": "gpu-platform"},
+            "labels": {**labels, MANAGED_BY_LABEL: PLATFORM_NAME},
             "annotations": {"gpu-platform/source": DRIVER_INSTALLER_SOURCE},
         },
         "spec": {

@@ -29,7 +29,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..capacity import pool_capacity
-from ..contract import CAPACITY_TYPE_LABEL, CLUSTER_TAG, GPU_RESOURCE, INSTANCE_TYPE_LABEL, pool_tags, pool_taints
+from ..contract import (
+    CAPACITY_TYPE_LABEL,
+    CLUSTER_TAG,
+    GPU_RESOURCE,
+    INSTANCE_TYPE_LABEL,
+    MANAGED_BY_LABEL,
+    PLATFORM_NAME,
+    pool_tags,
+    pool_taints,
+)
 from ..deferred import derived
 from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
 from .efa import EFA_SG_TAG, efa_count, placement_group_name, uses_efa, uses_placement_group
@@ -49,7 +58,7 @@ EC2_NODE_CLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 _CAPACITY = {CapacityType.ON_DEMAND: "on-demand", CapacityType.SPOT: "spot", CapacityType.CAPACITY_BLOCK: "reserved"}
 _AMI_ALIAS = {AmiType.AL2023_NVIDIA: "al2023", AmiType.BOTTLEROCKET_NVIDIA: "bottlerocket"}
 _IMAGE_DEVICE = {AmiType.AL2023_NVIDIA: "/dev/xvda", AmiType.BOTTLEROCKET_NVIDIA: "/dev/xvdb"}
-_LABELS = {"app.kubernetes.io/managed-by": "gpu-platform"}
+_LABELS = {MANAGED_BY_LABEL: PLATFORM_NAME}
 
 
 def _role_name(arn: str) -> str:

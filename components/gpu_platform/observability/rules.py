@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract import PART_OF_LABEL, PLATFORM_NAME
 from ..errors import RenderError
 from ..spec import NodePool, PlatformSpec, SharingMode
 from .alerts import alert_rules
@@ -163,7 +164,7 @@ def rule_groups(spec: PlatformSpec) -> list[dict[str, Any]]:
 def rule_metadata_labels(spec: PlatformSpec) -> dict[str, str]:
     """Labels the PrometheusRule and ServiceMonitors carry so the Prometheus selects them."""
     prom = spec.monitoring.prometheus
-    return {"app.kubernetes.io/part-of": "gpu-platform", "release": prom.release_name, **prom.rule_labels}
+    return {PART_OF_LABEL: PLATFORM_NAME, "release": prom.release_name, **prom.rule_labels}
 
 
 def render_prometheus_rule(spec: PlatformSpec) -> dict[str, Any]:
