@@ -6,7 +6,7 @@ literal syntax in one place, so a rendered expression never carries hand-escaped
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..contract import GPU_RESOURCE, NVIDIA_RESOURCE_PREFIX
 
@@ -67,7 +67,7 @@ def cel_map(entries: Iterable[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in entries) + "}"
 
 
-CelValue = str | bool | int | list["CelValue"] | tuple["CelValue", ...] | Mapping[str, "CelValue"]
+CelValue = str | bool | int | Sequence["CelValue"] | Mapping[str, "CelValue"]
 
 
 def cel_literal(value: CelValue) -> str:

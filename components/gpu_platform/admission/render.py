@@ -382,15 +382,15 @@ def render_deny(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {
                     "expression": "size(variables.access) == 0",
                     "reason": "Forbidden",
-                    "messageExpression": f"'pods reach GPUs only through their tier\\'s {NVIDIA_RESOURCE_PREFIX}* request; ' + "
-                    "variables.access[0] + ' (exempt the namespace in "
+                    "messageExpression": "'pods reach GPUs only through their tier\\'s "
+                    f"{NVIDIA_RESOURCE_PREFIX}* request; ' + variables.access[0] + ' (exempt the namespace in "
                     "admission.additionalExemptNamespaces if it is a trusted node agent)'",
                 },
                 {
                     "expression": "!variables.requested || variables.tier in variables.allowed",
                     "reason": "Forbidden",
-                    "messageExpression": f"'pods requesting {NVIDIA_RESOURCE_PREFIX}* need the label {key} set to a known tier "
-                    f"({tiers}); got \"' + variables.tier + '\"'",
+                    "messageExpression": f"'pods requesting {NVIDIA_RESOURCE_PREFIX}* need the label {key} set to a "
+                    f"known tier ({tiers}); got \"' + variables.tier + '\"'",
                 },
                 {
                     **(g := _grant_validation(spec, "variables.tier", "pods")),
@@ -491,9 +491,8 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {
                     "expression": "size(variables.unknown) == 0",
                     "reason": "Forbidden",
-                    "messageExpression": f"'pod templates requesting {NVIDIA_RESOURCE_PREFIX}* need the label {key} set to a "
-                    f"known "
-                    f"tier ({tiers}); got \"' + variables.unknown[0] + '\"'",
+                    "messageExpression": f"'pod templates requesting {NVIDIA_RESOURCE_PREFIX}* need the label {key} "
+                    f"set to a known tier ({tiers}); got \"' + variables.unknown[0] + '\"'",
                 },
                 {
                     "expression": "size(variables.ungranted) == 0",
@@ -771,8 +770,7 @@ def _mutations(spec: PlatformSpec, tier: Tier) -> list[str]:
     """The CEL expressions (each a list of JSONPatch) that route one tier's pods."""
     pool_key = pool_label_key(spec.label_domain)
     tols = cel_literal(_tolerations(spec, tier))
-    pool = cel_str(tier.pool)
-    into_selector = jsonpatch("add", cel_str("/spec/nodeSelector" + json_pointer(pool_key)), pool)
+    into_selector = jsonpatch("add", cel_str("/spec/nodeSelector" + json_pointer(pool_key)), cel_str(tier.pool))
     new_selector = jsonpatch("add", "'/spec/nodeSelector'", cel_literal({pool_key: tier.pool}))
     tolerations = "!object.spec.tolerations.exists(x, has(x.key) && x.key == t.key)"
     priority = [
