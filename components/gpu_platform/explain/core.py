@@ -6,6 +6,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..contract import NVIDIA_RESOURCE_PREFIX
 from ..queues.kueue import QUEUE_NAME_LABEL
 from .admission import AdmissionResult, Request
 from .cluster import RenderedPlatform
@@ -343,7 +344,8 @@ def _schedule(platform: RenderedPlatform, entry: Entry, pod: dict[str, Any], t: 
         entry.stages.append(
             {
                 "stage": "scheduler",
-                "note": "no nvidia.com/* request: runs outside the GPU pools (CPU nodes are not modelled)",
+                "note": f"no {NVIDIA_RESOURCE_PREFIX}* request: runs outside the GPU pools "
+                "(CPU nodes are not modelled)",
             }
         )
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..contract import (
+    GPU_RESOURCE,
     MIG_CONFIG_LABEL,
     MIG_DISABLED_CONFIG,
     device_plugin_config_key,
@@ -65,7 +66,7 @@ def _rename(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(
                 f"nodePools[{i}].sharing.renameByDefault",
                 (
-                    "true makes the device plugin advertise '<resource>.shared' (e.g. nvidia.com/gpu.shared), but the "
+                    f"true makes the device plugin advertise '<resource>.shared' (e.g. {GPU_RESOURCE}.shared), but the "
                     f"tiers of pool {pool.name!r}, their quotas, admission routing and the autoscaler tags use the plain "
                     "resource name, so its pods would never schedule; allowed: false"
                 ),

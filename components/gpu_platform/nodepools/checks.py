@@ -11,7 +11,14 @@ import re
 from collections.abc import Iterator
 
 from ..catalog import EFA_INTERFACES, gpu_families
-from ..contract import CAPACITY_TYPE_LABEL, MIG_CONFIG_LABEL, pool_labels, pool_taints
+from ..contract import (
+    CAPACITY_TYPE_LABEL,
+    GPU_RESOURCE,
+    MIG_CONFIG_LABEL,
+    MIG_RESOURCE_PREFIX,
+    pool_labels,
+    pool_taints,
+)
 from ..deferred import Deferred
 from ..errors import Finding, RenderError
 from ..names import role_arn_problem
@@ -248,7 +255,7 @@ def _karpenter_sharing(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[F
         yield Finding(
             f"{p}.aws.provisioner",
             "karpenter on a MIG pool: Karpenter knows only the resources an "
-            "instance type has (nvidia.com/gpu on GPU types), not the nvidia.com/mig-* ones the node "
+            f"instance type has ({GPU_RESOURCE} on GPU types), not the {MIG_RESOURCE_PREFIX}* ones the node "
             "advertises once MIG is configured (kubernetes-sigs/karpenter#751), so pods requesting them "
             "stay Pending ('no instance type satisfied resources') and the pool never gets a node; "
             "allowed: managed-node-group (cluster-autoscaler scales it from zero with the MIG counts in "
@@ -262,7 +269,7 @@ def _karpenter_sharing(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[F
             yield Finding(
                 f"{p}.aws.provisioner",
                 f"karpenter on a {s.mode.value} pool: Karpenter sizes a "
-                f"{pool.instance_type} node as {gpus} nvidia.com/gpu, but it advertises {pods} ({gpus} x "
+                f"{pool.instance_type} node as {gpus} {GPU_RESOURCE}, but it advertises {pods} ({gpus} x "
                 f"{s.replicas} replicas), so {pods} pending one-unit pods launch {s.replicas} nodes "
                 "instead of 1 (the extra nodes go once empty, after consolidateAfter); use "
                 "managed-node-group, whose autoscaler tags count the shared units",
@@ -506,9 +513,9 @@ def _gke_mig(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iter
         return
     yield Finding(
         f"{p}.migLayout",
-        f"GKE's device plugin advertises the {profile} partitions as nvidia.com/gpu, so "
-        "this pool's tiers request nvidia.com/gpu and reach the partitions through the pool's node "
-        f"selector; to name profiles as nvidia.com/mig-<profile>, {_USE_OPERATOR}",
+        f"GKE's device plugin advertises the {profile} partitions as {GPU_RESOURCE}, so "
+        f"this pool's tiers request {GPU_RESOURCE} and reach the partitions through the pool's node "
+        f"selector; to name profiles as {MIG_RESOURCE_PREFIX}<profile>, {_USE_OPERATOR}",
         "info",
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract import MIG_CONFIG_LABEL
 from ..spec import PlatformSpec, SharingMode
 from .alert_format import GPU as _GPU
 from .alert_format import POD as _POD
@@ -134,9 +135,9 @@ def _mig_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
             th.mig_failed_for,
             "critical",
             f"{where}: MIG reconfiguration failed",
-            "mig-manager set nvidia.com/mig.config.state=failed; the node advertises no MIG slices.",
+            f"mig-manager set {MIG_CONFIG_STATE_LABEL}=failed; the node advertises no MIG slices.",
             "Read the nvidia-mig-manager logs on the node; GPUs busy with processes block reconfiguration: "
-            "drain the node and relabel nvidia.com/mig.config to retry.",
+            f"drain the node and relabel {MIG_CONFIG_LABEL} to retry.",
         ),
         _alert(
             "GpuMigConfigPending",
@@ -144,7 +145,7 @@ def _mig_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
             th.mig_pending_for,
             "warning",
             f"{where}: MIG reconfiguration stuck pending",
-            f"nvidia.com/mig.config.state has been pending for more than {th.mig_pending_for}.",
+            f"{MIG_CONFIG_STATE_LABEL} has been pending for more than {th.mig_pending_for}.",
             "Check that the mig-manager pod runs on the node and that no GPU pod still holds a GPU.",
         ),
     ]

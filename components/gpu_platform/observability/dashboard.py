@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..contract import GPU_RESOURCE
 from ..spec import PlatformSpec
 from .alerts import KUEUE_PENDING, stranded_expr
 from .rules import (
@@ -55,7 +56,7 @@ COST_OF_RECORD_NOTE = (
     f"`{RATE}`: the pool's catalog node price (after overrides and discount) split among the units one "
     "node advertises. A resource no tier requests (MIG slices outside every tier's layout) is charged to no "
     "namespace: `gpu-platform cost` lists it as unattributed.\n\n"
-    "**OpenCost** is the CPU, memory and storage view. It reads only `nvidia.com/gpu` requests, so "
+    f"**OpenCost** is the CPU, memory and storage view. It reads only `{GPU_RESOURCE}` requests, so "
     "**MIG slices cost nothing there** (their GPUs show up as idle); do not report GPU spend from it."
 )
 

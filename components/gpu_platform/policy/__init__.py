@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, GPU_TAINT
 from .budget import check_budget
 from .config import (
     Enforcement,
@@ -83,8 +84,8 @@ POLICIES: list[PolicyDef] = [
         severity="high",
         applies_to=NODE_POOL_TYPES.__contains__,
         remediation_steps="Create the pool with gpu-platform (a spec nodePools entry routed to by a tier), or "
-        "add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and the "
-        "taints <labelDomain>/gpu-pool=<pool>:NoSchedule and nvidia.com/gpu:NoSchedule.",
+        f"add the labels <labelDomain>/gpu-pool and {DEVICE_PLUGIN_CONFIG_LABEL} and the "
+        f"taints <labelDomain>/gpu-pool=<pool>:NoSchedule and {GPU_TAINT['key']}:NoSchedule.",
     ),
     PolicyDef(
         "gpu-node-pool-resolved",
@@ -93,7 +94,7 @@ POLICIES: list[PolicyDef] = [
         "stack",
         check_pools_resolved,
         severity="high",
-        remediation_steps="Add the labels <labelDomain>/gpu-pool and nvidia.com/device-plugin.config and both "
+        remediation_steps=f"Add the labels <labelDomain>/gpu-pool and {DEVICE_PLUGIN_CONFIG_LABEL} and both "
         "NoSchedule taints to the node group (or to the kubelet flags in the launch template "
         "of a self-managed group), or create the pool with gpu-platform.",
     ),
@@ -124,7 +125,7 @@ POLICIES: list[PolicyDef] = [
         check_sharing_configs_exist,
         severity="high",
         remediation_steps="Add the pool to the spec so its device-plugin and mig-parted configs are rendered, "
-        "or point the pool's nvidia.com/device-plugin.config label at an existing entry.",
+        f"or point the pool's {DEVICE_PLUGIN_CONFIG_LABEL} label at an existing entry.",
     ),
     PolicyDef(
         "gpu-workload-classified",

@@ -215,7 +215,7 @@ def device_access(spec: Any, cfg: PolicyConfig, requested: bool = False) -> list
     if items(dig(spec, "resourceClaims")) or any(items(dig(c, "resources", "claims")) for c in _containers(spec)):
         found.append(
             "claims devices through DRA resourceClaims (the platform's tiers and quotas count only "
-            "nvidia.com/* resources)"
+            f"{NVIDIA_RESOURCE_PREFIX}* resources)"
         )
     if not (requested or _may_run_on_gpu_nodes(spec, cfg)):
         return found
@@ -312,7 +312,7 @@ def check_workload_classified(args: Any, report_violation: Report) -> None:
     templates = pod_templates(args.resource_type, args.props)
     found = [g for g in (workload_gaps(t, cfg) for t in templates) if g is not None]
     if not found:
-        args.not_applicable("requests no nvidia.com/* resource and reaches no GPU")
+        args.not_applicable(f"requests no {NVIDIA_RESOURCE_PREFIX}* resource and reaches no GPU")
     gaps = list(dict.fromkeys(g for template_gaps in found for g in template_gaps))
     gaps += _kueue_priority_gaps(args.props, templates, cfg)
     if gaps:
