@@ -267,7 +267,7 @@ def _slot_mutation(spec: PlatformSpec, slot: Slot) -> str:
 
 def _variables(spec: PlatformSpec, kind: JobKind) -> list[dict[str, str]]:
     def tier_map(value) -> str:
-        return cel_literal({t.name: value(t) for t in spec.tiers})
+        return cel_map((cel_str(t.name), cel_str(value(t))) for t in spec.tiers)
 
     first = "variables.tiers[0]"
     pairs = (

@@ -131,7 +131,7 @@ def _meta(name: str) -> dict[str, Any]:
 
 
 def _allowed_map(spec: PlatformSpec) -> str:
-    return cel_literal({t.name: [spec.resource_of(t)] for t in spec.tiers})
+    return cel_map((cel_str(t.name), cel_literal([spec.resource_of(t)])) for t in spec.tiers)
 
 
 def _not_allowed(section: str) -> str:
