@@ -30,7 +30,7 @@ from ..contract import (
 from ..errors import RenderError
 from ..queues.priorities import priority_class_name
 from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
-from ..spec import MutationEngine, PlatformSpec, SharingMode, Tier
+from ..spec import AdmissionSpec, MutationEngine, PlatformSpec, SharingMode, Tier
 from .cel import (
     cel_list,
     cel_literal,
@@ -81,7 +81,8 @@ DENY_EPHEMERAL_POLICY = "gpu-platform-deny-ephemeral-device-access"
 DENY_VOLCANO_QUEUES_POLICY = "gpu-platform-deny-foreign-volcano-queues"
 KYVERNO_CHART = ("kyverno", "https://kyverno.github.io/kyverno/")
 _MAP_GA, _MAP_BETA, _MAP_ALPHA = (1, 36), (1, 34), (1, 32)
-_KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart 3.7.0)
+_KYVERNO_K8S = ((1, 32), (1, 35))  # Kyverno 1.17 compatibility matrix (the default chart's release)
+_KYVERNO_SERIES = ".".join(str(AdmissionSpec.model_fields["kyverno_version"].default).split(".")[:2]) + ".x"
 _LABELS = {MANAGED_BY_LABEL: PLATFORM_NAME, PART_OF_LABEL: "admission"}
 _POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
 
@@ -878,7 +879,7 @@ def engine_notes(spec: PlatformSpec) -> list[str]:
     lo, hi = _KYVERNO_K8S
     if engine == MutationEngine.KYVERNO and not lo <= spec.kubernetes_release <= hi:
         notes.append(
-            f"admission: Kyverno 1.17 (chart 3.7.x) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
+            f"admission: Kyverno 1.17 (chart {_KYVERNO_SERIES}) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
             f"kubernetesVersion is {spec.kubernetes_version!r}; set admission.kyvernoVersion to a release "
             "that supports it"
         )
