@@ -392,35 +392,46 @@ def _gpu_candidates() -> list[dict[str, str]]:
     return out
 
 
+# Karpenter's AWS labels describing an instance type, read from NodePool requirements.
+_FAMILY = "karpenter.k8s.aws/instance-family"
+_SIZE = "karpenter.k8s.aws/instance-size"
+_CATEGORY = "karpenter.k8s.aws/instance-category"
+_GENERATION = "karpenter.k8s.aws/instance-generation"
+_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+_GPU_NAME = "karpenter.k8s.aws/instance-gpu-name"
+_GPU_MANUFACTURER = "karpenter.k8s.aws/instance-gpu-manufacturer"
+_GPU_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"
+
+
 def _candidate(instance_type: str, gpus: int | None) -> dict[str, str]:
     family, _, size = instance_type.partition(".")
     m = re.match(r"([a-z]+)(\d*)", family)
     labels = {
         INSTANCE_TYPE_LABEL: instance_type,
-        "karpenter.k8s.aws/instance-family": family,
-        "karpenter.k8s.aws/instance-size": size,
-        "karpenter.k8s.aws/instance-gpu-manufacturer": "nvidia",
+        _FAMILY: family,
+        _SIZE: size,
+        _GPU_MANUFACTURER: "nvidia",
         "kubernetes.io/os": "linux",
     }
     if m:
-        labels["karpenter.k8s.aws/instance-category"] = m.group(1)
+        labels[_CATEGORY] = m.group(1)
         if m.group(2):
-            labels["karpenter.k8s.aws/instance-generation"] = m.group(2)
+            labels[_GENERATION] = m.group(2)
     if gpus is not None:
-        labels["karpenter.k8s.aws/instance-gpu-count"] = str(gpus)
+        labels[_GPU_COUNT] = str(gpus)
     return labels
 
 
 _DESCRIBED = {
     INSTANCE_TYPE_LABEL,
-    "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-category",
-    "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-memory",
+    _FAMILY,
+    _SIZE,
+    _CATEGORY,
+    _GENERATION,
+    _GPU_COUNT,
+    _GPU_MANUFACTURER,
+    _GPU_NAME,
+    _GPU_MEMORY,
 }
 
 
@@ -434,16 +445,16 @@ def _admits(labels: Mapping[str, str], req: Any) -> bool:
     if op == "DoesNotExist":
         return value is None and key not in (
             INSTANCE_TYPE_LABEL,
-            "karpenter.k8s.aws/instance-family",
-            "karpenter.k8s.aws/instance-gpu-count",
-            "karpenter.k8s.aws/instance-gpu-manufacturer",
+            _FAMILY,
+            _GPU_COUNT,
+            _GPU_MANUFACTURER,
         )
     if value is None:
         return op != "In" or key in (
-            "karpenter.k8s.aws/instance-gpu-count",
-            "karpenter.k8s.aws/instance-gpu-name",
-            "karpenter.k8s.aws/instance-gpu-memory",
-            "karpenter.k8s.aws/instance-generation",
+            _GPU_COUNT,
+            _GPU_NAME,
+            _GPU_MEMORY,
+            _GENERATION,
         )
     if op == "In":
         return value in values
@@ -477,16 +488,16 @@ def _karpenter_gpus(requirements: Sequence[Any]) -> str | None:
                 f"requirements admit GPU instances such as {cand[INSTANCE_TYPE_LABEL]} ("
                 + (shown or "no instance constraint")
                 + "; exclude them with "
-                "karpenter.k8s.aws/instance-gpu-count DoesNotExist)"
+                f"{_GPU_COUNT} DoesNotExist)"
             )
     return None
 
 
 _KARPENTER_GPU_KEYS = {
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-memory",
+    _GPU_COUNT,
+    _GPU_NAME,
+    _GPU_MANUFACTURER,
+    _GPU_MEMORY,
 }
 
 
@@ -497,13 +508,13 @@ def _karpenter_gpu_requirement(req: Any) -> str | None:
     if key in _KARPENTER_GPU_KEYS:
         if op == "Exists" or (op == "Gt" and values) or (op == "In" and any(v not in ("0", "") for v in values)):
             return shown
-    elif op == "In" and key == "karpenter.k8s.aws/instance-family":
+    elif op == "In" and key == _FAMILY:
         if any(v in NVIDIA_AWS_FAMILIES for v in values):
             return shown
     elif op == "In" and key == INSTANCE_TYPE_LABEL:
         if any(aws_gpu_type(v) or gcp_gpu_machine(v) for v in values):
             return shown
-    elif op == "In" and key == "karpenter.k8s.aws/instance-category":
+    elif op == "In" and key == _CATEGORY:
         if any(v in ("p", "g") for v in values):
             return shown
     return None
