@@ -47,8 +47,11 @@ FACTS: dict[str, tuple[str, ...]] = {
     contract.SYSTEM_NAMESPACE: (CONTRACT, SPEC),
     **{_default_namespace(m): (SPEC,) for m in (KueueSpec, VolcanoSpec, PrometheusSpec)},
 }
-# The operator's namespace default is also its chart and release name: checked as a namespace list below instead.
-OPERATOR_NAMESPACE = _default_namespace(GpuOperatorSpec)
+# The operator's namespace default is also its chart and release name, so it is checked only in namespace lists.
+DEFAULT_NAMESPACES = {
+    contract.SYSTEM_NAMESPACE,
+    *(_default_namespace(m) for m in (GpuOperatorSpec, KueueSpec, VolcanoSpec, PrometheusSpec)),
+}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -121,17 +124,18 @@ def test_no_list_of_gpus_is_typed_outside_the_catalog():
     assert not found, "derive these from the catalog (gpu_families, MIG_CAPABLE_GPUS):\n" + "\n".join(found)
 
 
+def typed_namespace_lists(source: str) -> Iterator[tuple[int, list[str]]]:
+    """(line, names) of each list, tuple or set literal holding two or more of the default namespaces."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            literal = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            if len(literal & DEFAULT_NAMESPACES) >= 2:
+                yield node.lineno, sorted(literal & DEFAULT_NAMESPACES)
+
+
 def test_exempt_namespaces_are_written_once():
     """The default exempt namespaces are read from the spec's defaults, not listed again as literals."""
-    namespaces = {_default_namespace(m) for m in (GpuOperatorSpec, KueueSpec, VolcanoSpec, PrometheusSpec)}
-    namespaces.add(contract.SYSTEM_NAMESPACE)
-    found = []
-    for rel, source in _modules():
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.List | ast.Tuple | ast.Set):
-                literal = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
-                if len(literal & namespaces) >= 2:
-                    found.append(f"{rel}:{node.lineno}: {sorted(literal & namespaces)}")
+    found = [f"{rel}:{line}: {names}" for rel, source in _modules() for line, names in typed_namespace_lists(source)]
     assert not found, "\n".join(found)
 
 
@@ -161,3 +165,4 @@ def test_the_scan_finds_what_it_guards_against():
         ]
     )
     assert [text for _, text in typed_gpu_lists(VIOLATIONS)] == ["allowed: A100, H100 instance types"]
+    assert [names for _, names in typed_namespace_lists(VIOLATIONS)] == [["kube-system", "monitoring"]]
