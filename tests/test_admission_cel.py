@@ -9,8 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_platform.admission.cel import cel_list, cel_literal, cel_map, cel_str, json_pointer, jsonpatch
-from gpu_platform.explain.cel import evaluate, to_plain
+from gpu_platform.admission.cel import (
+    cel_get,
+    cel_has,
+    cel_list,
+    cel_literal,
+    cel_map,
+    cel_str,
+    json_pointer,
+    jsonpatch,
+)
+from gpu_platform.explain.cel import evaluate, to_cel, to_plain
 
 HOSTILE = [
     "",
@@ -123,3 +132,31 @@ def test_jsonpatch_objects_are_what_kubernetes_reads(quote):
     ]
     applied = python_jsonpatch.apply_patch({"metadata": {"labels": {}}, "spec": {"a~b": 1}}, read_back(ops))
     assert applied == {"metadata": {"labels": {key: 'it\'s "hostile"'}}, "spec": {}}
+
+
+@pytest.mark.parametrize(
+    "template, expected",
+    [
+        ({"metadata": {"labels": {"gpu.example.com/gpu-tier": "inference"}}, "spec": {}}, "inference"),
+        ({"metadata": {"labels": {"other": "x"}}}, ""),
+        ({"metadata": {}}, ""),
+        ({"spec": {}}, ""),
+    ],
+)
+def test_get_reads_a_key_only_where_its_map_is_set(template, expected):
+    key = cel_str("gpu.example.com/gpu-tier")
+    guarded = cel_get("t.metadata.labels", key, guards=["t.metadata", "t.metadata.labels"])
+    assert guarded.startswith("(has(t.metadata) && has(t.metadata.labels) && ")
+    assert to_plain(evaluate(guarded, {"t": to_cel(template)})) == expected
+
+
+def test_get_guards_the_map_itself_by_default_and_takes_a_default():
+    expression = cel_get("object.metadata.annotations", cel_str("q"), default="'none'")
+    assert expression == (
+        '(has(object.metadata.annotations) && "q" in object.metadata.annotations ? '
+        "object.metadata.annotations[\"q\"] : 'none')"
+    )
+    for present, expected in (({"q": "team-a"}, "team-a"), ({}, "none")):
+        obj = {"metadata": {"annotations": present}}
+        assert to_plain(evaluate(expression, {"object": to_cel(obj)})) == expected
+    assert cel_has("a", "a.b") == "has(a) && has(a.b)"

@@ -15,6 +15,8 @@ __all__ = [
     "cel_list",
     "cel_literal",
     "cel_map",
+    "cel_get",
+    "cel_has",
     "cel_str",
     "gpu_requested",
     "json_pointer",
@@ -85,6 +87,18 @@ def cel_literal(value: CelValue) -> str:
     raise TypeError(f"{type(value).__name__} value {value!r}; allowed: str, bool, int, list, tuple, mapping")
 
 
+def cel_has(*fields: str) -> str:
+    """CEL: every one of the field selections is set, `has(a) && has(a.b)`."""
+    return " && ".join(f"has({f})" for f in fields)
+
+
+def cel_get(mapping: str, key: str, default: str = "''", guards: Sequence[str] | None = None) -> str:
+    """CEL: `mapping[key]` when the map is set and holds `key`, else `default` (CEL expressions all). `guards`
+    are the fields tested with `has` first, `mapping` itself unless given (`t.metadata` too for a template)."""
+    present = cel_has(*(guards if guards is not None else [mapping]))
+    return f"({present} && {key} in {mapping} ? {mapping}[{key}] : {default})"
+
+
 def jsonpatch(op: str, path: str, value: str | None = None, *, quote: str = "'") -> str:
     """A CEL `JSONPatch{op, path[, value]}` object; `path` and `value` are CEL expressions, `op` is quoted with
     `quote` (Kubernetes MutatingAdmissionPolicy JSONPatch type, api/admissionregistration/v1beta1 types.go)."""
@@ -113,8 +127,7 @@ def gpu_requested(obj: str = "object") -> str:
 
 def tier_label(key: str, obj: str = "object") -> str:
     """The tier label value of `obj` (`object`, or `oldObject` on UPDATE), '' when absent."""
-    labels = f"{obj}.metadata.labels"
-    return f"(has({labels}) && {cel_str(key)} in {labels} ? {labels}[{cel_str(key)}] : '')"
+    return cel_get(f"{obj}.metadata.labels", cel_str(key))
 
 
 def resource_patches(section: str, field: str, op: str, resource: str) -> str:

@@ -33,7 +33,7 @@ from ..contract import (
 )
 from ..queues.priorities import priority_class_name
 from ..spec import PlatformSpec
-from .cel import MAX_CONTAINERS, cel_list, cel_literal, cel_map, cel_str, json_pointer, jsonpatch
+from .cel import MAX_CONTAINERS, cel_get, cel_list, cel_literal, cel_map, cel_str, json_pointer, jsonpatch
 
 __all__ = [
     "JOB_KINDS",
@@ -201,10 +201,7 @@ def granted(spec: PlatformSpec, tier: str) -> str:
 
 
 def _template_tier(key: str) -> str:
-    return (
-        f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? "
-        f"t.metadata.labels[{cel_str(key)}] : '')"
-    )
+    return cel_get("t.metadata.labels", cel_str(key), guards=["t.metadata", "t.metadata.labels"])
 
 
 def _patch(op: str, path: str, value: str | None = None) -> str:

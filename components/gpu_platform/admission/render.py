@@ -32,6 +32,7 @@ from ..queues.priorities import priority_class_name
 from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
 from ..spec import AdmissionSpec, MutationEngine, PlatformSpec, SharingMode, Tier
 from .cel import (
+    cel_get,
     cel_list,
     cel_literal,
     cel_map,
@@ -434,7 +435,7 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
     dispatch = "[]"
     for k in reversed(kinds):
         dispatch = f"object.kind == {cel_str(k.kind)} ? ({k.all_templates}) : {dispatch}"
-    tier_of = f"(has(t.metadata) && has(t.metadata.labels) && {cel_str(key)} in t.metadata.labels ? t.metadata.labels[{cel_str(key)}] : '')"
+    tier_of = cel_get("t.metadata.labels", cel_str(key), guards=["t.metadata", "t.metadata.labels"])
     rules = [
         {
             "apiGroups": [g],
@@ -679,7 +680,7 @@ def render_deny_volcano_queues(spec: PlatformSpec) -> list[dict[str, Any]]:
     if not (spec.scheduling.volcano.enabled and spec.teams):
         return []
     annotations, key = "namespaceObject.metadata.annotations", cel_str(VOLCANO_QUEUE_ANNOTATION)
-    pod_queue = f"(has(object.metadata.annotations) && {key} in object.metadata.annotations ? object.metadata.annotations[{key}] : '')"
+    pod_queue = cel_get("object.metadata.annotations", key)
     rules = [
         {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
         {
