@@ -213,7 +213,7 @@ def _device_host_path() -> str:
 def _node_control_host_path() -> str:
     """CEL: normalised host path `h` is one of NODE_CONTROL_PATHS, below one, or a directory above one (`/run`,
     `/var`)."""
-    controls = "[" + ", ".join(cel_str(p + "/") for p in NODE_CONTROL_PATHS) + "]"
+    controls = cel_literal([p + "/" for p in NODE_CONTROL_PATHS])
     tops = " || ".join(
         f"h.startsWith({cel_str(t)})" for t in dict.fromkeys("/" + p.split("/")[1] + "/" for p in NODE_CONTROL_PATHS)
     )
@@ -265,7 +265,7 @@ def device_access(pool_key: str) -> str:
             "it uses an NVIDIA runtime class and can run on a GPU node",
         ),
     ]
-    return "[" + ", ".join(f"({cond}) ? {cel_str(msg)} : ''" for cond, msg in parts) + "].filter(x, x != '')"
+    return cel_list(f"({cond}) ? {cel_str(msg)} : ''" for cond, msg in parts) + ".filter(x, x != '')"
 
 
 def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
@@ -302,7 +302,7 @@ def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
         (priority, "'priorityClassName ' + object.spec.priorityClassName"),
         (kueue_priority, f"'the label {PRIORITY_LABEL}=' + {labels}[{pl}]"),
     ]
-    found = "[" + ", ".join(f"({cond}) ? {msg} : ''" for cond, msg in parts) + "].filter(x, x != '')"
+    found = cel_list(f"({cond}) ? {msg} : ''" for cond, msg in parts) + ".filter(x, x != '')"
     return f"variables.tier in variables.pools ? {found} : []"
 
 
