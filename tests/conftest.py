@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from helpers.pulumi_mocks import mock_call
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = Path(os.environ.get("GPU_PLATFORM_REFERENCE", ROOT.parent / "shared" / "reference"))
 DEV_STACK = ROOT / "Pulumi.dev.yaml"
@@ -165,12 +167,7 @@ def pulumi_mocks(monkeypatch) -> Recorder:
             return f"{args.name}-id", state
 
         def call(self, args: pulumi.runtime.MockCallArgs):
-            if args.token == "aws:eks/getCluster:getCluster":  # the cluster the EFA security groups join
-                return {
-                    "name": args.args.get("name"),
-                    "vpcConfig": {"vpcId": "vpc-0mock", "clusterSecurityGroupId": "sg-0cluster"},
-                }
-            return {}
+            return mock_call(args.token, args.args)
 
     class _Monitor(m.MockMonitor):
         def RegisterResource(self, request):

@@ -14,7 +14,7 @@ import yaml
 
 from gpu_platform.admission.render import exempt_namespaces, render_admission
 from gpu_platform.load import parse_spec
-from test_admission import mutate, validate
+from helpers.admission import mutate, validate
 
 CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "hostile" / "admission.yaml").read_text())
 
@@ -152,7 +152,7 @@ def test_the_platforms_own_labels_and_unrelated_updates_pass(guard_docs):
 
 
 def test_a_grant_label_counts_only_when_true(docs):
-    from test_admission import NAMESPACES
+    from helpers.admission import NAMESPACES
 
     granted = copy.deepcopy(NAMESPACES)
     granted["research"]["metadata"]["labels"]["tier.gpu.example.com/train"] = "false"
@@ -186,7 +186,7 @@ def _ephemeral_verdict(docs, added, existing=()):
     from gpu_platform.admission.render import DENY_EPHEMERAL_POLICY
     from gpu_platform.explain.admission import Request, build_chain
     from gpu_platform.explain.workloads import WorkloadKind
-    from test_admission import namespace_object
+    from helpers.admission import namespace_object
 
     old = _pod({"labels": {"gpu.example.com/gpu-tier": "train"}, "resources": {"limits": {"nvidia.com/gpu": 1}}})
     old["spec"]["nodeName"] = "ip-10-0-1-5"

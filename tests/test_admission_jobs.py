@@ -10,7 +10,7 @@ import pytest
 from gpu_platform.admission.jobs import JOB_KINDS, QUEUE_PODS_ROUTE, job_kinds, route_name, workload_route_spec
 from gpu_platform.admission.render import render_admission, render_routes
 from gpu_platform.load import parse_spec
-from test_admission import TIER, matches, mutate
+from helpers.admission import TIER, matches, mutate
 
 QUEUE, PRIORITY = "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class"
 
@@ -386,7 +386,7 @@ def test_a_tier_the_namespace_is_not_granted_is_not_placed(docs):
 
 def test_gpu_workloads_without_a_granted_tier_are_denied_before_kueue_charges_a_quota(docs):
     from gpu_platform.admission.render import DENY_WORKLOADS_POLICY
-    from test_admission import validate
+    from helpers.admission import validate
 
     def verdict(obj, namespace):
         return validate(docs, mutate(docs, obj, namespace), namespace, policy_name=DENY_WORKLOADS_POLICY)

@@ -8,7 +8,7 @@ from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import check_spec
-from test_gpu_operator_specs import gke_data
+from helpers.specs import dev_fleet_on_gke
 
 
 def _findings(data, severity=None):
@@ -54,7 +54,7 @@ def test_dev_stack_notes_mig_drain_and_per_node_strategy(dev_data):
 
 
 def test_gke_native_notes_that_the_operator_is_not_installed(dev_data):
-    data = gke_data(dev_data, stack="gke-native")
+    data = dev_fleet_on_gke(dev_data, stack="gke-native")
     data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
     for tier in data["tiers"]:
         if tier["pool"] == "gpu-infer":

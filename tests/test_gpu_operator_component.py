@@ -6,7 +6,7 @@ import copy
 
 from gpu_platform.gpu_operator.render import render_gpu_operator
 from gpu_platform.load import parse_spec
-from test_gpu_operator_specs import gke_data
+from helpers.specs import dev_fleet_on_gke
 
 TOKEN = "gpu-platform:index:GpuOperator"
 
@@ -78,7 +78,7 @@ def test_size_change_keeps_the_configmap_and_release_values(pulumi_mocks, dev_da
 
 
 def test_gke_registers_the_resource_quota(pulumi_mocks, dev_data):
-    rec = _run(pulumi_mocks, parse_spec(gke_data(dev_data)))
+    rec = _run(pulumi_mocks, parse_spec(dev_fleet_on_gke(dev_data)))
     quota = rec.named("gpuop-resourcequota-gpu-operator-gpu-operator-quota")
     assert quota.parent_name == "gpuop"
 
@@ -95,7 +95,7 @@ def test_platform_wires_the_operator(pulumi_mocks, dev_spec):
 def test_platform_skips_the_operator_on_gke_native(pulumi_mocks, dev_data):
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
-    data = gke_data(dev_data, stack="gke-native")
+    data = dev_fleet_on_gke(dev_data, stack="gke-native")
     data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
     for tier in data["tiers"]:
         if tier["pool"] == "gpu-infer":

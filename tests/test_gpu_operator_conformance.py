@@ -22,7 +22,7 @@ from gpu_platform.contract import (
 from gpu_platform.gpu_operator.mig import MIG_CONFIG_KEY
 from gpu_platform.gpu_operator.render import operator_node_labels, render_gpu_operator
 from gpu_platform.load import parse_spec
-from test_gpu_operator_specs import gke_data, without_mig, without_mps
+from helpers.specs import dev_fleet_on_gke, without_mig, without_mps
 
 # Keys whose value is user data (a map of names, or a list), not more chart keys: the walk stops there.
 MAP_VALUED_KEYS = {"additionalLabels", "data", "tolerations", "env", "labels", "annotations"}
@@ -116,7 +116,7 @@ SPECS = {
     "dev": lambda d: d,
     "mig-no-mps": without_mps,
     "no-mig": without_mig,
-    "gke-operator": gke_data,
+    "gke-operator": dev_fleet_on_gke,
 }
 
 

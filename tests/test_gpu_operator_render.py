@@ -23,7 +23,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.synth import dump_documents
 from gpu_platform.validation import check_spec
-from test_gpu_operator_specs import gke_data, without_mig, without_mps
+from helpers.specs import dev_fleet_on_gke, without_mig, without_mps
 
 
 def _release_values(spec) -> dict:
@@ -221,7 +221,7 @@ def test_values_override_type_conflict_names_the_path(dev_data):
 
 
 def test_gke_gpu_operator_stack_values(dev_data):
-    spec = parse_spec(gke_data(dev_data))
+    spec = parse_spec(dev_fleet_on_gke(dev_data))
     r = render_gpu_operator(spec)
     v = r.release["values"]
     assert v["driver"] == {"enabled": False}
@@ -239,13 +239,13 @@ def test_gke_gpu_operator_stack_values(dev_data):
 
 
 def test_gke_before_1_33_has_no_runtime_config_source(dev_data):
-    data = gke_data(dev_data)
+    data = dev_fleet_on_gke(dev_data)
     data["kubernetesVersion"] = "1.32"
     assert "env" not in _release_values(parse_spec(data))["toolkit"]
 
 
 def test_gke_native_renders_nothing(dev_data):
-    spec = PlatformSpec.model_validate(gke_data(dev_data, stack="gke-native"))
+    spec = PlatformSpec.model_validate(dev_fleet_on_gke(dev_data, stack="gke-native"))
     assert render_gpu_operator_artifacts(spec) == []
     assert operator_node_labels(spec, spec.node_pools[0]) == {}
 

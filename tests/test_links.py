@@ -25,7 +25,7 @@ from gpu_platform.nodepools.render import render_node_pool
 from gpu_platform.policy import config_from_spec
 from gpu_platform.policy.workloads import workload_gaps
 from gpu_platform.queues.render import render_queues
-from test_admission import gpu_pod, mutate, validate
+from helpers.admission import gpu_pod, mutate, validate
 
 SPECS = [ROOT / "Pulumi.dev.yaml", ROOT / "examples" / "aws-1000-a100.yaml", ROOT / "examples" / "gke-a2.yaml"]
 

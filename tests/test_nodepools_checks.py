@@ -9,7 +9,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.checks import check_node_pools
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
-from test_nodepools_render import gke_data
+from helpers.specs import gke_data
 
 
 def _errors(data: dict) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.eks import CA_TEMPLATE_PREFIX
-from test_nodepools_render import gke_data
+from helpers.specs import gke_data
 
 LT, NG, TAG = "aws:ec2/launchTemplate:LaunchTemplate", "aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/tag:Tag"
 NP = "gcp:container/nodePool:NodePool"

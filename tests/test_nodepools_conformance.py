@@ -95,7 +95,7 @@ def _check_input(typ, value, path: str) -> None:
 
 
 def _gke_specs():
-    from test_nodepools_render import gke_data
+    from helpers.specs import gke_data
 
     return [PlatformSpec.model_validate(gke_data(stack)) for stack in ("gke-native", "gpu-operator")]
 

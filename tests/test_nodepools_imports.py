@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from conftest import ROOT
-from test_nodepools_render import gke_data
+from helpers.specs import gke_data
 
 _PROGRAM = textwrap.dedent("""
     import json, sys

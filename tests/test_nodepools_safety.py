@@ -16,9 +16,9 @@ from gpu_platform.nodepools.karpenter import render_ec2_node_class, render_karpe
 from gpu_platform.observability.cost import cost_report
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import check_spec
+from helpers.admission import TIER, gpu_pod, mutate
 from helpers.crd import validate_custom_resource
-from test_admission import TIER, gpu_pod, mutate
-from test_nodepools_render import gke_data
+from helpers.specs import gke_data
 
 KARPENTER_CRDS = {"NodePool": "karpenter.sh_nodepools.yaml", "EC2NodeClass": "karpenter.k8s.aws_ec2nodeclasses.yaml"}
 

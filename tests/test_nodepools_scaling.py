@@ -26,7 +26,7 @@ from gpu_platform.nodepools.render import render_node_pool
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import check_spec
 from helpers.crd import validate_custom_resource
-from test_nodepools_render import gke_data
+from helpers.specs import gke_data
 
 KARPENTER_CRDS = {"NodePool": "karpenter.sh_nodepools.yaml", "EC2NodeClass": "karpenter.k8s.aws_ec2nodeclasses.yaml"}
 

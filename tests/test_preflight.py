@@ -150,7 +150,7 @@ def test_cli_table_and_exit_codes(aws_account, dev_data, tmp_path):
 
 
 def test_cli_rejects_gcp_spec(tmp_path):
-    from test_nodepools_render import gke_data
+    from helpers.specs import gke_data
 
     f = tmp_path / "gke.yaml"
     f.write_text(yaml.safe_dump(gke_data("gpu-operator")))

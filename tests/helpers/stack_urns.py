@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from helpers.pulumi_mocks import mock_call
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -30,12 +32,7 @@ def registrations(program: Callable[[], Any], project: str, stack: str) -> list[
             return f"{args.name}-id", dict(args.inputs)
 
         def call(self, args: pulumi.runtime.MockCallArgs):
-            if args.token == "aws:eks/getCluster:getCluster":
-                return {
-                    "name": args.args.get("name"),
-                    "vpcConfig": {"vpcId": "vpc-0mock", "clusterSecurityGroupId": "sg-0cluster"},
-                }
-            return {}
+            return mock_call(args.token, args.args)
 
     class _Monitor(m.MockMonitor):
         def RegisterResource(self, request):
