@@ -1,4 +1,5 @@
-"""`validate` and `synth` are offline and cheap: they import no Pulumi SDK, cloud SDK or solver (scipy, highspy) at all."""
+"""`validate`, `synth` and the package imports are offline and cheap: they import no Pulumi SDK, cloud SDK or solver
+(scipy, highspy) at all."""
 
 from __future__ import annotations
 
@@ -10,15 +11,23 @@ import pytest
 
 from conftest import ROOT
 
-_PROGRAM = """
+# Printed last by each program below: the heavy top-level packages it loaded.
+_HEAVY_LOADED = """
+heavy = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulumi_policy", "boto3", "scipy", "highspy",
+         "grpc")
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
+"""
+
+_PROGRAM = (
+    """
 import json, sys
 from gpu_platform.load import load_spec
 from gpu_platform.synth import render_all
 from gpu_platform.validation import check_spec
 spec = load_spec(sys.argv[1]); check_spec(spec); render_all(spec)
-heavy = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulumi_policy", "boto3", "scipy", "highspy", "grpc")
-print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(heavy))))
 """
+    + _HEAVY_LOADED
+)
 
 
 @pytest.mark.parametrize("spec", ["Pulumi.dev.yaml", "examples/aws-1000-a100.yaml", "examples/gke-a2.yaml"])
@@ -27,6 +36,36 @@ def test_validate_and_synth_import_no_sdk(spec):
         [sys.executable, "-c", _PROGRAM, str(ROOT / spec)], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     assert json.loads(out) == []
+
+
+# The package root and every domain package but the planner (whose solver is its purpose): importing one loads no
+# Pulumi SDK, cloud SDK or solver; components import their SDK when first used.
+@pytest.mark.parametrize(
+    "package",
+    [
+        "gpu_platform",
+        "gpu_platform.nodepools",
+        "gpu_platform.gpu_operator",
+        "gpu_platform.queues",
+        "gpu_platform.admission",
+        "gpu_platform.observability",
+        "gpu_platform.autoscaling",
+        "gpu_platform.policy",
+        "gpu_platform.explain",
+        "gpu_platform.provider",
+    ],
+)
+def test_package_import_loads_nothing_heavy(package):
+    program = f"import json, sys\nimport {package}\n" + _HEAVY_LOADED
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60).stdout
+    assert json.loads(out) == []
+
+
+def test_the_heavy_import_check_sees_an_sdk_when_one_is_loaded():
+    """The same check on a module that does import the Pulumi SDK reports it (the check above can fail)."""
+    program = "import json, sys\nimport gpu_platform.platform\n" + _HEAVY_LOADED
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60).stdout
+    assert "pulumi" in json.loads(out)
 
 
 # Import names of the packages only the dev extra brings (pyproject [project.optional-dependencies] dev).
