@@ -14,7 +14,7 @@ from .deferred import Deferred
 from .names import cluster_name_problem
 from .spec import PlatformSpec
 
-__all__ = ["ClusterInputError", "cluster_name_of", "spec_with_cluster"]
+__all__ = ["ClusterInputError", "spec_with_cluster"]
 
 
 class ClusterInputError(TypeError):

@@ -20,7 +20,7 @@ from .inputs import (
     read_bounded,
 )
 
-__all__ = ["MAX_AUDIT_RESOURCES", "audit", "load_config", "print_violations", "violations_table"]
+__all__ = ["MAX_AUDIT_RESOURCES", "audit"]
 
 
 class AuditInputError(GpuPlatformError):

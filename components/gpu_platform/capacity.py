@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .catalog.resources import GPU_RESOURCE
 from .spec import Cloud, NodePool, PlatformSpec, Provisioner, SharingMode
 
-__all__ = ["PoolCapacity", "min_nodes", "pool_capacity", "units_per_gpu"]
+__all__ = ["PoolCapacity", "pool_capacity", "units_per_gpu"]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from .errors import Finding, GpuPlatformError, SpecError
 
-__all__ = ["main"]
+__all__ = ["main", "LAZY_COMMANDS", "err", "fail", "load_or_fail", "out", "print_findings", "spec_source"]
 
 # Commands that live with their domain: name -> "module:function" (imported only when used).
 LAZY_COMMANDS: dict[str, str] = {

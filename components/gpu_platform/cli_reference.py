@@ -14,7 +14,7 @@ import click
 from .cli import main
 from .spec_reference import write_if_changed
 
-__all__ = ["render_cli_reference", "write_page"]
+__all__ = ["render_cli_reference"]
 
 _INTRO = """# CLI reference
 

@@ -31,7 +31,6 @@ __all__ = [
     "check_resolved",
     "deferrable",
     "deferred_findings",
-    "deferred_values",
     "derived",
     "has_deferred",
     "is_input",
@@ -40,6 +39,7 @@ __all__ = [
     "stable_name",
     "substitute",
     "tokens_in",
+    "derivation",
 ]
 
 INPUT_FIELDS_NOTE = (

@@ -28,6 +28,7 @@ __all__ = [
     "load_json",
     "load_yaml",
     "read_bounded",
+    "decode_utf8",
 ]
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024  # a spec or demand file; the 10,000-GPU / 1,000-team spec is ~0.2 MB

@@ -13,14 +13,7 @@ import pulumi_kubernetes as k8s
 from .deferred import stable_name
 from .wiring import input_of, kwargs_of
 
-__all__ = [
-    "KubernetesObject",
-    "helm_release_resource",
-    "k8s_object",
-    "k8s_objects",
-    "namespace_patches",
-    "object_resource_name",
-]
+__all__ = ["helm_release_resource", "k8s_object", "k8s_objects", "namespace_patches"]
 
 
 class KubernetesObject(pulumi.CustomResource):

@@ -30,13 +30,11 @@ from .spec import PlatformSpec
 from .validation import check_spec, ensure_valid
 
 __all__ = [
-    "CONFIG_KEY",
     "YAML_LOADER",
     "load_config_json",
     "load_spec",
     "parse_spec",
     "pydantic_findings",
-    "read_config_json",
     "read_spec_data",
     "revalidate",
 ]

@@ -18,7 +18,6 @@ __all__ = [
     "LabelKey",
     "LabelValue",
     "cluster_name_problem",
-    "dns_label_problem",
     "role_arn_problem",
 ]
 

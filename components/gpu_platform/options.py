@@ -17,7 +17,6 @@ __all__ = [
     "check_component_args",
     "child_options",
     "registration",
-    "type_token",
     "waits_for",
 ]
 

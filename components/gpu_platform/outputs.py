@@ -17,7 +17,7 @@ from .queues.priorities import priority_class_name
 from .queues.render import team_tiers
 from .spec import PlatformSpec, Tier
 
-__all__ = ["opencost_url", "platform_outputs", "team_outputs", "tier_outputs"]
+__all__ = ["platform_outputs"]
 
 
 def tier_outputs(spec: PlatformSpec, tier: Tier) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec, Provisioner
 from .validation import ensure_valid
 
-__all__ = ["GpuPlatform", "GpuPlatformArgs", "PlatformArgsError", "PlatformSpecError"]
+__all__ = ["GpuPlatform", "GpuPlatformArgs"]
 
 
 class PlatformArgsError(ClusterInputError, pulumi.RunError):

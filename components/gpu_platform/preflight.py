@@ -19,7 +19,7 @@ from .nodepools.efa import efa_count, uses_efa, uses_placement_group
 from .nodepools.eks import pool_subnets
 from .spec import CapacityType, PlatformSpec, Provisioner
 
-__all__ = ["FAIL", "OK", "WARN", "Check", "preflight_table", "run_preflight"]
+__all__ = ["FAIL", "OK", "WARN", "preflight_table", "run_preflight"]
 
 OK, FAIL, WARN = "ok", "FAIL", "warn"
 

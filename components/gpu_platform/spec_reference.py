@@ -18,7 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from .spec import PlatformSpec
 
-__all__ = ["VALIDATION_REQUIRED", "render_spec_reference", "render_spec_reference_page", "write_page"]
+__all__ = ["VALIDATION_REQUIRED", "render_spec_reference_page", "write_if_changed"]
 
 # Fields the model leaves optional (so a partial spec still parses and every error is reported at once) but the
 # cross-field rules require; the key is "<Model>.<alias>", the value says when the rule applies.

@@ -31,12 +31,11 @@ from .spec import PlatformSpec
 __all__ = [
     "MANIFEST",
     "RENDERERS",
-    "Renderer",
     "SynthConflictError",
-    "foreign_files",
     "previous_node_labels",
     "render_all",
     "write_artifacts",
+    "dump_documents",
 ]
 
 Renderer = Callable[[PlatformSpec], list[Artifact]]

@@ -15,15 +15,7 @@ from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, SpecError
 from .spec import Cloud, NodePoolAws, NodePoolGcp, PlatformSpec, SharingMode
 
-__all__ = [
-    "CORE_RULES",
-    "DOMAIN_CHECKS",
-    "DOMAIN_CHECK_PATHS",
-    "Check",
-    "check_spec",
-    "ensure_component_args",
-    "ensure_valid",
-]
+__all__ = ["DOMAIN_CHECK_PATHS", "check_spec", "ensure_component_args", "ensure_valid"]
 
 Check = Callable[[PlatformSpec], Iterable[Finding]]
 

@@ -37,15 +37,10 @@ from .cel import MAX_CONTAINERS, cel_get, cel_list, cel_literal, cel_map, cel_st
 
 __all__ = [
     "JOB_KINDS",
-    "MAX_TEMPLATE_GROUPS",
     "PRIORITY_LABEL",
-    "QUEUE_LABEL",
     "QUEUE_PODS_ROUTE",
-    "JobKind",
-    "Slot",
     "granted",
     "job_kinds",
-    "namespace_team",
     "queue_pods_spec",
     "route_name",
     "workload_route_spec",

@@ -60,19 +60,16 @@ __all__ = [
     "DENY_WORKLOADS_POLICY",
     "NAMESPACE_GUARD_POLICY",
     "KEEP_ON_NODE_ANNOTATIONS",
-    "KYVERNO_CHART",
     "engine_notes",
     "exempt_namespaces",
     "mutation_engine",
     "render_admission",
     "render_admission_artifacts",
     "render_deny",
-    "render_deny_ephemeral",
-    "render_deny_volcano_queues",
-    "render_deny_workloads",
     "render_denies",
     "render_namespace_guard",
     "render_routes",
+    "render_kyverno_release",
 ]
 
 DENY_POLICY = "gpu-platform-deny-unclassified"

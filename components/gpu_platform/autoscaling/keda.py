@@ -20,14 +20,7 @@ from ..observability.prometheus import prometheus_query_url
 from ..observability.rules import rule_metadata_labels
 from ..spec import PlatformSpec, QueueScaler
 
-__all__ = [
-    "CHART",
-    "queue_depth_query",
-    "render_keda_release",
-    "render_keda_values",
-    "render_scaled_object",
-    "render_scaled_objects",
-]
+__all__ = ["queue_depth_query", "render_keda_release", "render_keda_values", "render_scaled_objects"]
 
 CHART = "keda"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["InstanceType", "INSTANCE_TYPES", "SHAPES", "SHAPE_SOURCES", "SOURCES", "Shape"]
+__all__ = ["InstanceType", "INSTANCE_TYPES", "SHAPES", "SOURCES", "Shape"]
 
 SOURCES = {
     "karpenter-aws": "aws/karpenter-provider-aws pkg/providers/pricing/zz_generated.pricing_aws.go, "

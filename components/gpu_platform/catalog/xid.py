@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EKS_AGENT_XIDS", "HARDWARE_XIDS", "XidCode", "hardware_xid_regex"]
+__all__ = ["EKS_AGENT_XIDS", "HARDWARE_XIDS", "hardware_xid_regex"]
 
 # aws/eks-node-monitoring-agent v1.7.0 monitors/nvidia/dcgm/dcgm_policies.go WellKnownXidCodes.
 EKS_AGENT_XIDS = (46, 48, 54, 62, 63, 64, 74, 79, 95, 109, 110, 119, 120, 136, 140, 142, 143, 151, 155, 156, 158)

@@ -22,16 +22,7 @@ from .cel import CelError, activation, evaluate, to_plain
 from .selectors import label_selector_matches
 from .workloads import WorkloadKind
 
-__all__ = [
-    "KYVERNO_WEBHOOK_CONFIGURATION",
-    "AdmissionChain",
-    "AdmissionResult",
-    "Hook",
-    "Request",
-    "Step",
-    "build_chain",
-    "constraints_match",
-]
+__all__ = ["AdmissionChain", "AdmissionResult", "Hook", "Request", "Step", "build_chain", "constraints_match"]
 
 # kyverno v1.17.2 pkg/config/config.go MutatingWebhookConfigurationName: the configuration Kyverno registers for
 # resource mutation; its webhooks are `reinvocationPolicy: IfNeeded` (pkg/controllers/webhook/controller.go

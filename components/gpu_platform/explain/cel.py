@@ -20,7 +20,7 @@ from celpy.evaluation import Evaluator
 
 from .celext import KUBERNETES_FUNCTIONS
 
-__all__ = ["CelError", "JSONPatch", "LazyVariables", "activation", "evaluate", "to_cel", "to_plain"]
+__all__ = ["CelError", "activation", "evaluate", "to_plain"]
 
 
 class JSONPatch(celtypes.MessageType):

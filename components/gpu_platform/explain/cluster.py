@@ -16,7 +16,7 @@ from .admission import AdmissionChain, build_chain
 from .kueue import KueueSetup, kueue_hook, kueue_setup
 from .scheduler import PoolNode, pool_nodes
 
-__all__ = ["NAMESPACE_NAME_LABEL", "RenderedPlatform"]
+__all__ = ["RenderedPlatform"]
 
 
 @dataclass

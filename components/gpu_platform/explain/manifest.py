@@ -11,18 +11,7 @@ from ..errors import GpuPlatformError
 from ..inputs import InputLimitError, decode_utf8, read_bounded
 from ..load import YAML_LOADER
 
-__all__ = [
-    "MAX_BYTES",
-    "MAX_CONTAINERS",
-    "MAX_DEPTH",
-    "MAX_DOCUMENTS",
-    "MAX_HOST_PATH",
-    "MAX_NODES",
-    "MAX_POD_LIST_ITEMS",
-    "MAX_POD_TEMPLATES",
-    "ManifestError",
-    "load_manifests",
-]
+__all__ = ["MAX_BYTES", "ManifestError", "load_manifests"]
 
 MAX_BYTES = 2 * 1024 * 1024  # far above any workload manifest; a bigger file is refused before parsing
 MAX_DOCUMENTS = 200

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from .core import Entry
 
-__all__ = ["entry_table", "stage_rows", "verdict"]
+__all__ = ["entry_table"]
 
 _VALUE_WIDTH = 60
 

@@ -20,7 +20,7 @@ from ..spec import PlatformSpec
 from .selectors import find_untolerated_taint, node_selector_matches, required_node_affinity_matches
 from .workloads import pod_requests
 
-__all__ = ["NOT_MODELLED", "PoolNode", "PoolVerdict", "pool_nodes", "schedule"]
+__all__ = ["NOT_MODELLED", "PoolNode", "pool_nodes", "schedule"]
 
 NOT_MODELLED = "topology spread, pod (anti-)affinity, CPU/memory fit and pods per node are not modelled"
 

@@ -13,7 +13,6 @@ __all__ = [
     "node_selector_matches",
     "requirement_matches",
     "required_node_affinity_matches",
-    "tolerates",
 ]
 
 

@@ -12,15 +12,7 @@ from ..contract import GPU_RESOURCE, device_plugin_config_key, mig_resource
 from ..errors import RenderError
 from ..spec import NodePool, PlatformSpec, SharingMode
 
-__all__ = [
-    "DEFAULT_CONFIG_KEY",
-    "GPU_RESOURCE",
-    "MPS_MAX_REPLICAS",
-    "MPS_ROOT",
-    "check_entry",
-    "render_device_plugin_configs",
-    "render_device_plugin_entry",
-]
+__all__ = ["DEFAULT_CONFIG_KEY", "check_entry", "render_device_plugin_configs", "render_device_plugin_entry"]
 
 DEFAULT_CONFIG_KEY = "default"
 MPS_ROOT = "/run/nvidia/mps"  # GPU Operator devicePlugin.mps.root default (v26.7.0)

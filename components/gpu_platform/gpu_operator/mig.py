@@ -13,7 +13,7 @@ from ..contract import MIG_DISABLED_CONFIG, mig_layout_name
 from ..errors import RenderError
 from ..spec import NodePool, PlatformSpec, SharingMode
 
-__all__ = ["MIG_CONFIG_KEY", "mig_pools", "render_mig_layout", "render_mig_parted_config"]
+__all__ = ["MIG_CONFIG_KEY", "mig_pools", "render_mig_parted_config"]
 
 MIG_CONFIG_KEY = "config.yaml"  # gpu-operator v26.7.0 values: custom migManager ConfigMap MUST contain this key
 

@@ -32,12 +32,7 @@ from .mig import MIG_CONFIG_KEY, mig_pools, render_mig_parted_config
 from .values import ConfigMapNames, render_values
 
 __all__ = [
-    "CHART",
     "DEPLOY_OPERANDS_LABEL",
-    "GKE_NO_DEFAULT_PLUGIN_LABEL",
-    "RELEASE_NAME",
-    "GpuOperatorRender",
-    "content_hash",
     "mig_drain_notes",
     "operator_enabled",
     "operator_node_labels",

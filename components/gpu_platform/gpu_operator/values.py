@@ -13,7 +13,7 @@ from ..contract import KUEUE_QUEUE_LABEL, pool_taints, tier_label_key
 from ..spec import Cloud, PlatformSpec, SharingMode
 from .device_plugin import DEFAULT_CONFIG_KEY
 
-__all__ = ["ConfigMapNames", "GKE_NVIDIA_DIR", "daemonset_tolerations", "mig_strategy", "render_values"]
+__all__ = ["ConfigMapNames", "mig_strategy", "render_values"]
 
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 _KUEUE_QUEUE_LABEL = f"^{KUEUE_QUEUE_LABEL.replace('.', '[.]')}$"

@@ -12,7 +12,7 @@ from .autoscaler import render_cluster_autoscaler_release
 from .efa import render_efa_device_plugin_release
 from .gke_driver import needs_driver_installer, render_driver_installer
 
-__all__ = ["DRIVER_ARTIFACT", "NodeAddonsRender", "render_node_addon_artifacts", "render_node_addons"]
+__all__ = ["render_node_addon_artifacts", "render_node_addons"]
 
 DRIVER_ARTIFACT = "gke-nvidia-driver-installer"
 

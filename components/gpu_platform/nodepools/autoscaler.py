@@ -27,7 +27,7 @@ from ..errors import RenderError
 from ..spec import Cloud, Expander, NodePool, PlatformSpec, Provisioner
 from .eks import NAME_SUFFIX_PATTERN, node_group_name_prefix
 
-__all__ = ["CHART", "RELEASE_NAME", "autoscaled_pools", "image_tag", "render_cluster_autoscaler_release"]
+__all__ = ["image_tag", "render_cluster_autoscaler_release"]
 
 CHART = "cluster-autoscaler"
 RELEASE_NAME = "cluster-autoscaler"

@@ -26,15 +26,12 @@ from ..spec import Cloud, NodePool, PlatformSpec, Provisioner, SharingMode
 
 __all__ = [
     "CLUSTER_SG_REF",
-    "EFA_CHART",
-    "EFA_RELEASE",
     "EFA_SG_REF",
     "EFA_SG_TAG",
     "PLACEMENT_GROUP_TYPE",
     "SECURITY_GROUP_TYPE",
     "efa_count",
     "efa_label_key",
-    "efa_pools",
     "placement_group_name",
     "pool_subnets",
     "render_efa_device_plugin_release",
@@ -43,6 +40,7 @@ __all__ = [
     "render_placement_group",
     "uses_efa",
     "uses_placement_group",
+    "EFA_INTERFACES",
 ]
 
 PLACEMENT_GROUP_TYPE = "aws:ec2/placementGroup:PlacementGroup"

@@ -19,7 +19,7 @@ from typing import Any
 from ..contract import MANAGED_BY_LABEL, PLATFORM_NAME, SYSTEM_NAMESPACE
 from ..spec import Cloud, GkeGpuStack, PlatformSpec
 
-__all__ = ["DRIVER_INSTALLER_SOURCE", "needs_driver_installer", "render_driver_installer"]
+__all__ = ["needs_driver_installer", "render_driver_installer"]
 
 DRIVER_INSTALLER_SOURCE = (
     "GoogleCloudPlatform/container-engine-accelerators@992db81257553607f1477945f1b3219632991829"

@@ -20,7 +20,7 @@ from typing import Any
 from ..contract import pool_taints
 from ..spec import Cloud, PlatformSpec
 
-__all__ = ["ADDON_TYPE", "NODE_MONITORING_ADDON", "node_taint_tolerations", "render_node_monitoring_addon"]
+__all__ = ["ADDON_TYPE", "NODE_MONITORING_ADDON", "render_node_monitoring_addon"]
 
 ADDON_TYPE = "aws:eks/addon:Addon"
 NODE_MONITORING_ADDON = "eks-node-monitoring-agent"

@@ -44,14 +44,7 @@ from ..spec import AmiType, CapacityType, NodePool, PlatformSpec, SharingMode
 from .efa import EFA_SG_TAG, efa_count, placement_group_name, uses_efa, uses_placement_group
 from .eks import eks_node_labels, pool_subnets
 
-__all__ = [
-    "EC2_NODE_CLASS_TYPE",
-    "KARPENTER_NODE_POOL_TYPE",
-    "capacity_types",
-    "node_role_name",
-    "render_ec2_node_class",
-    "render_karpenter_node_pool",
-]
+__all__ = ["EC2_NODE_CLASS_TYPE", "KARPENTER_NODE_POOL_TYPE", "render_ec2_node_class", "render_karpenter_node_pool"]
 
 KARPENTER_NODE_POOL_TYPE = "kubernetes:karpenter.sh/v1:NodePool"
 EC2_NODE_CLASS_TYPE = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"

@@ -13,7 +13,7 @@ from .checks import exact_number
 from .names import APP_QUEUE_DEPTH, MIG_CONFIG_STATE_LABEL, ksm_label, pool_label
 from .xid import xid_alerts
 
-__all__ = ["ALERTS", "KUEUE_PENDING", "alert_rules", "fb_used_ratio", "stranded_expr", "time_sliced_pools"]
+__all__ = ["ALERTS", "KUEUE_PENDING", "alert_rules", "stranded_expr", "time_sliced_pools"]
 
 ALERTS = (
     "GpuStrandedCapacity",

@@ -13,13 +13,7 @@ from collections.abc import Iterator
 from ..errors import Finding
 from ..spec import Cloud, PlatformSpec
 
-__all__ = [
-    "DURATION_MAX_SECONDS",
-    "EKS_REPAIR_DELAY_SECONDS",
-    "check_observability",
-    "duration_seconds",
-    "exact_number",
-]
+__all__ = ["check_observability", "duration_seconds", "exact_number"]
 
 # Prometheus' duration grammar (prometheus/common model.ParseDuration): units in this order, each at most once.
 _DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")

@@ -15,7 +15,7 @@ from typing import Any
 from ..spec import PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 
-__all__ = ["CostReport", "PoolCost", "TierCost", "Unattributed", "Units", "cost_report", "unattributed_notes"]
+__all__ = ["CostReport", "cost_report", "unattributed_notes"]
 
 
 @dataclass(frozen=True)

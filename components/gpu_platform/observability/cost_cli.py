@@ -11,7 +11,7 @@ from ..cli import load_or_fail, out, print_findings, spec_source
 from .cost import CostReport, cost_report, unattributed_notes
 from .pricing import HOURS_PER_MONTH
 
-__all__ = ["cost", "markdown_report", "report_rows"]
+__all__ = ["cost", "markdown_report"]
 
 _POOL_COLS = (
     "pool",

@@ -19,14 +19,7 @@ from .rules import (
     rule_metadata_labels,
 )
 
-__all__ = [
-    "COST_OF_RECORD_NOTE",
-    "DASHBOARD_KEY",
-    "DASHBOARD_UID",
-    "dashboard_json",
-    "panel_queries",
-    "render_dashboard_configmap",
-]
+__all__ = ["DASHBOARD_KEY", "panel_queries", "render_dashboard_configmap"]
 
 DASHBOARD_UID = "gpu-platform"
 DASHBOARD_KEY = "gpu-platform.json"

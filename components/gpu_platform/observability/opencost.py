@@ -44,11 +44,8 @@ from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 from .rules import rule_metadata_labels
 
 __all__ = [
-    "CHART",
     "CSV_COLUMNS",
     "CSV_PATH",
-    "CSV_PROVIDER_ENV",
-    "CUSTOM_PROVIDER_ENV",
     "OpenCostPrices",
     "PRICING_CSV_ANNOTATION",
     "opencost_container_env",

@@ -16,7 +16,7 @@ from ..capacity import PoolCapacity, pool_capacity
 from ..catalog import profiles_for
 from ..spec import NodePool, PlatformSpec, SharingMode
 
-__all__ = ["HOURS_PER_MONTH", "PoolPrice", "pool_price", "unit_prices"]
+__all__ = ["HOURS_PER_MONTH", "PoolPrice", "pool_price"]
 
 HOURS_PER_MONTH = 730  # the cloud billing convention: 8,760 h / 12
 

@@ -14,13 +14,7 @@ from ..contract import pool_label_key, tier_label_key
 from ..spec import PlatformSpec
 from .names import MIG_CONFIG_STATE_LABEL
 
-__all__ = [
-    "CHART",
-    "ksm_label_allowlist",
-    "prometheus_query_url",
-    "render_prometheus_release",
-    "render_prometheus_values",
-]
+__all__ = ["prometheus_query_url", "render_prometheus_release", "render_prometheus_values"]
 
 CHART = "kube-prometheus-stack"
 _SELECTORS = ("serviceMonitor", "podMonitor", "rule", "probe")

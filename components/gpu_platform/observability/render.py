@@ -18,7 +18,7 @@ from .opencost import (
 from .prometheus import render_prometheus_release
 from .rules import render_prometheus_rule
 
-__all__ = ["ObservabilityDocs", "opencost_notes", "render_observability", "render_observability_artifacts"]
+__all__ = ["ObservabilityDocs", "render_observability", "render_observability_artifacts"]
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,10 @@ __all__ = [
     "advertised_resource",
     "render_prometheus_rule",
     "rule_groups",
+    "SM_ACTIVE_POOL",
+    "SM_ACTIVE_TIER",
+    "UNITS_ALLOCATABLE",
+    "rule_metadata_labels",
 ]
 
 SM_ACTIVE_GPU = "gpu:sm_active:avg1h"

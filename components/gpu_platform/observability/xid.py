@@ -14,7 +14,7 @@ from ..spec import Cloud, PlatformSpec
 from .alert_format import GPU, POD, alert
 from .names import DCGM_NODE_LABEL
 
-__all__ = ["out_of_service_expr", "xid_alerts", "xid_exprs"]
+__all__ = ["xid_alerts"]
 
 
 def out_of_service_expr() -> str:

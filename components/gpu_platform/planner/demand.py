@@ -34,13 +34,9 @@ from ..spec import MAX_HOURLY_PRICE, Cloud, SharingMode
 __all__ = [
     "Demand",
     "DemandTier",
-    "Isolation",
-    "MigDemand",
-    "SeatDemand",
     "accepted_modes",
     "catalog_of",
     "gpu_fits",
-    "gpu_models_of",
     "load_demand",
     "parse_demand",
     "training_models",

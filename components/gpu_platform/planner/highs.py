@@ -17,7 +17,7 @@ import highspy
 import numpy as np
 from scipy.sparse import csc_array
 
-__all__ = ["MipResult", "solve_mip"]
+__all__ = ["solve_mip", "ColumnLP"]
 
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
 

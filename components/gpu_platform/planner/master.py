@@ -28,7 +28,7 @@ from .cover import Cover, solve_cover
 from .highs import ColumnLP
 from .local import improve, rounded
 
-__all__ = ["GroupPlan", "solve_group"]
+__all__ = ["solve_group", "REL_GAP", "merged"]
 
 REL_GAP = 1e-6  # a plan within this relative gap of the bound is reported optimal
 _ENUM_LIMIT = 12_000  # pools listed for one proof step; more make a program HiGHS rarely closes in time

@@ -24,7 +24,7 @@ from .master import REL_GAP, solve_group
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
 from .tiebreak import prefer_mig
 
-__all__ = ["MigFigures", "Plan", "PlannedPool", "plan"]
+__all__ = ["Plan", "PlannedPool", "plan"]
 
 # An EKS managed node group is named `<pool>-` plus a generated suffix within EKS's limit; a GKE node pool
 # `<pool>-` plus a hash within GKE's (`gke.node_pool_name`).

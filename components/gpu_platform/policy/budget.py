@@ -11,7 +11,7 @@ from ..contract import INSTANCE_TYPE_LABEL
 from .config import PolicyConfig, config_of
 from .props import KARPENTER_NODE_POOL, POOL_TYPES, dig, gpu_pool, items
 
-__all__ = ["PoolCost", "check_budget", "pool_costs"]
+__all__ = ["check_budget", "pool_costs"]
 
 Report = Callable[..., None]
 

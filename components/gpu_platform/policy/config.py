@@ -15,7 +15,6 @@ from ..errors import GpuPlatformError
 from ..spec import GpuOperatorSpec, KueueSpec, PlatformSpec, PrometheusSpec, VolcanoSpec
 
 __all__ = [
-    "DEFAULT_EXEMPT_NAMESPACES",
     "Enforcement",
     "PolicyConfig",
     "PolicyConfigError",

@@ -27,7 +27,6 @@ __all__ = [
     "check_pools_detectable",
     "check_pools_hardened",
     "check_pools_resolved",
-    "classification_gaps",
 ]
 
 NODE_POOL_TYPES = POOL_TYPES

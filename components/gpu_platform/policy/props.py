@@ -16,19 +16,17 @@ __all__ = [
     "AWS_ASG",
     "EC2_INSTANCE",
     "EKS_NODE_GROUP",
-    "GKE_CLUSTER",
     "EKS_LAUNCH_TEMPLATE",
-    "GKE_NODE_POOL",
     "GpuPool",
     "POOL_TYPES",
     "KARPENTER_NODE_POOL",
     "KARPENTER_NODE_CLASS",
-    "NVIDIA_AWS_FAMILIES",
     "dig",
     "gpu_pool",
     "gpu_pools",
     "items",
     "mapping",
+    "aws_gpu_type",
 ]
 
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

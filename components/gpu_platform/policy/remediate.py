@@ -13,7 +13,7 @@ from typing import Any
 
 from .props import aws_gpu_type, dig, mapping
 
-__all__ = ["LAUNCH_TEMPLATE", "check_imdsv2", "gpu_launch_template", "remediate_imdsv2"]
+__all__ = ["check_imdsv2", "remediate_imdsv2"]
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 _POOL_TAG_SUFFIX = "/gpu-pool"

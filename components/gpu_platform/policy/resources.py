@@ -8,14 +8,7 @@ from typing import Any
 
 from ..artifacts import Artifact
 
-__all__ = [
-    "StackResource",
-    "TooManyResourcesError",
-    "UnsupportedDocumentError",
-    "from_artifacts",
-    "from_document",
-    "k8s_type_token",
-]
+__all__ = ["StackResource", "UnsupportedDocumentError", "from_artifacts", "from_document"]
 
 
 class UnsupportedDocumentError(ValueError):

@@ -23,7 +23,7 @@ from . import (
 )
 from .resources import StackResource
 
-__all__ = ["Violation", "run_policies"]
+__all__ = ["run_policies"]
 
 
 @dataclass(frozen=True)

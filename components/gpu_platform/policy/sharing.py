@@ -13,7 +13,7 @@ from ..inputs import MAX_DOCUMENT_DEPTH, InputLimitError, load_yaml
 from .config import config_of
 from .props import POOL_TYPES, dig, gpu_pool, mapping
 
-__all__ = ["HELM_RELEASE", "CONFIG_MAP", "check_sharing_configs_exist", "operator_configs"]
+__all__ = ["check_sharing_configs_exist"]
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"

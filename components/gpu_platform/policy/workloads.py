@@ -10,16 +10,7 @@ from ..inputs import MAX_DOCUMENT_DEPTH
 from .config import PolicyConfig, config_of
 from .props import dig, items, mapping
 
-__all__ = [
-    "GPU_RESOURCE_PREFIX",
-    "WORKLOAD_TYPES",
-    "check_workload_classified",
-    "device_access",
-    "is_workload_type",
-    "pod_template",
-    "pod_templates",
-    "workload_gaps",
-]
+__all__ = ["check_workload_classified", "is_workload_type", "workload_gaps"]
 
 GPU_RESOURCE_PREFIX = NVIDIA_RESOURCE_PREFIX
 Report = Callable[..., None]

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from ..deferred import deferrable
 from ..spec import PlatformSpec
 
-__all__ = ["ARGS_NAME", "input_fields", "render_types"]
+__all__ = ["input_fields", "render_types"]
 
 ARGS_NAME = "GpuPlatformArgs"  # the component's args: PlatformSpec's fields at the top level
 

@@ -2,7 +2,7 @@
 
 from typing import NotRequired, TypedDict
 
-__all__ = ["TeamOutput", "TierOutput", "Toleration"]
+__all__ = ["TeamOutput", "TierOutput"]
 
 
 class Toleration(TypedDict):

@@ -18,14 +18,7 @@ from ..spec import NodePool, PlatformSpec, Tier
 from .kueue import tier_quotas
 from .releases import KUEUE_FRAMEWORKS
 
-__all__ = [
-    "check_borrowing",
-    "check_kueue_settings",
-    "check_queue_capacity",
-    "check_queue_names",
-    "check_queues",
-    "tier_capacity",
-]
+__all__ = ["check_queues", "tier_capacity"]
 
 _VOLCANO_RESERVED = ("default", "root")
 _QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")

@@ -15,20 +15,13 @@ from ..contract import KUEUE_PRIORITY_LABEL, KUEUE_QUEUE_LABEL, NAMESPACE_NAME_L
 from ..spec import NodePool, PlatformSpec, Team, Tier
 
 __all__ = [
-    "API_VERSION",
     "QUEUE_NAME_LABEL",
-    "Quota",
     "PRIORITY_CLASS_LABEL",
-    "ResourceGroup",
     "cluster_queue_name",
     "flavor_name",
     "local_queue_name",
     "namespace_selector",
-    "render_cluster_queue",
-    "render_cohorts",
     "render_kueue_objects",
-    "render_local_queues",
-    "render_resource_flavor",
     "resource_groups",
     "tier_quotas",
 ]

@@ -10,13 +10,7 @@ from typing import Any
 
 from ..spec import PlatformSpec, Tier
 
-__all__ = [
-    "priority_class_name",
-    "render_priority_class",
-    "render_priority_classes",
-    "render_workload_priority_class",
-    "render_workload_priority_classes",
-]
+__all__ = ["priority_class_name", "render_priority_classes", "render_workload_priority_classes"]
 
 
 def priority_class_name(tier: Tier) -> str:

@@ -11,14 +11,7 @@ from ..spec import PlatformSpec
 from .kueue import namespace_selector
 from .volcano import scheduler_config
 
-__all__ = [
-    "KUEUE_FRAMEWORKS",
-    "NON_QUOTA_RESOURCE_PREFIXES",
-    "VOLCANO_ADMISSIONS",
-    "kueue_manager_config",
-    "render_kueue_release",
-    "render_volcano_release",
-]
+__all__ = ["KUEUE_FRAMEWORKS", "kueue_manager_config", "render_kueue_release", "render_volcano_release"]
 
 # Kueue 0.19.2's integration names (charts/kueue/values.yaml managerConfig, enabled and commented entries);
 # the manager refuses to start on any other name.

@@ -20,7 +20,6 @@ __all__ = [
     "render_namespaces",
     "render_queue_artifacts",
     "render_queues",
-    "team_label_key",
     "team_tiers",
 ]
 

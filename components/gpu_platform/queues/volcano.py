@@ -26,16 +26,7 @@ from ..capacity import pool_capacity
 from ..spec import PlatformSpec, Team
 from .kueue import tier_quotas
 
-__all__ = [
-    "API_VERSION",
-    "GROUP_NAME_ANNOTATION",
-    "SCHEDULER_NAME",
-    "queue_name",
-    "render_podgroup",
-    "render_volcano_queue",
-    "render_volcano_queues",
-    "scheduler_config",
-]
+__all__ = ["queue_name", "render_podgroup", "render_volcano_queues", "scheduler_config"]
 
 API_VERSION = "scheduling.volcano.sh/v1beta1"
 SCHEDULER_NAME = "volcano"
