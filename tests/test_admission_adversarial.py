@@ -15,6 +15,7 @@ import yaml
 from gpu_platform.admission.render import exempt_namespaces, render_admission
 from gpu_platform.load import parse_spec
 from helpers.admission import mutate, validate
+from helpers.specs import team
 
 CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "hostile" / "admission.yaml").read_text())
 
@@ -374,9 +375,9 @@ def test_a_team_namespace_admission_skips_is_an_error(dev_data):
     """A team listing kube-system (or an added exemption) would run GPU pods that nothing checks or routes."""
     from gpu_platform.errors import SpecError
 
-    dev_data["teams"][0]["namespaces"].append("kube-system")
+    team(dev_data, "research")["namespaces"].append("kube-system")
     dev_data["admission"] = {"additionalExemptNamespaces": ["falco"]}
-    dev_data["teams"][1]["namespaces"].append("falco")
+    team(dev_data, "production")["namespaces"].append("falco")
     with pytest.raises(SpecError) as e:
         parse_spec(dev_data)
     errors = {f.path: f.message for f in e.value.findings}

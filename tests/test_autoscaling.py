@@ -16,6 +16,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
 from helpers.exporters import app_queue_depth
 from helpers.promtool import promtool_path, run, write_files
+from helpers.specs import team
 
 SCALER = {
     "name": "chat-7b",
@@ -215,7 +216,7 @@ def test_scaler_without_keda_is_an_error(dev_data):
 
 
 def test_scaler_on_an_exclusive_tier_warns(dev_data):
-    dev_data["teams"][0]["quotas"]["train"] = 16
+    team(dev_data, "research")["quotas"]["train"] = 16
     spec = _spec(dev_data, tier="train")
     warnings = [str(f) for f in check_spec(spec) if f.severity == "warning" and f.path.startswith("autoscaling")]
     assert any("not time-sliced" in w for w in warnings)

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from conftest import DEV_STACK, ROOT
 from gpu_platform.cli import main
+from helpers.specs import pool, tier
 
 
 @pytest.fixture
@@ -30,8 +31,8 @@ def test_validate_plain_spec_file(runner, tmp_path, dev_data):
 
 
 def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_data):
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"1g.10gb": 8}
-    dev_data["tiers"][0]["pool"] = "nope"
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": 8}
+    tier(dev_data, "train")["pool"] = "nope"
     path = tmp_path / "Pulumi.bad.yaml"
     path.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": dev_data}}))
     res = runner.invoke(main, ["validate", str(path)])
@@ -124,8 +125,8 @@ def test_synth_warns_when_a_mig_layout_changes_since_the_last_synth(runner, tmp_
     path.write_text(yaml.safe_dump(dev_data))
     first = runner.invoke(main, ["synth", str(path), "--out", str(out)])
     assert first.exit_code == 0 and "changes from" not in first.stderr
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 1, "2g.20gb": 2}
-    dev_data["nodePools"][2]["sharing"]["replicas"] = 8  # not a MIG change
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 1, "2g.20gb": 2}
+    pool(dev_data, "gpu-dev")["sharing"]["replicas"] = 8  # not a MIG change
     path.write_text(yaml.safe_dump(dev_data))
     second = runner.invoke(main, ["synth", str(path), "--out", str(out)])
     assert second.exit_code == 0
@@ -151,8 +152,8 @@ def test_notes_and_warnings_go_to_stderr_for_every_command(runner, tmp_path, com
 
 
 def test_unknown_instance_type_suggests_the_closest_names(runner, tmp_path, dev_data):
-    dev_data["nodePools"][0]["instanceType"] = "p4de.24xlarg"
-    dev_data["nodePools"][2]["instanceType"] = "p5.48xl"
+    pool(dev_data, "gpu-train")["instanceType"] = "p4de.24xlarg"
+    pool(dev_data, "gpu-dev")["instanceType"] = "p5.48xl"
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(dev_data))
     res = runner.invoke(main, ["validate", str(path)])

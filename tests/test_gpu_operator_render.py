@@ -23,7 +23,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.synth import dump_documents
 from gpu_platform.validation import check_spec
-from helpers.specs import dev_fleet_on_gke, without_mig, without_mps
+from helpers.specs import dev_fleet_on_gke, pool, without_mig, without_mps
 
 
 def _release_values(spec) -> dict:
@@ -49,7 +49,7 @@ def test_dev_device_plugin_entries_per_mode(dev_spec):
 
 
 def test_mig_pool_with_replicas_time_slices_each_slice(dev_data):
-    dev_data["nodePools"][1]["sharing"]["replicas"] = 3
+    pool(dev_data, "gpu-infer")["sharing"]["replicas"] = 3
     entry = render_device_plugin_configs(parse_spec(dev_data))["gpu-infer"]
     assert entry["flags"]["migStrategy"] == "mixed"
     assert entry["sharing"]["timeSlicing"]["resources"] == [
@@ -60,7 +60,7 @@ def test_mig_pool_with_replicas_time_slices_each_slice(dev_data):
 
 
 def test_user_fail_requests_and_rename_are_kept(dev_data):
-    dev_data["nodePools"][2]["sharing"] |= {"renameByDefault": True, "failRequestsGreaterThanOne": True}
+    pool(dev_data, "gpu-dev")["sharing"] |= {"renameByDefault": True, "failRequestsGreaterThanOne": True}
     # The validator rejects renameByDefault (tiers request the plain name); the renderer still passes it through.
     ts = render_device_plugin_configs(PlatformSpec.model_validate(dev_data))["gpu-dev"]["sharing"]["timeSlicing"]
     assert ts["renameByDefault"] is True and ts["failRequestsGreaterThanOne"] is True
@@ -139,7 +139,7 @@ def test_mig_parted_config_has_all_disabled_and_one_layout_per_mig_pool(dev_spec
 
 
 def test_mig_layout_that_does_not_fit_is_refused(dev_data):
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2, "1g.10gb": 1}
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 2, "1g.10gb": 1}
     with pytest.raises(RenderError, match=r"not a valid placement on A100-SXM4-80GB"):
         render_mig_parted_config(PlatformSpec.model_validate(dev_data))
 
@@ -251,7 +251,7 @@ def test_gke_native_renders_nothing(dev_data):
 
 
 def test_bottlerocket_pool_gets_operands_disabled_label(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+    pool(dev_data, "gpu-train")["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
     spec = parse_spec(dev_data)
     assert operator_node_labels(spec, spec.node_pools[0]) == {"nvidia.com/gpu.deploy.operands": "false"}
     assert operator_node_labels(spec, spec.node_pools[1]) == {}

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from conftest import DEV_STACK, ROOT
 from gpu_platform.cli import main
+from helpers.specs import pool
 
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
 SPEC_CASES = yaml.safe_load((HOSTILE / "spec" / "expected.yaml").read_text())
@@ -135,7 +136,7 @@ def test_library_models_reject_a_path_traversing_pool_name(dev_data):
         NodePool.model_validate(
             {"name": "../../x", "instanceType": "p4d.24xlarge", "sharing": {"mode": "exclusive"}, "maxSize": 1}
         )
-    dev_data["nodePools"][0]["name"] = "../../x"
+    pool(dev_data, "gpu-train")["name"] = "../../x"
     with pytest.raises(ValidationError):
         PlatformSpec.model_validate(dev_data)
 

@@ -8,6 +8,8 @@ import pulumi
 import pytest
 from pulumi.runtime.rpc import _special_secret_sig, _special_sig_key
 
+from helpers.specs import pool, tier
+
 SECRET = {_special_sig_key: _special_secret_sig}
 
 
@@ -53,8 +55,8 @@ def test_what_shapes_the_platform_stays_plain(pulumi_mocks, dev_data):
     from gpu_platform.errors import SpecError
 
     def program():
-        dev_data["nodePools"][0]["maxSize"] = pulumi.Output.from_input(4)
-        dev_data["tiers"][0]["pool"] = pulumi.Output.from_input("gpu-train")
+        pool(dev_data, "gpu-train")["maxSize"] = pulumi.Output.from_input(4)
+        tier(dev_data, "train")["pool"] = pulumi.Output.from_input("gpu-train")
         _spec(dev_data)
 
     with pytest.raises(SpecError) as info:
@@ -79,7 +81,7 @@ def test_outputs_and_secrets_reach_cloud_and_kubernetes_resources(pulumi_mocks, 
             "nodeRoleArn": role.arn,  # the mock gives arn:aws:iam::111122223333:role/gpu-nodes
             "subnetIds": [subnet.id],
         }
-        dev_data["nodePools"][1].setdefault("aws", {})["kmsKeyId"] = pulumi.Output.secret("kms-key-1")
+        pool(dev_data, "gpu-infer").setdefault("aws", {})["kmsKeyId"] = pulumi.Output.secret("kms-key-1")
         dev_data["clusterAutoscaler"] = {
             "enabled": True,
             "roleArn": pulumi.Output.secret("arn:aws:iam::111122223333:role/ca"),
@@ -236,11 +238,11 @@ def test_gcp_project_and_service_account_take_inputs(pulumi_mocks, dev_data):
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     dev_data.pop("aws")
-    for pool in dev_data["nodePools"]:
-        pool["instanceType"] = "a2-ultragpu-8g"
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
-    for tier in dev_data["tiers"]:
-        tier.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
+    for p in dev_data["nodePools"]:
+        p["instanceType"] = "a2-ultragpu-8g"
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 2}
+    for t in dev_data["tiers"]:
+        t.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
 
     def program():
         gcp = {
@@ -252,9 +254,9 @@ def test_gcp_project_and_service_account_take_inputs(pulumi_mocks, dev_data):
         GpuPlatform("plat", GpuPlatformArgs(spec=_spec(dev_data, cloud="gcp", gcp=gcp)))
 
     rec = pulumi_mocks.run(program)
-    pool = rec.named("plat-gpu-train-np").inputs
-    assert pool["project"] == "ml-project" and pool["cluster"] == "ml-dev"
-    assert _secret_value(pool["nodeConfig"])["serviceAccount"] == "gpu@ml-project.iam.gserviceaccount.com"
+    node_pool = rec.named("plat-gpu-train-np").inputs
+    assert node_pool["project"] == "ml-project" and node_pool["cluster"] == "ml-dev"
+    assert _secret_value(node_pool["nodeConfig"])["serviceAccount"] == "gpu@ml-project.iam.gserviceaccount.com"
 
 
 def test_the_platform_registers_its_outputs(pulumi_mocks, dev_spec):

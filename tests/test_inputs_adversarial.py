@@ -5,6 +5,8 @@ from __future__ import annotations
 import pulumi
 import pytest
 
+from helpers.specs import tier
+
 
 def _spec(data, **fields):
     from gpu_platform.load import parse_spec
@@ -115,7 +117,7 @@ def test_an_invalid_spec_given_to_the_platform_is_a_run_error(pulumi_mocks, dev_
     from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
     from gpu_platform.spec import PlatformSpec
 
-    dev_data["tiers"][0]["pool"] = "no-such-pool"
+    tier(dev_data, "train")["pool"] = "no-such-pool"
     spec = PlatformSpec.model_validate(dev_data)  # structure only: the cross-field rules run in the platform
 
     def program():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.eks import CA_TEMPLATE_PREFIX
-from helpers.specs import gke_data
+from helpers.specs import gke_data, pool
 
 LT, NG, TAG = "aws:ec2/launchTemplate:LaunchTemplate", "aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/tag:Tag"
 NP = "gcp:container/nodePool:NodePool"
@@ -65,7 +65,7 @@ def test_eks_launch_template_inputs(pulumi_mocks, dev_spec):
 
 
 def test_eks_protected_pool_protects_component_and_children(pulumi_mocks, dev_data):
-    dev_data["nodePools"][0]["protect"] = True
+    pool(dev_data, "gpu-train")["protect"] = True
     spec = parse_spec(dev_data)
     rec = _eks(pulumi_mocks, spec, "gpu-train")
     assert rec.named("gpu-train").protect is True
@@ -145,7 +145,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def test_eks_efa_pool_creates_security_group_and_placement_group(pulumi_mocks, dev_data):
-    dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"]}  # one zone, so a placement group
+    pool(dev_data, "gpu-train")["aws"] = {"subnetIds": ["subnet-a"]}  # one zone, so a placement group
     rec = _eks(pulumi_mocks, parse_spec(dev_data), "gpu-train")
     pg, sg = rec.named("gpu-train-pg"), rec.named("gpu-train-efa-sg")
     assert (pg.type, sg.type) == (PG, SG) and pg.parent_name == sg.parent_name == "gpu-train"
@@ -166,9 +166,9 @@ def test_eks_shared_pool_has_no_efa_resources(pulumi_mocks, dev_spec):
 
 
 def _karpenter_spec(dev_data):
-    for pool in dev_data["nodePools"]:
-        if pool["sharing"]["mode"] != "mig":  # Karpenter cannot serve MIG pools
-            pool["aws"] = {"provisioner": "karpenter"}
+    for p in dev_data["nodePools"]:
+        if p["sharing"]["mode"] != "mig":  # Karpenter cannot serve MIG pools
+            p["aws"] = {"provisioner": "karpenter"}
     return parse_spec(dev_data)
 
 

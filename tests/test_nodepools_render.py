@@ -16,6 +16,7 @@ from gpu_platform.nodepools.eks import (
 from gpu_platform.nodepools.gke import gke_partition_count, render_gke_node_pool
 from gpu_platform.nodepools.render import render_node_pool, render_nodepool_artifacts
 from gpu_platform.synth import dump_documents
+from helpers.specs import pool
 
 
 def gke_data(stack: str = "gke-native", **pool_overrides) -> dict:
@@ -140,7 +141,7 @@ def test_eks_launch_template_security_defaults(dev_spec):
 
 
 def test_eks_options_bottlerocket_spot_kms_pool_subnets(dev_data):
-    dev_data["nodePools"][0]["aws"] = {
+    pool(dev_data, "gpu-train")["aws"] = {
         "amiType": "BOTTLEROCKET_x86_64_NVIDIA",
         "capacityType": "SPOT",
         "subnetIds": ["subnet-az1"],
@@ -151,8 +152,8 @@ def test_eks_options_bottlerocket_spot_kms_pool_subnets(dev_data):
         "nodeRepair": False,
     }
     spec = parse_spec(dev_data)
-    pool = spec.node_pools[0]
-    ng, lt = render_eks_node_group(spec, pool), render_eks_launch_template(spec, pool)
+    train = pool(spec, "gpu-train")
+    ng, lt = render_eks_node_group(spec, train), render_eks_launch_template(spec, train)
     assert ng["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA" and ng["capacityType"] == "SPOT"
     assert ng["subnetIds"] == ["subnet-az1"]
     assert ng["updateConfig"] == {"maxUnavailablePercentage": 25}
@@ -168,10 +169,10 @@ def test_eks_options_bottlerocket_spot_kms_pool_subnets(dev_data):
 
 
 def test_eks_capacity_block_moves_instance_type_into_launch_template(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0123"}
+    pool(dev_data, "gpu-train")["aws"] = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0123"}
     spec = parse_spec(dev_data)
-    pool = spec.node_pools[0]
-    ng, lt = render_eks_node_group(spec, pool), render_eks_launch_template(spec, pool)
+    train = pool(spec, "gpu-train")
+    ng, lt = render_eks_node_group(spec, train), render_eks_launch_template(spec, train)
     assert ng["capacityType"] == "CAPACITY_BLOCK" and "instanceTypes" not in ng
     assert lt["instanceType"] == "p4de.24xlarge"
     assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
@@ -253,8 +254,8 @@ def test_gke_gpu_operator_stack_disables_driver_and_device_plugin():
     )
     data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
     spec = parse_spec(data)
-    for pool in spec.node_pools:
-        cfg = render_gke_node_pool(spec, pool)["nodeConfig"]
+    for p in spec.node_pools:
+        cfg = render_gke_node_pool(spec, p)["nodeConfig"]
         (acc,) = cfg["guestAccelerators"]
         assert acc["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "INSTALLATION_DISABLED"}
         assert "gpuSharingConfig" not in acc and "gpuPartitionSize" not in acc

@@ -15,10 +15,9 @@ from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_templa
 from gpu_platform.nodepools.karpenter import render_ec2_node_class, render_karpenter_node_pool
 from gpu_platform.observability.cost import cost_report
 from gpu_platform.spec import PlatformSpec
-from gpu_platform.validation import check_spec
 from helpers.admission import TIER, gpu_pod, mutate
 from helpers.crd import validate_custom_resource
-from helpers.specs import gke_data
+from helpers.specs import finding_lines, gke_data, pool, pool_path
 
 KARPENTER_CRDS = {"NodePool": "karpenter.sh_nodepools.yaml", "EC2NodeClass": "karpenter.k8s.aws_ec2nodeclasses.yaml"}
 
@@ -27,12 +26,8 @@ def _spec(data: dict) -> PlatformSpec:
     return PlatformSpec.model_validate(data)
 
 
-def _findings(data: dict, severity: str = "error") -> list[str]:
-    return [str(f) for f in check_spec(_spec(data)) if f.severity == severity]
-
-
-def _on_karpenter(data: dict, index: int, **aws: Any) -> dict:
-    data["nodePools"][index]["aws"] = {"provisioner": "karpenter", **aws}
+def _on_karpenter(data: dict, name: str, **aws: Any) -> dict:
+    pool(data, name)["aws"] = {"provisioner": "karpenter", **aws}
     return data
 
 
@@ -40,16 +35,16 @@ def _on_karpenter(data: dict, index: int, **aws: Any) -> dict:
 
 
 def test_karpenter_on_a_mig_pool_is_an_error_naming_the_alternative(dev_data):
-    errors = _findings(_on_karpenter(dev_data, 1))  # gpu-infer is MIG
+    errors = finding_lines(_on_karpenter(dev_data, "gpu-infer"))  # a MIG pool
     [err] = [e for e in errors if e.startswith("nodePools[1].aws.provisioner")]
     assert "karpenter on a MIG pool" in err and "kubernetes-sigs/karpenter#751" in err
     assert "no instance type satisfied resources" in err and "allowed: managed-node-group" in err
 
 
-@pytest.mark.parametrize(("index", "pods", "nodes"), [(2, 32, 4), (3, 64, 8)])  # gpu-dev x4, gpu-ci x8
-def test_karpenter_on_a_shared_pool_warns_with_the_figure(dev_data, index, pods, nodes):
-    warnings = _findings(_on_karpenter(dev_data, index), "warning")
-    [w] = [w for w in warnings if w.startswith(f"nodePools[{index}].aws.provisioner")]
+@pytest.mark.parametrize(("name", "pods", "nodes"), [("gpu-dev", 32, 4), ("gpu-ci", 64, 8)])  # x4, x8 replicas
+def test_karpenter_on_a_shared_pool_warns_with_the_figure(dev_data, name, pods, nodes):
+    warnings = finding_lines(_on_karpenter(dev_data, name), "warning")
+    [w] = [w for w in warnings if w.startswith(f"{pool_path(dev_data, name)}.aws.provisioner")]
     assert f"sizes a p4d.24xlarge node as 8 nvidia.com/gpu, but it advertises {pods}" in w
     assert f"{pods} pending one-unit pods launch {nodes} nodes instead of 1" in w
 
@@ -58,7 +53,7 @@ def test_karpenter_on_a_shared_pool_warns_with_the_figure(dev_data, index, pods,
 
 
 def test_on_demand_reservation_allows_reserved_then_on_demand(dev_data, reference):
-    spec = parse_spec(_on_karpenter(dev_data, 0, capacityReservationId="cr-0123456789abcdef0"))
+    spec = parse_spec(_on_karpenter(dev_data, "gpu-train", capacityReservationId="cr-0123456789abcdef0"))
     pool = spec.pools_by_name["gpu-train"]
     np, nc = render_karpenter_node_pool(spec, pool), render_ec2_node_class(spec, pool)
     [req] = [r for r in np["spec"]["template"]["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type"]
@@ -74,10 +69,10 @@ def test_on_demand_reservation_allows_reserved_then_on_demand(dev_data, referenc
 
 def test_capacity_block_is_reserved_only_and_plain_pools_are_unchanged(dev_data):
     data = _on_karpenter(
-        dev_data, 0, capacityType="CAPACITY_BLOCK", capacityReservationId="cr-0123", subnetIds=["subnet-a"]
+        dev_data, "gpu-train", capacityType="CAPACITY_BLOCK", capacityReservationId="cr-0123", subnetIds=["subnet-a"]
     )
-    _on_karpenter(data, 2, capacityType="SPOT")
-    _on_karpenter(data, 3)
+    _on_karpenter(data, "gpu-dev", capacityType="SPOT")
+    _on_karpenter(data, "gpu-ci")
     spec = parse_spec(data)
 
     def capacity(name: str) -> list[str]:
@@ -91,36 +86,36 @@ def test_capacity_block_is_reserved_only_and_plain_pools_are_unchanged(dev_data)
 
 
 def test_default_efa_on_an_existing_node_group_warns_until_set(dev_data):
-    dev_data["nodePools"][0].pop("aws", None)
-    warnings = _findings(dev_data, "warning")
+    pool(dev_data, "gpu-train").pop("aws", None)
+    warnings = finding_lines(dev_data, "warning")
     [w] = [w for w in warnings if w.startswith("nodePools[0].aws.efa")]
     assert "EFA interfaces on by default for pool 'gpu-train'" in w and "EKS replaces every node" in w
     for choice in (True, False):
-        dev_data["nodePools"][0]["aws"] = {"efa": choice}
-        assert not [w for w in _findings(dev_data, "warning") if w.startswith("nodePools[0].aws.efa")]
+        pool(dev_data, "gpu-train")["aws"] = {"efa": choice}
+        assert not [w for w in finding_lines(dev_data, "warning") if w.startswith("nodePools[0].aws.efa")]
 
 
 def test_default_placement_group_is_part_of_the_warning(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"]}
-    [w] = [w for w in _findings(dev_data, "warning") if w.startswith("nodePools[0].aws.efa")]
+    pool(dev_data, "gpu-train")["aws"] = {"subnetIds": ["subnet-a"]}
+    [w] = [w for w in finding_lines(dev_data, "warning") if w.startswith("nodePools[0].aws.efa")]
     assert "EFA interfaces and a cluster placement group on by default" in w
-    dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"], "efa": True, "placementGroup": True}
-    assert not [w for w in _findings(dev_data, "warning") if w.startswith("nodePools[0].aws.efa")]
+    pool(dev_data, "gpu-train")["aws"] = {"subnetIds": ["subnet-a"], "efa": True, "placementGroup": True}
+    assert not [w for w in finding_lines(dev_data, "warning") if w.startswith("nodePools[0].aws.efa")]
 
 
 def test_default_compact_placement_on_gke_warns_until_set():
     data = gke_data("gpu-operator")
-    [w] = [w for w in _findings(data, "warning") if w.startswith("nodePools[0].gcp.compactPlacement")]
+    [w] = [w for w in finding_lines(data, "warning") if w.startswith("nodePools[0].gcp.compactPlacement")]
     assert "only when it creates a node pool" in w and "replaces the pool" in w
     data["nodePools"][0].setdefault("gcp", {})["compactPlacement"] = True
-    assert not [w for w in _findings(data, "warning") if w.startswith("nodePools[0].gcp.compactPlacement")]
+    assert not [w for w in finding_lines(data, "warning") if w.startswith("nodePools[0].gcp.compactPlacement")]
 
 
 # --- 4. EFA-only interfaces on managed node groups --------------------------------------------------------------------
 
 
 def test_p5_node_group_uses_one_efa_and_31_efa_only_interfaces(dev_data):
-    dev_data["nodePools"][0].update(instanceType="p5.48xlarge", aws={"subnetIds": ["subnet-a"], "efa": True})
+    pool(dev_data, "gpu-train").update(instanceType="p5.48xlarge", aws={"subnetIds": ["subnet-a"], "efa": True})
     spec = parse_spec(dev_data)
     nics = render_eks_launch_template(spec, spec.pools_by_name["gpu-train"])["networkInterfaces"]
     assert len(nics) == 32
@@ -164,28 +159,30 @@ def test_exclusive_tier_pods_are_annotated_so_no_autoscaler_drains_their_node(de
     ],
 )
 def test_karpenter_ami_version_must_be_a_release(dev_data, version, message):
-    errors = _findings(_on_karpenter(dev_data, 0, karpenter={"amiVersion": version}))
+    errors = finding_lines(_on_karpenter(dev_data, "gpu-train", karpenter={"amiVersion": version}))
     assert any(e.startswith(f"nodePools[0].aws.karpenter.amiVersion: {message}") for e in errors), errors
 
 
 def test_karpenter_ami_alias_must_fit_the_crd(dev_data):
     data = _on_karpenter(
-        dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.400000.0000000"}
+        dev_data, "gpu-train", amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.400000.0000000"}
     )
-    assert not [e for e in _findings(data) if "amiVersion" in e]  # bottlerocket@ + 17 = 30 characters: fits
+    assert not [e for e in finding_lines(data) if "amiVersion" in e]  # bottlerocket@ + 17 = 30 characters: fits
     data = _on_karpenter(
-        dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.4000000.00000000"}
+        dev_data, "gpu-train", amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.4000000.00000000"}
     )
     assert any(
         "alias 'bottlerocket@v1.4000000.00000000' is 32 characters; Karpenter's EC2NodeClass allows 30" in e
-        for e in _findings(data)
+        for e in finding_lines(data)
     )
 
 
 def test_karpenter_ami_versions_that_resolve_are_accepted(dev_data):
-    assert not [e for e in _findings(_on_karpenter(dev_data, 0, karpenter={"amiVersion": "v20260801"}))]
-    data = _on_karpenter(dev_data, 0, amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.44.0"})
-    assert not _findings(data)
+    assert not [e for e in finding_lines(_on_karpenter(dev_data, "gpu-train", karpenter={"amiVersion": "v20260801"}))]
+    data = _on_karpenter(
+        dev_data, "gpu-train", amiType="BOTTLEROCKET_x86_64_NVIDIA", karpenter={"amiVersion": "v1.44.0"}
+    )
+    assert not finding_lines(data)
 
 
 @pytest.mark.parametrize(
@@ -199,8 +196,8 @@ def test_karpenter_ami_versions_that_resolve_are_accepted(dev_data):
     ],
 )
 def test_karpenter_restricted_label_keys_are_errors(dev_data, reference, key):
-    dev_data["nodePools"][0]["labels"] = {key: "x"}
-    errors = _findings(_on_karpenter(dev_data, 0))
+    pool(dev_data, "gpu-train")["labels"] = {key: "x"}
+    errors = finding_lines(_on_karpenter(dev_data, "gpu-train"))
     assert any(
         e.startswith(f"nodePools[0].labels.{key}:") and "restricted in a Karpenter NodePool" in e for e in errors
     ), errors
@@ -212,22 +209,22 @@ def test_karpenter_restricted_label_keys_are_errors(dev_data, reference, key):
 
 
 def test_managed_node_group_may_keep_its_labels(dev_data):
-    dev_data["nodePools"][0]["labels"] = {"karpenter.sh/custom": "x"}
-    assert not [e for e in _findings(dev_data) if "restricted" in e]
+    pool(dev_data, "gpu-train")["labels"] = {"karpenter.sh/custom": "x"}
+    assert not [e for e in finding_lines(dev_data) if "restricted" in e]
 
 
 def test_zero_expiry_is_an_error_and_short_expiry_on_training_warns(dev_data):
     for value in ("0s", "0m", "0h0m"):
-        errors = _findings(_on_karpenter(dev_data, 0, karpenter={"expireAfter": value}))
+        errors = finding_lines(_on_karpenter(dev_data, "gpu-train", karpenter={"expireAfter": value}))
         assert any(
             e.startswith(f"nodePools[0].aws.karpenter.expireAfter: '{value}': every node would expire") for e in errors
         ), errors
-    data = _on_karpenter(dev_data, 0, karpenter={"expireAfter": "1h"})
-    assert not _findings(data)
-    [w] = [w for w in _findings(data, "warning") if "expireAfter" in w]
+    data = _on_karpenter(dev_data, "gpu-train", karpenter={"expireAfter": "1h"})
+    assert not finding_lines(data)
+    [w] = [w for w in finding_lines(data, "warning") if "expireAfter" in w]
     assert w.startswith("nodePools[0].aws.karpenter.expireAfter: '1h' on exclusive (training) pool 'gpu-train'")
-    shared = _on_karpenter(dev_data, 2, karpenter={"expireAfter": "720h"})
-    assert not [w for w in _findings(shared, "warning") if w.startswith("nodePools[2].aws.karpenter.expireAfter")]
+    shared = _on_karpenter(dev_data, "gpu-dev", karpenter={"expireAfter": "720h"})
+    assert not [w for w in finding_lines(shared, "warning") if w.startswith("nodePools[2].aws.karpenter.expireAfter")]
 
 
 @pytest.mark.parametrize(("index", "aws"), [(0, {}), (0, {"provisioner": "karpenter"})])
@@ -235,16 +232,16 @@ def test_max_size_above_a_cluster_is_an_error(dev_data, index, aws):
     dev_data["nodePools"][index].update(maxSize=10**9, aws=aws)
     assert (
         "nodePools[0].maxSize: 1000000000 nodes; a Kubernetes cluster supports at most 5000 nodes, so "
-        "allowed: 0..5000" in _findings(dev_data)
+        "allowed: 0..5000" in finding_lines(dev_data)
     )
 
 
 def test_managed_node_group_over_the_eks_quota_warns(dev_data):
-    dev_data["nodePools"][2]["maxSize"] = 600
-    assert not _findings(dev_data)
+    pool(dev_data, "gpu-dev")["maxSize"] = 600
+    assert not finding_lines(dev_data)
     assert any(
         w.startswith("nodePools[2].maxSize: 600 nodes; EKS's default quota is 450")
-        for w in _findings(dev_data, "warning")
+        for w in finding_lines(dev_data, "warning")
     )
 
 
@@ -254,7 +251,7 @@ def test_gke_pool_over_1000_nodes_per_zone_is_an_error():
     data["nodePools"][0].setdefault("gcp", {})["zones"] = ["us-central1-a"]
     assert any(
         e.startswith("nodePools[0].maxSize: 1500 nodes over 1 zone(s); GKE allows at most 1000")
-        for e in _findings(data)
+        for e in finding_lines(data)
     )
 
 
@@ -274,7 +271,7 @@ def test_gke_pool_over_1000_nodes_per_zone_is_an_error():
 )
 def test_cluster_autoscaler_fields_are_checked(dev_data, field, value, message):
     dev_data["clusterAutoscaler"] = {"enabled": True, field: value}
-    assert any(e.startswith(message) for e in _findings(dev_data)), _findings(dev_data)
+    assert any(e.startswith(message) for e in finding_lines(dev_data)), finding_lines(dev_data)
 
 
 def test_good_cluster_autoscaler_fields_pass(dev_data):
@@ -285,12 +282,12 @@ def test_good_cluster_autoscaler_fields_pass(dev_data):
         "version": "9.59.0",
         "roleArn": "arn:aws-us-gov:iam::111122223333:role/ca/x",
     }
-    assert not _findings(dev_data)
+    assert not finding_lines(dev_data)
 
 
 def test_efa_device_plugin_namespace_and_version_are_checked(dev_data):
     dev_data["efaDevicePlugin"] = {"namespace": "BAD NS", "version": "x"}
-    errors = _findings(dev_data)
+    errors = finding_lines(dev_data)
     assert any(e.startswith("efaDevicePlugin.namespace: 'BAD NS' is not a namespace name") for e in errors)
     assert any(e.startswith("efaDevicePlugin.version: 'x' is not a chart version") for e in errors)
 
@@ -299,23 +296,23 @@ def test_efa_device_plugin_namespace_and_version_are_checked(dev_data):
 
 
 def test_karpenter_pool_costs_nothing_at_min_size(dev_data):
-    dev_data["nodePools"][2]["minSize"] = 2  # gpu-dev
+    pool(dev_data, "gpu-dev")["minSize"] = 2
     before = cost_report(parse_spec(json.loads(json.dumps(dev_data)))).to_json()
-    after = cost_report(parse_spec(_on_karpenter(dev_data, 2))).to_json()
-    pool = next(p for p in after["pools"] if p["name"] == "gpu-dev")
-    assert pool["nodesMin"] == 0 and pool["hourlyMin"] == 0 and pool["gpusMin"] == 0
-    assert all(t["unitsMin"] == 0 and t["hourlyMin"] == 0 for t in pool["tiers"])
+    after = cost_report(parse_spec(_on_karpenter(dev_data, "gpu-dev"))).to_json()
+    dev_pool = next(p for p in after["pools"] if p["name"] == "gpu-dev")
+    assert dev_pool["nodesMin"] == 0 and dev_pool["hourlyMin"] == 0 and dev_pool["gpusMin"] == 0
+    assert all(t["unitsMin"] == 0 and t["hourlyMin"] == 0 for t in dev_pool["tiers"])
     was = next(p for p in before["pools"] if p["name"] == "gpu-dev")
     assert was["hourlyMin"] > 0
     assert after["totalHourlyMin"] == pytest.approx(before["totalHourlyMin"] - was["hourlyMin"], abs=1e-3)
-    assert pool["hourlyMax"] == was["hourlyMax"]
+    assert dev_pool["hourlyMax"] == was["hourlyMax"]
 
 
 # --- 10. one zone for Karpenter placement groups; EFA on custom instance types ----------------------------------------
 
 
 def test_karpenter_placement_group_pool_pins_its_zone(dev_data, reference):
-    spec = parse_spec(_on_karpenter(dev_data, 0, zone="us-east-1a"))
+    spec = parse_spec(_on_karpenter(dev_data, "gpu-train", zone="us-east-1a"))
     doc = render_karpenter_node_pool(spec, spec.pools_by_name["gpu-train"])
     assert {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a"]} in doc["spec"][
         "template"
@@ -324,14 +321,14 @@ def test_karpenter_placement_group_pool_pins_its_zone(dev_data, reference):
 
 
 def test_karpenter_placement_group_over_several_subnets_without_a_zone_warns(dev_data):
-    warnings = _findings(_on_karpenter(dev_data, 0), "warning")
+    warnings = finding_lines(_on_karpenter(dev_data, "gpu-train"), "warning")
     assert any(
         w.startswith("nodePools[0].aws.zone: unset on pool 'gpu-train', whose cluster placement group")
         for w in warnings
     )
     assert not [
         w
-        for w in _findings(_on_karpenter(dev_data, 0, subnetIds=["subnet-a"]), "warning")
+        for w in finding_lines(_on_karpenter(dev_data, "gpu-train", subnetIds=["subnet-a"]), "warning")
         if w.startswith("nodePools[0].aws.zone")
     ]
 
@@ -340,16 +337,16 @@ def test_karpenter_placement_group_over_several_subnets_without_a_zone_warns(dev
 def test_zone_must_be_in_the_region(dev_data, zone):
     assert any(
         e.startswith(f"nodePools[0].aws.zone: {zone!r} is not an availability zone of region 'us-east-1'")
-        for e in _findings(_on_karpenter(dev_data, 0, zone=zone))
+        for e in finding_lines(_on_karpenter(dev_data, "gpu-train", zone=zone))
     )
-    assert not _findings(_on_karpenter(dev_data, 0, zone="us-east-1-bos-1a"))
+    assert not finding_lines(_on_karpenter(dev_data, "gpu-train", zone="us-east-1-bos-1a"))
 
 
 def test_zone_on_a_managed_node_group_is_an_error(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"zone": "us-east-1a"}
+    pool(dev_data, "gpu-train")["aws"] = {"zone": "us-east-1a"}
     assert any(
         e.startswith("nodePools[0].aws.zone: set, but aws.provisioner is managed-node-group")
-        for e in _findings(dev_data)
+        for e in finding_lines(dev_data)
     )
 
 
@@ -366,15 +363,17 @@ def test_custom_instance_type_declares_its_efa_interfaces(dev_data):
             {"name": "p9.fake", "gpuModel": "H100-80GB", "gpuCount": 8, "hourlyPrice": 100},
         ]
     }
-    dev_data["nodePools"][0].update(
+    pool(dev_data, "gpu-train").update(
         instanceType="p6-b200.48xlarge", aws={"subnetIds": ["subnet-a"], "efa": True, "placementGroup": True}
     )
     spec = parse_spec(json.loads(json.dumps(dev_data)))
-    pool = spec.pools_by_name["gpu-train"]
-    assert efa_count(spec, pool) == 8 and uses_efa(spec, pool)
-    assert len(render_eks_launch_template(spec, pool)["networkInterfaces"]) == 8
-    assert autoscaler_tags(spec, pool)["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "8"
-    dev_data["nodePools"][0]["instanceType"] = "p9.fake"  # no efaInterfaces: no EFA
+    train = spec.pools_by_name["gpu-train"]
+    assert efa_count(spec, train) == 8 and uses_efa(spec, train)
+    assert len(render_eks_launch_template(spec, train)["networkInterfaces"]) == 8
+    assert (
+        autoscaler_tags(spec, train)["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "8"
+    )
+    pool(dev_data, "gpu-train")["instanceType"] = "p9.fake"  # no efaInterfaces: no EFA
     assert any(
-        e.startswith("nodePools[0].aws.efa: true, but 'p9.fake' has no EFA interface") for e in _findings(dev_data)
+        e.startswith("nodePools[0].aws.efa: true, but 'p9.fake' has no EFA interface") for e in finding_lines(dev_data)
     )

@@ -26,7 +26,7 @@ from gpu_platform.nodepools.render import render_node_pool
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import check_spec
 from helpers.crd import validate_custom_resource
-from helpers.specs import gke_data
+from helpers.specs import finding_lines, gke_data, pool
 
 KARPENTER_CRDS = {"NodePool": "karpenter.sh_nodepools.yaml", "EC2NodeClass": "karpenter.k8s.aws_ec2nodeclasses.yaml"}
 
@@ -34,15 +34,11 @@ KARPENTER_CRDS = {"NodePool": "karpenter.sh_nodepools.yaml", "EC2NodeClass": "ka
 def _karpenter(dev_data: dict, first_only: dict | None = None, validate: bool = True, **aws: Any) -> Any:
     """The dev spec with every non-MIG pool on Karpenter (`aws` options on them, `first_only` on gpu-train); the MIG
     pool gpu-infer stays a managed node group (Karpenter cannot serve MIG resources)."""
-    for pool in dev_data["nodePools"]:
-        if pool["sharing"]["mode"] != "mig":
-            pool["aws"] = {"provisioner": "karpenter", **aws}
-    dev_data["nodePools"][0]["aws"].update(first_only or {})
+    for p in dev_data["nodePools"]:
+        if p["sharing"]["mode"] != "mig":
+            p["aws"] = {"provisioner": "karpenter", **aws}
+    pool(dev_data, "gpu-train")["aws"].update(first_only or {})
     return parse_spec(dev_data) if validate else PlatformSpec.model_validate(dev_data)
-
-
-def _findings(spec, severity: str = "error") -> list[str]:
-    return [str(f) for f in check_spec(spec) if f.severity == severity]
 
 
 # --- EFA and placement (EKS managed node groups) ---------------------------------------------------------------
@@ -50,7 +46,7 @@ def _findings(spec, severity: str = "error") -> list[str]:
 
 def _one_zone(dev_data: dict) -> Any:
     """The dev spec with gpu-train in one subnet (so one zone: its placement group can be used)."""
-    dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"]}
+    pool(dev_data, "gpu-train")["aws"] = {"subnetIds": ["subnet-a"]}
     return parse_spec(dev_data)
 
 
@@ -92,8 +88,8 @@ def test_dev_pool_over_two_subnets_gets_efa_but_no_placement_group(dev_spec):
 
 
 def test_efa_opt_in_and_placement_opt_out(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"placementGroup": False, "subnetIds": ["subnet-a"]}
-    dev_data["nodePools"][1]["aws"] = {"efa": True, "subnetIds": ["subnet-a"]}
+    pool(dev_data, "gpu-train")["aws"] = {"placementGroup": False, "subnetIds": ["subnet-a"]}
+    pool(dev_data, "gpu-infer")["aws"] = {"efa": True, "subnetIds": ["subnet-a"]}
     spec = parse_spec(dev_data)
     train, infer = spec.node_pools[0], spec.node_pools[1]
     assert "placement" not in render_eks_launch_template(spec, train)
@@ -104,7 +100,7 @@ def test_efa_opt_in_and_placement_opt_out(dev_data):
 
 def test_capacity_block_pool_gets_efa_but_no_placement_group(dev_data):
     # A Capacity Block's instances are already placed together; a reservation serves only its own placement group.
-    dev_data["nodePools"][0]["aws"] = {
+    pool(dev_data, "gpu-train")["aws"] = {
         "subnetIds": ["subnet-a"],
         "capacityType": "CAPACITY_BLOCK",
         "capacityReservationId": "cr-0123",
@@ -116,7 +112,7 @@ def test_capacity_block_pool_gets_efa_but_no_placement_group(dev_data):
 
 
 def test_p5_pool_gets_32_interfaces(dev_data):
-    dev_data["nodePools"][0]["instanceType"] = "p5.48xlarge"
+    pool(dev_data, "gpu-train")["instanceType"] = "p5.48xlarge"
     spec = parse_spec(dev_data)
     nics = render_eks_launch_template(spec, spec.node_pools[0])["networkInterfaces"]
     assert len(nics) == 32 and nics[-1]["networkCardIndex"] == 31
@@ -146,8 +142,8 @@ def test_efa_nodes_are_labelled_and_advertise_efa_to_the_autoscaler(dev_spec):
 
 
 def test_efa_on_a_type_without_efa_is_an_error(dev_data):
-    dev_data["nodePools"][2].update(instanceType="g5.xlarge", aws={"efa": True})
-    errors = _findings(PlatformSpec.model_validate(dev_data))
+    pool(dev_data, "gpu-dev").update(instanceType="g5.xlarge", aws={"efa": True})
+    errors = finding_lines(PlatformSpec.model_validate(dev_data))
     assert any(
         e.startswith(
             "nodePools[2].aws.efa: true, but 'g5.xlarge' has no EFA interface; allowed: false, or an EFA-capable type ("
@@ -158,8 +154,8 @@ def test_efa_on_a_type_without_efa_is_an_error(dev_data):
 
 
 def test_placement_group_forced_across_subnets_warns(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"placementGroup": True}
-    warnings = _findings(parse_spec(dev_data), "warning")
+    pool(dev_data, "gpu-train")["aws"] = {"placementGroup": True}
+    warnings = finding_lines(parse_spec(dev_data), "warning")
     assert any(
         w.startswith(
             "nodePools[0].aws.subnetIds: ['subnet-a', 'subnet-b']: a cluster placement group lives "
@@ -167,8 +163,8 @@ def test_placement_group_forced_across_subnets_warns(dev_data):
         )
         for w in warnings
     )
-    dev_data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-a"]}
-    assert not any(w.startswith("nodePools[0].aws.subnetIds") for w in _findings(parse_spec(dev_data), "warning"))
+    pool(dev_data, "gpu-train")["aws"] = {"subnetIds": ["subnet-a"]}
+    assert not any(w.startswith("nodePools[0].aws.subnetIds") for w in finding_lines(parse_spec(dev_data), "warning"))
 
 
 def test_efa_device_plugin_release_tolerates_the_efa_pools(dev_spec):
@@ -186,7 +182,7 @@ def test_efa_device_plugin_release_tolerates_the_efa_pools(dev_spec):
 
 
 def test_no_efa_pool_no_device_plugin(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"efa": False}
+    pool(dev_data, "gpu-train")["aws"] = {"efa": False}
     assert render_efa_device_plugin_release(parse_spec(dev_data)) is None
 
 
@@ -311,8 +307,8 @@ def _karpenter_variants(dev_data) -> list:
 def test_karpenter_objects_validate_strictly_against_the_v1_14_1_crds(reference, dev_data):
     ran, kinds = 0, set()
     for spec in _karpenter_variants(dev_data):
-        for pool in spec.node_pools:
-            for doc in (render_karpenter_node_pool(spec, pool), render_ec2_node_class(spec, pool)):
+        for p in spec.node_pools:
+            for doc in (render_karpenter_node_pool(spec, p), render_ec2_node_class(spec, p)):
                 result = validate_custom_resource(reference("crds", "karpenter", KARPENTER_CRDS[doc["kind"]]), doc)
                 assert result["skipped"] == [], result["skipped"]  # every CEL rule evaluated
                 ran += len(result["ran"])
@@ -338,16 +334,16 @@ def test_karpenter_duration_is_checked(dev_data):
     spec = _karpenter(dev_data, validate=False, karpenter={"expireAfter": "30d"})
     assert (
         "nodePools[0].aws.karpenter.expireAfter: '30d' is not a Karpenter duration; allowed: e.g. 30s, 10m, "
-        "1h30m, or Never" in _findings(spec)
+        "1h30m, or Never" in finding_lines(spec)
     )
 
 
 def test_karpenter_pool_min_size_warns(dev_data):
-    dev_data["nodePools"][2]["minSize"] = 1
+    pool(dev_data, "gpu-dev")["minSize"] = 1
     spec = _karpenter(dev_data)
     assert any(
         w.startswith("nodePools[2].minSize: 1 on a Karpenter pool: Karpenter keeps no minimum")
-        for w in _findings(spec, "warning")
+        for w in finding_lines(spec, "warning")
     )
 
 
@@ -398,7 +394,7 @@ def test_autoscaler_unknown_kubernetes_minor_is_an_error(dev_data):
     dev_data.update(kubernetesVersion="1.29", clusterAutoscaler={"enabled": True})
     assert any(
         e.startswith("clusterAutoscaler.imageTag: no default image for Kubernetes 1.29")
-        for e in _findings(PlatformSpec.model_validate(dev_data))
+        for e in finding_lines(PlatformSpec.model_validate(dev_data))
     )
     dev_data["clusterAutoscaler"]["imageTag"] = "v1.29.6"
     assert render_cluster_autoscaler_release(parse_spec(dev_data))["values"]["image"] == {"tag": "v1.29.6"}
@@ -409,7 +405,7 @@ def test_autoscaler_on_gke_warns_and_installs_nothing():
     data["clusterAutoscaler"] = {"enabled": True}
     spec = parse_spec(data)
     assert render_cluster_autoscaler_release(spec) is None
-    assert any(w.startswith("clusterAutoscaler.enabled: true on GKE") for w in _findings(spec, "warning"))
+    assert any(w.startswith("clusterAutoscaler.enabled: true on GKE") for w in finding_lines(spec, "warning"))
 
 
 def _values_paths(values: Any, prefix: str = "") -> list[str]:
@@ -481,7 +477,7 @@ def test_gke_exclusive_a2_pool_in_one_zone_gets_compact_placement():
 
 def test_gke_compact_placement_across_zones_is_an_error():
     spec = PlatformSpec.model_validate(gke_data(**{"gpu-dev": {"gcp": {"compactPlacement": True}}}))
-    errors = _findings(spec)
+    errors = finding_lines(spec)
     assert (
         "nodePools[1].gcp.compactPlacement: true with zones ['us-central1-a', 'us-central1-c']; a compact "
         "placement pool lives in one zone: set gcp.zones to one zone, or compactPlacement: false" in errors
@@ -514,7 +510,7 @@ def test_gke_native_stack_needs_no_installer_and_opt_out_warns():
     spec = parse_spec(data)
     assert not render_node_addons(spec).documents
     assert any(
-        w.startswith("gcp.driverInstaller: false with gpuStack gpu-operator") for w in _findings(spec, "warning")
+        w.startswith("gcp.driverInstaller: false with gpuStack gpu-operator") for w in finding_lines(spec, "warning")
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 from pulumi.runtime.rpc import _special_secret_sig, _special_sig_key
 
 from conftest import ROOT
+from helpers.specs import pool, team, tier
 
 
 def test_platform_registers_component_with_type_token(pulumi_mocks, dev_spec):
@@ -62,11 +63,11 @@ def test_gke_native_platform_has_no_operator(pulumi_mocks, dev_data):
 
     dev_data.pop("aws")
     dev_data.update(cloud="gcp", gcp={"project": "p", "location": "us-central1", "zones": ["us-central1-a"]})
-    for pool in dev_data["nodePools"]:
-        pool["instanceType"] = "a2-ultragpu-8g"
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
-    for tier in dev_data["tiers"]:
-        tier.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
+    for p in dev_data["nodePools"]:
+        p["instanceType"] = "a2-ultragpu-8g"
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 2}
+    for t in dev_data["tiers"]:
+        t.pop("resource", None)  # GKE advertises MIG partitions as nvidia.com/gpu
     spec = parse_spec(dev_data)
     rec = pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=spec)))
     assert len(rec.of_type("gpu-platform:index:GkeGpuNodePool")) == 4
@@ -78,7 +79,7 @@ def test_bad_spec_registers_nothing(pulumi_mocks, dev_data):
     from gpu_platform import GpuPlatform, GpuPlatformArgs, SpecError
     from gpu_platform.spec import PlatformSpec
 
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2, "1g.10gb": 1}
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 2, "1g.10gb": 1}
     spec = PlatformSpec.model_validate(dev_data)  # structurally fine, semantically wrong
     with pytest.raises(SpecError, match=r"nodePools\[1\]\.sharing\.migLayout"):
         pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=spec)))
@@ -93,8 +94,8 @@ def _run_stack_program(config: dict) -> None:
 def test_stack_program_stops_cleanly_on_bad_config(pulumi_mocks, dev_data):
     import json
 
-    dev_data["tiers"][0]["pool"] = "nope"
-    dev_data["teams"][0]["quotas"]["bogus"] = 1
+    tier(dev_data, "train")["pool"] = "nope"
+    team(dev_data, "research")["quotas"]["bogus"] = 1
     with pytest.raises(pulumi.RunError) as exc:
         pulumi_mocks.run(lambda: _run_stack_program({"platform": json.dumps(dev_data)}))
     msg = str(exc.value)
@@ -194,7 +195,7 @@ def test_a_component_used_alone_reports_field_paths(pulumi_mocks, dev_data):
     from gpu_platform.queues import GpuQueues, GpuQueuesArgs
     from gpu_platform.spec import PlatformSpec
 
-    dev_data["tiers"][0]["pool"] = "gpu-missing"
+    tier(dev_data, "train")["pool"] = "gpu-missing"
     spec = PlatformSpec.model_validate(dev_data)  # structurally valid; the cross-field rules have not run
     with pytest.raises(SpecError) as e:
         pulumi_mocks.run(lambda: GpuQueues("q", GpuQueuesArgs(spec=spec)))

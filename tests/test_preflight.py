@@ -11,6 +11,7 @@ from moto import mock_aws
 from gpu_platform.cli import main
 from gpu_platform.load import parse_spec
 from gpu_platform.preflight import FAIL, OK, WARN, run_preflight
+from helpers.specs import pool
 
 REGION = "us-east-1"
 
@@ -50,7 +51,7 @@ def _spec(dev_data, account, zones="bc", **changes):
         "subnetIds": [account["subnets"][z] for z in zones],
     }
     # gpu-train has EFA and a cluster placement group, which live in one zone: its own subnet there.
-    dev_data["nodePools"][0]["aws"] = {"subnetIds": [account["subnets"][zones[0]]]}
+    pool(dev_data, "gpu-train")["aws"] = {"subnetIds": [account["subnets"][zones[0]]]}
     dev_data.update(changes)
     return dev_data
 

@@ -8,6 +8,7 @@ from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.queues.checks import check_queues, tier_capacity
 from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
+from helpers.specs import pool, team, tier
 
 
 def _cap(spec, tier):
@@ -30,9 +31,9 @@ def test_capacity_per_sharing_mode(dev_spec, tier, expected):
 
 
 def test_capacity_mig_profile_count_and_time_sliced_slices(dev_data):
-    dev_data["tiers"][2]["resource"] = "nvidia.com/mig-1g.10gb"  # 2 per GPU in the dev layout
+    tier(dev_data, "finetune")["resource"] = "nvidia.com/mig-1g.10gb"  # 2 per GPU in the dev layout
     assert _cap(parse_spec(dev_data), "finetune") == (1 * 8 * 2, 8 * 8 * 2)
-    dev_data["nodePools"][1]["sharing"]["replicas"] = 3  # time-sliced MIG slices
+    pool(dev_data, "gpu-infer")["sharing"]["replicas"] = 3  # time-sliced MIG slices
     assert _cap(parse_spec(dev_data), "finetune") == (1 * 8 * 2 * 3, 8 * 8 * 2 * 3)
     assert _cap(parse_spec(dev_data), "inference") == (8 * 3, 64 * 3)
 
@@ -44,7 +45,7 @@ def test_dev_stack_has_no_queue_errors_or_warnings(dev_spec):
 
 
 def test_single_team_quota_above_pool_capacity_is_an_error(dev_data):
-    dev_data["teams"][0]["quotas"]["train"] = 129  # gpu-train: 16 nodes x 8 GPUs = 128
+    team(dev_data, "research")["quotas"]["train"] = 129  # gpu-train: 16 nodes x 8 GPUs = 128
     with pytest.raises(SpecError) as exc:
         from gpu_platform.validation import ensure_valid
 
@@ -55,12 +56,12 @@ def test_single_team_quota_above_pool_capacity_is_an_error(dev_data):
 
 
 def test_quota_at_exactly_capacity_is_fine(dev_data):
-    dev_data["teams"][0]["quotas"]["train"] = 128
+    team(dev_data, "research")["quotas"]["train"] = 128
     assert [f for f in check_queues(parse_spec(dev_data)) if f.severity != "info"] == []
 
 
 def test_overcommitted_quotas_are_a_warning_with_numbers(dev_data):
-    dev_data["teams"][1]["quotas"]["train"] = 120  # research 16 + production 120 = 136 > 128
+    team(dev_data, "production")["quotas"]["train"] = 120  # research 16 + production 120 = 136 > 128
     spec = parse_spec(dev_data)  # warnings do not fail validation
     [w] = [
         f for f in check_spec(spec) if f.severity == "warning" and not f.path.startswith(("autoscaling", "nodePools"))
@@ -73,14 +74,14 @@ def test_overcommitted_quotas_are_a_warning_with_numbers(dev_data):
 
 def test_tiers_sharing_a_pool_resource_share_its_capacity(dev_data):
     dev_data["tiers"].append({"name": "train-low", "pool": "gpu-train", "priority": 500})
-    dev_data["teams"][1]["quotas"]["train-low"] = 120
+    team(dev_data, "production")["quotas"]["train-low"] = 120
     [w] = [f for f in check_queues(parse_spec(dev_data)) if f.severity == "warning"]
     assert "tier train/train-low sum to 136" in w.message
 
 
 def test_mig_overcommit_counts_slices(dev_data):
-    dev_data["teams"][1]["quotas"]["inference"] = 60
-    dev_data["teams"][0]["quotas"]["inference"] = 5  # 65 > 8 nodes x 8 GPUs x 1 slice
+    team(dev_data, "production")["quotas"]["inference"] = 60
+    team(dev_data, "research")["quotas"]["inference"] = 5  # 65 > 8 nodes x 8 GPUs x 1 slice
     [w] = [f for f in check_queues(parse_spec(dev_data)) if f.severity == "warning"]
     assert w.path == "tiers[1]" and "65 nvidia.com/mig-3g.40gb" in w.message and "has 64" in w.message
 
@@ -93,15 +94,15 @@ def test_tier_without_quota_is_a_note_only_with_kueue(dev_data):
 
 
 def test_borrowing_limit_beyond_what_the_cohort_lends(dev_data):
-    dev_data["teams"][1].update(cohort="ml", quotas={"train": 10, "inference": 12}, lendingLimit={"train": 3})
+    team(dev_data, "production").update(cohort="ml", quotas={"train": 10, "inference": 12}, lendingLimit={"train": 3})
     [note] = [f for f in check_queues(parse_spec(dev_data)) if "borrowingLimit" in f.path]
     assert note.path == "teams[0].borrowingLimit.train" and "(3)" in note.message
-    dev_data["teams"][0]["borrowingLimit"] = {"train": 3}
+    team(dev_data, "research")["borrowingLimit"] = {"train": 3}
     assert not [f for f in check_queues(parse_spec(dev_data)) if "borrowingLimit" in f.path]
 
 
 def test_nested_cohorts_lend_across_the_tree(dev_data):
-    dev_data["teams"][1].update(cohort="serving", quotas={"train": 10})
+    team(dev_data, "production").update(cohort="serving", quotas={"train": 10})
     dev_data["scheduling"]["cohorts"] = [
         {"name": "org"},
         {"name": "ml", "parent": "org"},
@@ -111,7 +112,7 @@ def test_nested_cohorts_lend_across_the_tree(dev_data):
 
 
 def test_volcano_reserved_queue_names(dev_data):
-    dev_data["teams"][1]["name"] = "default"
+    team(dev_data, "production")["name"] = "default"
     assert not [f for f in check_queues(parse_spec(dev_data)) if f.path == "teams[1].name"]
     dev_data["scheduling"]["volcano"] = {"enabled": True}
     [err] = [f for f in check_queues(parse_spec_unchecked(dev_data)) if f.path == "teams[1].name"]

@@ -13,6 +13,7 @@ from gpu_platform.load import load_spec, parse_spec
 from gpu_platform.queues.kueue import resource_groups
 from gpu_platform.queues.render import render_queue_artifacts, render_queues
 from gpu_platform.synth import dump_documents
+from helpers.specs import team, tier
 
 EXAMPLE = ROOT / "examples" / "aws-1000-a100.yaml"
 
@@ -111,7 +112,7 @@ def test_resource_groups_merge_pools_sharing_a_resource(dev_data):
 def test_fair_sharing_weight_only_when_enabled(dev_data):
     assert "fairSharing" not in _by_kind(render_queues(parse_spec(dev_data)).kueue, "ClusterQueue")["research"]["spec"]
     dev_data["scheduling"]["kueue"]["fairSharing"] = True
-    dev_data["teams"][0]["weight"] = 3
+    team(dev_data, "research")["weight"] = 3
     spec = parse_spec(dev_data)
     assert _by_kind(render_queues(spec).kueue, "ClusterQueue")["research"]["spec"]["fairSharing"] == {"weight": 3}
     cfg = yaml.safe_load(render_queues(spec).kueue_release["values"]["managerConfig"]["controllerManagerConfigYaml"])
@@ -119,7 +120,7 @@ def test_fair_sharing_weight_only_when_enabled(dev_data):
 
 
 def test_local_queue_per_namespace_and_cohorts(dev_data):
-    dev_data["teams"][0]["namespaces"] = ["research", "research-2"]
+    team(dev_data, "research")["namespaces"] = ["research", "research-2"]
     dev_data["scheduling"]["cohorts"] = [{"name": "org"}, {"name": "ml", "parent": "org"}]
     q = render_queues(parse_spec(dev_data))
     lqs = [
@@ -174,11 +175,11 @@ def test_tier_admitted_only_on_its_own_pools_flavor(which, dev_data):
     docs = render_queues(spec).kueue
     flavors = _by_kind(docs, "ResourceFlavor")
     checked = 0
-    for team in spec.teams:
-        for tier_name in team.quotas:
+    for tm in spec.teams:
+        for tier_name in tm.quotas:
             tier = spec.tiers_by_name[tier_name]
             selector = {pool_label_key(spec.label_domain): tier.pool}
-            assert _admissible_flavors(docs, team.name, spec.resource_of(tier), selector) == [tier.pool]
+            assert _admissible_flavors(docs, tm.name, spec.resource_of(tier), selector) == [tier.pool]
             # the flavor's labels are the pool's node labels and no other pool's
             for pool in spec.node_pools:
                 fits = flavors[tier.pool]["spec"]["nodeLabels"].items() <= pool_labels(spec, pool).items()
@@ -197,7 +198,7 @@ def test_isolation_check_would_fail_without_the_node_selector(dev_spec):
 
 
 def test_priority_ladder_and_workload_priority_classes(dev_data):
-    dev_data["tiers"][4]["preemptionPolicy"] = "Never"
+    tier(dev_data, "ci")["preemptionPolicy"] = "Never"
     q = render_queues(parse_spec(dev_data))
     pcs = q.priority_classes
     assert [(p["metadata"]["name"], p["value"]) for p in pcs] == [
@@ -215,8 +216,8 @@ def test_priority_ladder_and_workload_priority_classes(dev_data):
 
 def test_default_ladder_when_tiers_omit_priority(dev_data):
     """Without explicit values the ladder is pre-training > inference > fine-tune > dev > CI, on both kinds."""
-    for tier in dev_data["tiers"]:
-        tier.pop("priority", None)
+    for t in dev_data["tiers"]:
+        t.pop("priority", None)
     q = render_queues(parse_spec(dev_data))
     ladder = [p["metadata"]["name"] for p in q.priority_classes]
     assert ladder == ["gpu-train", "gpu-inference", "gpu-finetune", "gpu-dev", "gpu-ci"]
@@ -231,7 +232,7 @@ def test_default_ladder_when_tiers_omit_priority(dev_data):
 
 def _volcano(dev_data, kueue: bool):
     dev_data["scheduling"] = {"kueue": {"enabled": kueue}, "volcano": {"enabled": True}}
-    dev_data["teams"][0]["lendingLimit"] = {"train": 6}
+    team(dev_data, "research")["lendingLimit"] = {"train": 6}
     return render_queues(parse_spec(dev_data))
 
 
