@@ -38,8 +38,9 @@ def test_k8s_objects(pulumi_mocks):
 def test_bottlerocket_pools_disable_operator_operands_and_gke_operator_stack_disables_gke_plugin(dev_data):
     from gpu_platform.contract import pool_labels
     from gpu_platform.load import parse_spec
+    from helpers.specs import pool
 
-    dev_data["nodePools"][0]["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
+    pool(dev_data, "gpu-train")["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
     spec = parse_spec(dev_data)
-    assert pool_labels(spec, spec.node_pools[0])["nvidia.com/gpu.deploy.operands"] == "false"
-    assert "nvidia.com/gpu.deploy.operands" not in pool_labels(spec, spec.node_pools[1])
+    assert pool_labels(spec, pool(spec, "gpu-train"))["nvidia.com/gpu.deploy.operands"] == "false"
+    assert "nvidia.com/gpu.deploy.operands" not in pool_labels(spec, pool(spec, "gpu-infer"))

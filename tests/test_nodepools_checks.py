@@ -9,7 +9,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.checks import check_node_pools
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
-from helpers.specs import gke_data
+from helpers.specs import gke_data, pool, pool_path, tier
 
 
 def _errors(data: dict) -> list[str]:
@@ -36,10 +36,10 @@ def test_dev_spec_node_pool_findings(dev_spec):
 def test_gke_native_rejects_mixed_mig_layout_and_points_to_gpu_operator():
     data = gke_data(**{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"3g.20gb": 1, "1g.5gb": 2}}}})
     (err,) = _errors(data)
-    assert err.startswith("nodePools[3].sharing.migLayout:")
+    assert err.startswith(f"{pool_path(data, 'gpu-infer')}.sharing.migLayout:")
     assert "gcp.gpuStack: gpu-operator" in err and "mixes MIG profiles" in err
     data["gcp"]["gpuStack"] = "gpu-operator"
-    data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
+    tier(data, "infer")["resource"] = "nvidia.com/mig-3g.20gb"
     assert _errors(data) == []
     parse_spec(data)  # valid on the operator stack
 
@@ -80,29 +80,29 @@ def test_gke_machine_without_accelerator_name_is_rejected():
     data["catalog"] = {
         "instanceTypes": [{"name": "g2-custom-a10g", "gpuModel": "A10G", "gpuCount": 1, "hourlyPrice": 1.0}]
     }
-    data["nodePools"][1]["instanceType"] = "g2-custom-a10g"
+    pool(data, "gpu-dev")["instanceType"] = "g2-custom-a10g"
     (err,) = _errors(data)
-    assert err.startswith("nodePools[1].instanceType: 'g2-custom-a10g' has GPU A10G")
+    assert err.startswith(f"{pool_path(data, 'gpu-dev')}.instanceType: 'g2-custom-a10g' has GPU A10G")
 
 
 def test_capacity_block_needs_reservation_id(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"capacityType": "CAPACITY_BLOCK"}
+    pool(dev_data, "gpu-train")["aws"] = {"capacityType": "CAPACITY_BLOCK"}
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
     assert [str(f).split(":")[0] for f in exc.value.findings] == ["nodePools[0].aws.capacityReservationId"]
-    dev_data["nodePools"][0]["aws"]["capacityReservationId"] = "cr-0abc"
+    pool(dev_data, "gpu-train")["aws"]["capacityReservationId"] = "cr-0abc"
     parse_spec(dev_data)
 
 
 def test_spot_with_reservation_is_rejected(dev_data):
-    dev_data["nodePools"][2]["aws"] = {"capacityType": "SPOT", "capacityReservationId": "cr-0abc"}
+    pool(dev_data, "gpu-dev")["aws"] = {"capacityType": "SPOT", "capacityReservationId": "cr-0abc"}
     (err,) = _errors(dev_data)
     assert err.startswith("nodePools[2].aws.capacityReservationId: 'cr-0abc' cannot be used with SPOT")
 
 
 def test_missing_role_and_subnets(dev_data):
     dev_data["aws"] = {"region": "us-east-1"}
-    dev_data["nodePools"][1]["aws"] = {"subnetIds": ["subnet-x"]}
+    pool(dev_data, "gpu-infer")["aws"] = {"subnetIds": ["subnet-x"]}
     errs = _errors(dev_data)
     assert any(e.startswith("aws.nodeRoleArn: missing") for e in errs)
     assert sorted(e.split(":")[0] for e in errs if "no subnets" in e) == [
@@ -116,23 +116,23 @@ def test_eks_label_length_limits(dev_data):
     dev_data["labelDomain"] = "gpu." + "a" * 40 + ".example.com"  # pool label key > 63 characters
     errs = _errors(dev_data)
     assert any(e.startswith("labelDomain: node label key") and "EKS allows 1-63" in e for e in errs)
-    dev_data["nodePools"][0]["labels"] = {"team": "x" * 64}  # label values are checked when the model is built
+    pool(dev_data, "gpu-train")["labels"] = {"team": "x" * 64}  # label values are checked when the model is built
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
     assert any(str(f).startswith("nodePools[0].labels.team: label value") for f in exc.value.findings)
 
 
 def test_eks_tag_limit(dev_data):
-    dev_data["nodePools"][0]["labels"] = {f"l{i}": "v" for i in range(45)}
+    pool(dev_data, "gpu-train")["labels"] = {f"l{i}": "v" for i in range(45)}
     errs = _errors(dev_data)
     assert any(e.startswith("nodePools[0].labels: 45 extra labels make") for e in errs)
 
 
 def test_capacity_block_on_account_wide_subnets_warns_to_pin_one_zone(dev_data):
-    dev_data["nodePools"][0]["aws"] = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0abc"}
+    pool(dev_data, "gpu-train")["aws"] = {"capacityType": "CAPACITY_BLOCK", "capacityReservationId": "cr-0abc"}
     (warn,) = [w for w in _warnings(dev_data) if "one availability zone" in w]
     assert warn.startswith("nodePools[0].aws.subnetIds: unset") and "['subnet-a', 'subnet-b']" in warn
-    dev_data["nodePools"][0]["aws"]["subnetIds"] = ["subnet-a"]
+    pool(dev_data, "gpu-train")["aws"]["subnetIds"] = ["subnet-a"]
     assert not [w for w in _warnings(dev_data) if "one availability zone" in w]
 
 
@@ -140,12 +140,12 @@ def test_capacity_block_on_account_wide_subnets_warns_to_pin_one_zone(dev_data):
 def test_mig_layout_name_longer_than_a_label_value_names_the_pool(dev_data, cloud):
     long = "gpu-infer-" + "x" * 50  # a valid 60-character pool name; "<pool>-<profiles>" is over 63
     data = gke_data("gpu-operator") if cloud == "gcp" else dev_data
-    pool = next(p for p in data["nodePools"] if p["sharing"]["mode"] == "mig")
-    for tier in data["tiers"]:
-        if tier["pool"] == pool["name"]:
-            tier["pool"] = long
-    pool["name"] = long
-    i = data["nodePools"].index(pool)
+    mig = next(p for p in data["nodePools"] if p["sharing"]["mode"] == "mig")
+    for t in data["tiers"]:
+        if t["pool"] == mig["name"]:
+            t["pool"] = long
+    mig["name"] = long
+    i = data["nodePools"].index(mig)
     errs = [e for e in _errors(data) if "MIG layout name" in e]
     assert len(errs) == 1 and errs[0].startswith(f"nodePools[{i}].name: the MIG layout name '{long}-")
     assert "shorten the pool name" in errs[0]
