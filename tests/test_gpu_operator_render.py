@@ -23,7 +23,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.synth import dump_documents
 from gpu_platform.validation import check_spec
-from helpers.specs import dev_fleet_on_gke, pool, without_mig, without_mps
+from helpers.specs import dev_fleet_on_gke, pool, team, without_mig, without_mps
 
 
 def _release_values(spec) -> dict:
@@ -235,7 +235,7 @@ def test_gke_gpu_operator_stack_values(dev_data):
     assert v["migManager"]["env"] == [{"name": "WITH_REBOOT", "value": "true"}]
     (quota,) = [d for d in r.documents if d["kind"] == "ResourceQuota"]
     assert quota["spec"]["scopeSelector"]["matchExpressions"][0]["values"][0] == "system-node-critical"
-    assert operator_node_labels(spec, spec.node_pools[0]) == {"gke-no-default-nvidia-gpu-device-plugin": "true"}
+    assert operator_node_labels(spec, pool(spec, "gpu-train")) == {"gke-no-default-nvidia-gpu-device-plugin": "true"}
 
 
 def test_gke_before_1_33_has_no_runtime_config_source(dev_data):
@@ -247,14 +247,14 @@ def test_gke_before_1_33_has_no_runtime_config_source(dev_data):
 def test_gke_native_renders_nothing(dev_data):
     spec = PlatformSpec.model_validate(dev_fleet_on_gke(dev_data, stack="gke-native"))
     assert render_gpu_operator_artifacts(spec) == []
-    assert operator_node_labels(spec, spec.node_pools[0]) == {}
+    assert operator_node_labels(spec, pool(spec, "gpu-train")) == {}
 
 
 def test_bottlerocket_pool_gets_operands_disabled_label(dev_data):
     pool(dev_data, "gpu-train")["aws"] = {"amiType": "BOTTLEROCKET_x86_64_NVIDIA"}
     spec = parse_spec(dev_data)
-    assert operator_node_labels(spec, spec.node_pools[0]) == {"nvidia.com/gpu.deploy.operands": "false"}
-    assert operator_node_labels(spec, spec.node_pools[1]) == {}
+    assert operator_node_labels(spec, pool(spec, "gpu-train")) == {"nvidia.com/gpu.deploy.operands": "false"}
+    assert operator_node_labels(spec, pool(spec, "gpu-infer")) == {}
 
 
 def test_synth_artifacts_and_notes(dev_spec):
@@ -272,11 +272,11 @@ def _dp_name(data) -> str:
 @pytest.mark.parametrize(
     "change",
     [
-        lambda d: d["nodePools"][2]["sharing"].update(replicas=8),
-        lambda d: d["nodePools"][3]["sharing"].update(replicas=16),
-        lambda d: d["nodePools"][1]["sharing"].update(replicas=2),
-        lambda d: d["nodePools"][2]["sharing"].update(failRequestsGreaterThanOne=True),
-        lambda d: d["nodePools"][0].update(sharing={"mode": "time-slicing", "replicas": 2}),
+        lambda d: pool(d, "gpu-dev")["sharing"].update(replicas=8),
+        lambda d: pool(d, "gpu-ci")["sharing"].update(replicas=16),
+        lambda d: pool(d, "gpu-infer")["sharing"].update(replicas=2),
+        lambda d: pool(d, "gpu-dev")["sharing"].update(failRequestsGreaterThanOne=True),
+        lambda d: pool(d, "gpu-train").update(sharing={"mode": "time-slicing", "replicas": 2}),
     ],
 )
 def test_restart_hash_changes_with_sharing(dev_data, change):
@@ -289,8 +289,8 @@ def test_restart_hash_changes_with_sharing(dev_data, change):
 @pytest.mark.parametrize(
     "change",
     [
-        lambda d: d["nodePools"][0].update(maxSize=32, minSize=2),
-        lambda d: d["teams"][0]["quotas"].update(dev=4),
+        lambda d: pool(d, "gpu-train").update(maxSize=32, minSize=2),
+        lambda d: team(d, "research")["quotas"].update(dev=4),
         lambda d: d.update(gpuOperator={"valuesOverrides": {"driver": {"enabled": True}}, "version": "v26.3.3"}),
         lambda d: d["monitoring"]["prometheus"].update(releaseName="prom"),
     ],

@@ -91,7 +91,7 @@ def test_efa_opt_in_and_placement_opt_out(dev_data):
     pool(dev_data, "gpu-train")["aws"] = {"placementGroup": False, "subnetIds": ["subnet-a"]}
     pool(dev_data, "gpu-infer")["aws"] = {"efa": True, "subnetIds": ["subnet-a"]}
     spec = parse_spec(dev_data)
-    train, infer = spec.node_pools[0], spec.node_pools[1]
+    train, infer = pool(spec, "gpu-train"), pool(spec, "gpu-infer")
     assert "placement" not in render_eks_launch_template(spec, train)
     assert len(render_eks_launch_template(spec, train)["networkInterfaces"]) == 4
     assert len(render_eks_launch_template(spec, infer)["networkInterfaces"]) == 4
@@ -106,7 +106,7 @@ def test_capacity_block_pool_gets_efa_but_no_placement_group(dev_data):
         "capacityReservationId": "cr-0123",
     }
     spec = parse_spec(dev_data)
-    lt = render_eks_launch_template(spec, spec.node_pools[0])
+    lt = render_eks_launch_template(spec, pool(spec, "gpu-train"))
     assert len(lt["networkInterfaces"]) == 4 and "placement" not in lt
     assert lt["capacityReservationSpecification"] == {"capacityReservationTarget": {"capacityReservationId": "cr-0123"}}
 
@@ -114,7 +114,7 @@ def test_capacity_block_pool_gets_efa_but_no_placement_group(dev_data):
 def test_p5_pool_gets_32_interfaces(dev_data):
     pool(dev_data, "gpu-train")["instanceType"] = "p5.48xlarge"
     spec = parse_spec(dev_data)
-    nics = render_eks_launch_template(spec, spec.node_pools[0])["networkInterfaces"]
+    nics = render_eks_launch_template(spec, pool(spec, "gpu-train"))["networkInterfaces"]
     assert len(nics) == 32 and nics[-1]["networkCardIndex"] == 31
 
 
@@ -298,7 +298,7 @@ def _karpenter_variants(dev_data) -> list:
     ):
         out.append(_karpenter(json.loads(json.dumps(dev_data)), first, **aws))
     data = json.loads(json.dumps(dev_data))
-    data["nodePools"][0]["instanceType"] = "p5.48xlarge"
+    pool(data, "gpu-train")["instanceType"] = "p5.48xlarge"
     out.append(_karpenter(data))
     return out
 

@@ -8,7 +8,7 @@ from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.queues.checks import check_queues, tier_capacity
 from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
-from helpers.specs import pool, team, tier
+from helpers.specs import pool, team, tier, tier_path
 
 
 def _cap(spec, tier):
@@ -66,7 +66,7 @@ def test_overcommitted_quotas_are_a_warning_with_numbers(dev_data):
     [w] = [
         f for f in check_spec(spec) if f.severity == "warning" and not f.path.startswith(("autoscaling", "nodePools"))
     ]
-    assert w.path == "tiers[0]"
+    assert w.path == tier_path(dev_data, "train")
     assert "sum to 136 nvidia.com/gpu (research 16, production 120)" in w.message
     assert "has 128 at max size (16 nodes x 8 GPUs x 1 per GPU)" in w.message
     assert "admit 8 more than can run" in w.message
@@ -83,14 +83,18 @@ def test_mig_overcommit_counts_slices(dev_data):
     team(dev_data, "production")["quotas"]["inference"] = 60
     team(dev_data, "research")["quotas"]["inference"] = 5  # 65 > 8 nodes x 8 GPUs x 1 slice
     [w] = [f for f in check_queues(parse_spec(dev_data)) if f.severity == "warning"]
-    assert w.path == "tiers[1]" and "65 nvidia.com/mig-3g.40gb" in w.message and "has 64" in w.message
+    assert (
+        w.path == tier_path(dev_data, "inference")
+        and "65 nvidia.com/mig-3g.40gb" in w.message
+        and "has 64" in w.message
+    )
 
 
 def test_tier_without_quota_is_a_note_only_with_kueue(dev_data):
-    [note] = [f for f in check_queues(parse_spec(dev_data)) if f.path == "tiers[4]"]
+    [note] = [f for f in check_queues(parse_spec(dev_data)) if f.path == tier_path(dev_data, "ci")]
     assert note.severity == "info" and "tier ci" in note.message
     dev_data["scheduling"] = {"kueue": {"enabled": False}}
-    assert not [f for f in check_queues(parse_spec(dev_data)) if f.path == "tiers[4]"]
+    assert not [f for f in check_queues(parse_spec(dev_data)) if f.path == tier_path(dev_data, "ci")]
 
 
 def test_borrowing_limit_beyond_what_the_cohort_lends(dev_data):
