@@ -6,7 +6,7 @@ import copy
 
 from gpu_platform.gpu_operator.render import render_gpu_operator
 from gpu_platform.load import parse_spec
-from helpers.specs import dev_fleet_on_gke
+from helpers.specs import dev_fleet_on_gke, pool
 
 TOKEN = "gpu-platform:index:GpuOperator"
 
@@ -58,7 +58,7 @@ def test_sharing_change_replaces_the_configmap_and_repoints_the_release(pulumi_m
     old_names = _dp_resource_names(before)
     old_values = before.named("gpuop-release").inputs["values"]
     changed = copy.deepcopy(dev_data)
-    changed["nodePools"][2]["sharing"]["replicas"] = 6
+    pool(changed, "gpu-dev")["sharing"]["replicas"] = 6
     pulumi_mocks.resources.clear()
     after = _run(pulumi_mocks, parse_spec(changed))
     new_names = _dp_resource_names(after)
@@ -71,7 +71,7 @@ def test_size_change_keeps_the_configmap_and_release_values(pulumi_mocks, dev_da
     before = _run(pulumi_mocks, parse_spec(dev_data))
     old = (_dp_resource_names(before), before.named("gpuop-release").inputs["values"])
     changed = copy.deepcopy(dev_data)
-    changed["nodePools"][2]["maxSize"] = 12
+    pool(changed, "gpu-dev")["maxSize"] = 12
     pulumi_mocks.resources.clear()
     after = _run(pulumi_mocks, parse_spec(changed))
     assert (_dp_resource_names(after), after.named("gpuop-release").inputs["values"]) == old
@@ -96,7 +96,7 @@ def test_platform_skips_the_operator_on_gke_native(pulumi_mocks, dev_data):
     from gpu_platform import GpuPlatform, GpuPlatformArgs
 
     data = dev_fleet_on_gke(dev_data, stack="gke-native")
-    data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2}
+    pool(data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 2}
     for tier in data["tiers"]:
         if tier["pool"] == "gpu-infer":
             tier.pop("resource")  # GKE advertises the partitions as nvidia.com/gpu

@@ -26,7 +26,7 @@ def _spec(data, **fields):
 
 def _karpenter(data):
     """The dev spec with its training pool on Karpenter (its EC2NodeClass embeds the node role name)."""
-    data["nodePools"][0].setdefault("aws", {})["provisioner"] = "karpenter"
+    pool(data, "gpu-train").setdefault("aws", {})["provisioner"] = "karpenter"
     return data
 
 

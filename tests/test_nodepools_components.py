@@ -76,7 +76,7 @@ def test_gke_pool_component(pulumi_mocks):
     from gpu_platform.nodepools.gcp import GkeGpuNodePool, GkeGpuNodePoolArgs
 
     data = gke_data()
-    data["nodePools"][1]["protect"] = True
+    pool(data, "gpu-dev")["protect"] = True
     spec = parse_spec(data)
     rec = pulumi_mocks.run(lambda: GkeGpuNodePool("gpu-dev", GkeGpuNodePoolArgs(spec=spec, pool="gpu-dev")))
     comp, np = rec.named("gpu-dev"), rec.named("gpu-dev-np")

@@ -16,7 +16,7 @@ from gpu_platform.nodepools.eks import (
 from gpu_platform.nodepools.gke import gke_partition_count, render_gke_node_pool
 from gpu_platform.nodepools.render import render_node_pool, render_nodepool_artifacts
 from gpu_platform.synth import dump_documents
-from helpers.specs import pool
+from helpers.specs import pool, tier
 
 
 def gke_data(stack: str = "gke-native", **pool_overrides) -> dict:
@@ -252,7 +252,7 @@ def test_gke_gpu_operator_stack_disables_driver_and_device_plugin():
     data = gke_data(
         "gpu-operator", **{"gpu-infer": {"sharing": {"mode": "mig", "migLayout": {"3g.20gb": 1, "1g.5gb": 2}}}}
     )
-    data["tiers"][3]["resource"] = "nvidia.com/mig-3g.20gb"
+    tier(data, "infer")["resource"] = "nvidia.com/mig-3g.20gb"
     spec = parse_spec(data)
     for p in spec.node_pools:
         cfg = render_gke_node_pool(spec, p)["nodeConfig"]
@@ -260,7 +260,7 @@ def test_gke_gpu_operator_stack_disables_driver_and_device_plugin():
         assert acc["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "INSTALLATION_DISABLED"}
         assert "gpuSharingConfig" not in acc and "gpuPartitionSize" not in acc
         assert cfg["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"
-    assert render_node_pool(spec, spec.node_pools[0])["gpuStack"] == "gpu-operator"
+    assert render_node_pool(spec, pool(spec, "gpu-train"))["gpuStack"] == "gpu-operator"
 
 
 @pytest.mark.parametrize(

@@ -107,7 +107,7 @@ def test_default_compact_placement_on_gke_warns_until_set():
     data = gke_data("gpu-operator")
     [w] = [w for w in finding_lines(data, "warning") if w.startswith("nodePools[0].gcp.compactPlacement")]
     assert "only when it creates a node pool" in w and "replaces the pool" in w
-    data["nodePools"][0].setdefault("gcp", {})["compactPlacement"] = True
+    pool(data, "gpu-train").setdefault("gcp", {})["compactPlacement"] = True
     assert not [w for w in finding_lines(data, "warning") if w.startswith("nodePools[0].gcp.compactPlacement")]
 
 
@@ -247,8 +247,8 @@ def test_managed_node_group_over_the_eks_quota_warns(dev_data):
 
 def test_gke_pool_over_1000_nodes_per_zone_is_an_error():
     data = gke_data()
-    data["nodePools"][0]["maxSize"] = 1500
-    data["nodePools"][0].setdefault("gcp", {})["zones"] = ["us-central1-a"]
+    pool(data, "gpu-train")["maxSize"] = 1500
+    pool(data, "gpu-train").setdefault("gcp", {})["zones"] = ["us-central1-a"]
     assert any(
         e.startswith("nodePools[0].maxSize: 1500 nodes over 1 zone(s); GKE allows at most 1000")
         for e in finding_lines(data)

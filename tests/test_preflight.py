@@ -90,10 +90,10 @@ def test_efa_count_disagreeing_with_ec2_fails(aws_account, dev_data, monkeypatch
 
 def test_placement_group_pool_across_zones_warns(aws_account, dev_data):
     data = _spec(dev_data, aws_account)
-    data["nodePools"][0]["aws"] = {"placementGroup": True}  # back to aws.subnetIds: zones b and c
+    pool(data, "gpu-train")["aws"] = {"placementGroup": True}  # back to aws.subnetIds: zones b and c
     (check,) = _by(run_preflight(parse_spec(data)), "placement zone")
     assert check.status == WARN and "span us-east-1b, us-east-1c" in check.detail
-    data["nodePools"][0]["aws"] = {}  # default: no placement group over several subnets
+    pool(data, "gpu-train")["aws"] = {}  # default: no placement group over several subnets
     assert not _by(run_preflight(parse_spec(data)), "placement zone")
 
 
@@ -128,7 +128,7 @@ def test_instance_type_not_offered_in_a_subnet_zone_fails(aws_account, dev_data)
 
 def test_missing_subnet_fails_and_names_it(aws_account, dev_data):
     data = _spec(dev_data, aws_account)
-    data["nodePools"][0]["aws"] = {"subnetIds": ["subnet-0123456789abcdef0"], "placementGroup": False}
+    pool(data, "gpu-train")["aws"] = {"subnetIds": ["subnet-0123456789abcdef0"], "placementGroup": False}
     checks = run_preflight(parse_spec(data))
     missing = [c for c in _by(checks, "subnet") if c.status == FAIL]
     assert [c.target for c in missing] == ["subnet-0123456789abcdef0"]

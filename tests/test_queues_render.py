@@ -98,7 +98,7 @@ def test_cluster_queue_per_team_with_cohort_namespaces_quota_preemption(dev_spec
 
 def test_resource_groups_merge_pools_sharing_a_resource(dev_data):
     spec = _shared_resource_spec(dev_data)
-    groups = resource_groups(spec, spec.teams[-1])
+    groups = resource_groups(spec, team(spec, "mixed"))
     assert [(g.resources, list(g.flavors)) for g in groups] == [
         (["nvidia.com/gpu"], ["gpu-train", "gpu-ci"]),
         (["nvidia.com/mig-2g.20gb", "nvidia.com/mig-3g.40gb"], ["gpu-infer", "gpu-infer2"]),
