@@ -39,6 +39,11 @@ __all__ = [
     "Team",
     "Tier",
     "MAX_HOURLY_PRICE",
+    "AdmissionSpec",
+    "GpuOperatorSpec",
+    "KueueSpec",
+    "PrometheusSpec",
+    "VolcanoSpec",
 ]
 
 MAX_COUNT = 1_000_000_000  # quotas and limits: far above any fleet, far below what overflows a float or a solver

@@ -19,7 +19,7 @@ from .mig import (
     profiles_for,
 )
 from .network import EFA_INTERFACES, EFA_SOURCE
-from .resources import GPU_RESOURCE, MIG_RESOURCE_PREFIX, NVIDIA_RESOURCE_PREFIX, mig_resource
+from .resources import GPU_RESOURCE
 
 __all__ = [
     "Catalog",
@@ -30,8 +30,6 @@ __all__ = [
     "GPU_MODELS",
     "GPU_RESOURCE",
     "MIG_CAPABLE_GPUS",
-    "MIG_RESOURCE_PREFIX",
-    "NVIDIA_RESOURCE_PREFIX",
     "INSTANCE_TYPES",
     "MIG_PROFILES",
     "SOURCES",
@@ -39,7 +37,6 @@ __all__ = [
     "MEMORY_SLICES",
     "gpu_families",
     "layout_fits",
-    "mig_resource",
     "placements_for",
     "profiles_for",
 ]

@@ -14,15 +14,7 @@ from functools import lru_cache
 
 from .resources import mig_resource
 
-__all__ = [
-    "MigProfile",
-    "MIG_PROFILES",
-    "COMPUTE_SLICES",
-    "MEMORY_SLICES",
-    "layout_fits",
-    "placements_for",
-    "profiles_for",
-]
+__all__ = ["MIG_PROFILES", "COMPUTE_SLICES", "MEMORY_SLICES", "layout_fits", "placements_for", "profiles_for"]
 
 COMPUTE_SLICES = 7
 MEMORY_SLICES = 8

@@ -20,7 +20,7 @@ from celpy.evaluation import Evaluator
 
 from .celext import KUBERNETES_FUNCTIONS
 
-__all__ = ["CelError", "activation", "evaluate", "to_plain"]
+__all__ = ["CelError", "activation", "evaluate", "to_plain", "to_cel"]
 
 
 class JSONPatch(celtypes.MessageType):

@@ -38,6 +38,7 @@ __all__ = [
     "operator_node_labels",
     "render_gpu_operator",
     "render_gpu_operator_artifacts",
+    "CHART",
 ]
 
 CHART = "gpu-operator"
