@@ -11,6 +11,7 @@ import yaml
 from conftest import ROOT
 from gpu_platform.errors import SpecError
 from gpu_platform.load import load_spec, read_spec_data
+from helpers.specs import tier
 
 
 def _dev_spec_data():
@@ -133,7 +134,7 @@ def test_config_json_errors_of_the_spec_itself_name_their_field():
     from gpu_platform.cli import main
 
     data = _dev_spec_data()
-    data["tiers"][0]["pool"] = "nope"
+    tier(data, "train")["pool"] = "nope"
     res = CliRunner().invoke(main, ["validate", "--config-json", "-"], input=_config_json(data))
     assert res.exit_code == 1 and "tiers[0].pool: 'nope' is not a pool" in res.stderr
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from helpers.specs import tier
+from helpers.specs import tier, tier_path
 
 
 def _spec(data, **fields):
@@ -126,7 +126,7 @@ def test_an_invalid_spec_given_to_the_platform_is_a_run_error(pulumi_mocks, dev_
     with pytest.raises(SpecError) as info:
         pulumi_mocks.run(program)
     assert isinstance(info.value, pulumi.RunError)
-    assert any(f.path.startswith("tiers[0]") for f in info.value.findings)
+    assert any(f.path.startswith(tier_path(dev_data, "train")) for f in info.value.findings)
     assert pulumi_mocks.resources == []
 
 

@@ -11,6 +11,7 @@ from pulumi.runtime.proto import engine_pb2
 
 from conftest import ROOT
 from helpers.provider_rpc import STACK_URN, ProviderProcess, property_errors, python_side
+from helpers.specs import pool, team
 
 TOKEN = "gpu-platform:index:GpuPlatform"
 OUTPUT_VALUE = {"4dabf18193072939515e22adb298388d": "d0e6a833031e9bbcd3f4e8bde6ca49a4"}  # rpc output value sig
@@ -97,11 +98,11 @@ def _python_error(data) -> str:
 @pytest.mark.parametrize(
     "break_it",
     [
-        lambda d: d["nodePools"][1]["sharing"].update(migLayout={"3g.40gb": 2, "1g.10gb": 1}),  # does not fit a GPU
-        lambda d: d["nodePools"][0]["sharing"].update(mode="shared"),  # not an enum value
-        lambda d: (d["nodePools"][2].update(minSize=9, maxSize=4), d["teams"][0]["quotas"].update(nope=1)),
-        lambda d: d["nodePools"][3].update(maxSize=2.5),  # a fraction for an integer
-        lambda d: d["nodePools"][3]["sharing"].update(replicas=True),
+        lambda d: pool(d, "gpu-infer")["sharing"].update(migLayout={"3g.40gb": 2, "1g.10gb": 1}),  # does not fit a GPU
+        lambda d: pool(d, "gpu-train")["sharing"].update(mode="shared"),  # not an enum value
+        lambda d: (pool(d, "gpu-dev").update(minSize=9, maxSize=4), team(d, "research")["quotas"].update(nope=1)),
+        lambda d: pool(d, "gpu-ci").update(maxSize=2.5),  # a fraction for an integer
+        lambda d: pool(d, "gpu-ci")["sharing"].update(replicas=True),
     ],
     ids=["mig-layout", "enum", "two-errors", "fraction", "bool-for-int"],
 )

@@ -14,6 +14,7 @@ import yaml
 from conftest import ROOT
 from gpu_platform.load import load_spec, parse_spec
 from gpu_platform.queues.render import render_queues
+from helpers.specs import team
 
 EXAMPLE = ROOT / "examples" / "aws-1000-a100.yaml"
 
@@ -163,7 +164,7 @@ def test_podgroup_example_validates(reference, dev_data):
     from gpu_platform.queues.volcano import render_podgroup
 
     spec = _specs(dev_data)["dev-both"]
-    pg = render_podgroup(spec.teams[0], "research", "llama-ft", 4, "gpu-train")
+    pg = render_podgroup(team(spec, "research"), "research", "llama-ft", 4, "gpu-train")
     validate_custom_resource(reference, pg)
     assert pg["spec"]["queue"] in {d["metadata"]["name"] for d in render_queues(spec).volcano}
 
