@@ -14,6 +14,7 @@ import yaml
 
 from conftest import DEV_STACK, ROOT
 from helpers.pulumi_schema import resource_inputs_schema
+from helpers.specs import pool, tier
 
 TOKEN = "gpu-platform:index:GpuPlatform"
 YAML_STACK = ROOT / "examples" / "yaml-stack"
@@ -69,9 +70,9 @@ def test_yaml_program_builds_the_dev_stacks_platform(package):
 
 def test_the_schema_check_catches_what_pulumi_would_reject(validator):
     spec = _dev_spec()
-    spec["nodePools"][0]["sharing"]["mode"] = "shared"
-    spec["nodePools"][1]["minsize"] = 1
-    spec["tiers"][0]["priority"] = "high"
+    pool(spec, "gpu-train")["sharing"]["mode"] = "shared"
+    pool(spec, "gpu-infer")["minsize"] = 1
+    tier(spec, "train")["priority"] = "high"
     del spec["labelDomain"]
     found = "\n".join(_errors(validator, spec))
     assert "'shared' is not one of" in found
