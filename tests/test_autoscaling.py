@@ -9,11 +9,12 @@ import jsonschema
 import pytest
 import yaml
 
+from gpu_platform.autoscaling.checks import check_autoscaling
 from gpu_platform.autoscaling.keda import queue_depth_query, render_keda_values, render_scaled_objects
 from gpu_platform.autoscaling.render import render_autoscaling_artifacts
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
-from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
+from gpu_platform.validation import DOMAIN_CHECKS, check_spec
 from helpers.exporters import app_queue_depth
 from helpers.promtool import promtool_path, run, write_files
 from helpers.specs import team
@@ -124,7 +125,7 @@ def promtool() -> str:
 
 
 def test_check_is_registered():
-    assert "gpu_platform.autoscaling.checks:check_autoscaling" in DOMAIN_CHECK_PATHS
+    assert check_autoscaling in DOMAIN_CHECKS
 
 
 def test_dev_example_is_valid_and_warns_nothing(dev_data):

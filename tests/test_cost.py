@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpu_platform.cli import LAZY_COMMANDS, main
+from gpu_platform.cli import main
+from gpu_platform.observability.cost_cli import cost
 
 ROOT = Path(__file__).resolve().parents[1]
 FLEET = str(ROOT / "examples" / "aws-1000-a100.yaml")
@@ -35,8 +36,8 @@ def _tier(pool: dict, name: str) -> dict:
     return next(t for t in pool["tiers"] if t["name"] == name)
 
 
-def test_registered_lazily():
-    assert LAZY_COMMANDS["cost"] == "gpu_platform.observability.cost_cli:cost"
+def test_registered():
+    assert main.commands["cost"] is cost
 
 
 def test_exclusive_pool_by_hand(report):

@@ -8,7 +8,7 @@ from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.checks import check_node_pools
 from gpu_platform.spec import PlatformSpec
-from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
+from gpu_platform.validation import DOMAIN_CHECKS, check_spec
 from helpers.specs import gke_data, pool, pool_path, tier
 
 
@@ -21,7 +21,7 @@ def _warnings(data: dict) -> list[str]:
 
 
 def test_check_is_registered():
-    assert "gpu_platform.nodepools.checks:check_node_pools" in DOMAIN_CHECK_PATHS
+    assert check_node_pools in DOMAIN_CHECKS
 
 
 def test_dev_spec_node_pool_findings(dev_spec):

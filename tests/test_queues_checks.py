@@ -7,7 +7,7 @@ import pytest
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.queues.checks import check_queues, tier_capacity
-from gpu_platform.validation import DOMAIN_CHECK_PATHS, check_spec
+from gpu_platform.validation import DOMAIN_CHECKS, check_spec
 from helpers.specs import pool, team, tier, tier_path
 
 
@@ -143,7 +143,7 @@ def test_default_integrations_are_known_to_kueue(dev_spec):
 
 
 def test_check_is_registered():
-    assert "gpu_platform.queues.checks:check_queues" in DOMAIN_CHECK_PATHS
+    assert check_queues in DOMAIN_CHECKS
 
 
 def parse_spec_unchecked(data):

@@ -9,7 +9,7 @@ import click
 from pydantic import ValidationError
 from rich.table import Table
 
-from .cli import err, fail, load_or_fail, out
+from .console import err, fail, load_or_fail, out
 from .errors import GpuPlatformError
 from .inputs import (
     MAX_DOCUMENT_BYTES,

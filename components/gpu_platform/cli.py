@@ -5,94 +5,47 @@ Exit codes: 0 success, 1 invalid spec or a failed check, 2 usage error.
 
 from __future__ import annotations
 
-import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .errors import Finding, GpuPlatformError, SpecError
+from .audit import audit
+from .console import err, fail, load_or_fail, out, print_findings, spec_source
+from .errors import GpuPlatformError
+from .observability.cost_cli import cost
+from .preflight_cli import preflight
 
 __all__ = ["main", "LAZY_COMMANDS", "err", "fail", "load_or_fail", "out", "print_findings", "spec_source"]
 
-# Commands that live with their domain: name -> "module:function" (imported only when used).
-LAZY_COMMANDS: dict[str, str] = {
-    "preflight": "gpu_platform.preflight_cli:preflight",
-    "plan": "gpu_platform.planner.cli:plan_command",
-    "cost": "gpu_platform.observability.cost_cli:cost",
-    "audit": "gpu_platform.audit:audit",
-    "explain": "gpu_platform.explain.cli:explain",
-}
 
-_WIDTH = None if sys.stdout.isatty() else 160
-out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
-err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
+def _plan_command() -> click.Command:
+    from .planner.cli import plan_command  # the planner imports scipy and highspy (about 1 s): only for `plan`
+
+    return plan_command
 
 
-class _LazyGroup(click.Group):
+def _explain_command() -> click.Command:
+    from .explain.cli import explain  # explain imports celpy and lark to evaluate CEL (about 0.2 s): only for it
+
+    return explain
+
+
+# Commands whose modules are slow to import: name -> the function that imports the command, called when it is used.
+DEFERRED_COMMANDS: dict[str, Callable[[], click.Command]] = {"explain": _explain_command, "plan": _plan_command}
+
+
+class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+        return sorted([*super().list_commands(ctx), *DEFERRED_COMMANDS])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in LAZY_COMMANDS:
-            module, attr = LAZY_COMMANDS[name].split(":")
-            return getattr(importlib.import_module(module), attr)
+        if name in DEFERRED_COMMANDS:
+            return DEFERRED_COMMANDS[name]()
         return super().get_command(ctx, name)
-
-
-def print_findings(findings: list[Finding], console: Console = err) -> None:
-    """Print errors, warnings and notes, one per line, each naming its field path."""
-    for f in findings:
-        style = {"error": "red", "warning": "yellow"}.get(f.severity, "cyan")
-        console.print(f"[{style}]{f.severity}[/]: {escape(str(f))}")
-
-
-def fail(e: GpuPlatformError) -> None:
-    """Report a user error without a traceback and exit 1."""
-    if isinstance(e, SpecError):
-        where = f" in {e.source}" if e.source else ""
-        err.print(f"[red]invalid spec{where}: {len(e.findings)} error(s)[/]")
-        print_findings(e.findings)
-    else:
-        err.print(f"[red]error:[/] {escape(str(e))}")
-    sys.exit(1)
-
-
-def load_or_fail(path: str | None, config_json: str | None = None):
-    """Load and validate a spec from FILE or `--config-json`, or print every error and exit 1 (exit 2 when both
-    or neither are given). Returns (spec, findings)."""
-    from .load import load_config_json, load_spec
-    from .validation import check_spec
-
-    if (path is None) == (config_json is None):
-        err.print(
-            "[red]usage:[/] give FILE (Pulumi.<stack>.yaml or a spec) or --config-json PATH|- (the output of "
-            "`pulumi config --json`), not both"
-            if path
-            else "[red]usage:[/] missing FILE; allowed: Pulumi.<stack>.yaml, a spec file, or --config-json PATH|-"
-        )
-        sys.exit(2)
-    notes: list[Finding] = []
-    try:
-        spec = load_spec(path, notes) if path is not None else load_config_json(config_json)
-    except GpuPlatformError as e:
-        fail(e)
-    return spec, notes + check_spec(spec)
-
-
-def spec_source(command):  # noqa: ANN001, ANN201 (a click decorator)
-    """FILE (optional) and `--config-json PATH|-`: where a command reads its spec (see `load_or_fail`)."""
-    command = click.option(
-        "--config-json",
-        "config_json",
-        metavar="PATH|-",
-        help="Read the spec from `pulumi config --json` output (a file, or - for stdin) instead of FILE: the "
-        "config as the stack sees it, with ESC environments and secrets resolved.",
-    )(command)
-    return click.argument("file", required=False, type=click.Path(dir_okay=False))(command)
 
 
 def capacity_table(spec) -> Table:
@@ -130,7 +83,7 @@ def _config_label(config_json: str | None) -> str:
     return "standard input" if config_json == "-" else str(config_json)
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gpu-platform")
 def main() -> None:
     """Validate, render, cost and audit a tiered multi-tenant GPU platform."""
@@ -192,6 +145,9 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
             err.print(f"[cyan]note[/]: {escape(note)}")
     print_findings([f for f in findings if f.severity != "error"])
 
+
+for _command in (audit, cost, preflight):
+    main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from .console import err, load_or_fail, out, print_findings
 from .spec import Cloud
 
 __all__ = ["preflight"]
@@ -18,8 +19,6 @@ __all__ = ["preflight"]
 def preflight(file: str, profile: str | None) -> None:
     """Check the AWS account for FILE: cluster and version, node role, subnets, instance offerings per zone."""
     from rich.markup import escape
-
-    from .cli import err, load_or_fail, out, print_findings
 
     spec, findings = load_or_fail(file)
     if any(f.severity == "error" for f in findings):

@@ -10,12 +10,18 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator
 
+from .admission.checks import check_admission
+from .autoscaling.checks import check_autoscaling
 from .catalog import GPU_RESOURCE, MIG_CAPABLE_GPUS, layout_fits, profiles_for
 from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, SpecError
+from .gpu_operator.checks import check_gpu_operator
+from .nodepools.checks import check_node_pools
+from .observability.checks import check_observability
+from .queues.checks import check_queues
 from .spec import Cloud, NodePoolAws, NodePoolGcp, PlatformSpec, SharingMode
 
-__all__ = ["DOMAIN_CHECK_PATHS", "check_spec", "ensure_component_args", "ensure_valid"]
+__all__ = ["DOMAIN_CHECKS", "check_spec", "ensure_component_args", "ensure_valid"]
 
 Check = Callable[[PlatformSpec], Iterable[Finding]]
 
@@ -334,33 +340,22 @@ CORE_RULES: tuple[Check, ...] = (
 )
 
 
-# Checks each domain registers once: "module:function", imported on first use.
-DOMAIN_CHECK_PATHS: list[str] = [
-    "gpu_platform.nodepools.checks:check_node_pools",
-    "gpu_platform.gpu_operator.checks:check_gpu_operator",
-    "gpu_platform.queues.checks:check_queues",
-    "gpu_platform.admission.checks:check_admission",
-    "gpu_platform.autoscaling.checks:check_autoscaling",
-    "gpu_platform.observability.checks:check_observability",
-]
-
-
-def DOMAIN_CHECKS() -> tuple[Check, ...]:  # noqa: N802 (reads as the registry it is)
-    """The registered domain checks, imported lazily so validation stays cheap to import."""
-    import importlib
-
-    out = []
-    for path in DOMAIN_CHECK_PATHS:
-        module, attr = path.split(":")
-        out.append(getattr(importlib.import_module(module), attr))
-    return tuple(out)
+# The checks each domain registers once, run after the core rules.
+DOMAIN_CHECKS: tuple[Check, ...] = (
+    check_node_pools,
+    check_gpu_operator,
+    check_queues,
+    check_admission,
+    check_autoscaling,
+    check_observability,
+)
 
 
 def check_spec(spec: PlatformSpec) -> list[Finding]:
     """Every finding for `spec`: core rule errors first, then domain checks (run only when the core rules pass)."""
     findings = [f for rule in CORE_RULES for f in rule(spec)]
     if not any(f.severity == "error" for f in findings):
-        findings += [f for check in DOMAIN_CHECKS() for f in check(spec)]
+        findings += [f for check in DOMAIN_CHECKS for f in check(spec)]
     if has_deferred():  # a message that quotes a value given as an Input shows it as one, not as its token
         findings = [Finding(f.path, readable(f.message), f.severity) for f in findings]
     return findings + list(deferred_findings(spec))

@@ -1,4 +1,4 @@
-"""Autoscaling checks registered in `validation.DOMAIN_CHECK_PATHS`: each scaler names a real, entitled tier."""
+"""Autoscaling checks registered in `validation.DOMAIN_CHECKS`: each scaler names a real, entitled tier."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from ..cli import err, out, print_findings
+from ..console import err, out, print_findings
 from ..errors import GpuPlatformError, SpecError
 from .cluster import RenderedPlatform
 from .core import Entry, explain_object

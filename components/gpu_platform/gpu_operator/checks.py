@@ -1,4 +1,4 @@
-"""GPU Operator rules of the spec (registered in `validation.DOMAIN_CHECK_PATHS`): what the operator cannot do."""
+"""GPU Operator rules of the spec (registered in `validation.DOMAIN_CHECKS`): what the operator cannot do."""
 
 from __future__ import annotations
 

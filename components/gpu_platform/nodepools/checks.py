@@ -1,4 +1,4 @@
-"""Node pool validation checks (registered in `validation.DOMAIN_CHECK_PATHS`): what EKS and GKE can express.
+"""Node pool validation checks (registered in `validation.DOMAIN_CHECKS`): what EKS and GKE can express.
 
 Limits: EKS labels and taints from the botocore EKS model (labelKey/labelValue 1-63, taintKey 1-63,
 taintValue 0-63); GKE sharing from the Terraform google provider (guest_accelerator fields are ForceNew)

@@ -1,4 +1,4 @@
-"""Observability checks registered in `validation.DOMAIN_CHECK_PATHS`: durations and thresholds of the alerts.
+"""Observability checks registered in `validation.DOMAIN_CHECKS`: durations and thresholds of the alerts.
 
 Everything `synth` would otherwise reject, or render into rules that promtool rejects or that can never fire,
 is reported here with its field path, so `validate` exits 1 on it.

@@ -7,7 +7,7 @@ import json
 import click
 from rich.table import Table
 
-from ..cli import load_or_fail, out, print_findings, spec_source
+from ..console import load_or_fail, out, print_findings, spec_source
 from .cost import CostReport, cost_report, unattributed_notes
 from .pricing import HOURS_PER_MONTH
 

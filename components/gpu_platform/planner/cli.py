@@ -7,7 +7,7 @@ import json
 import click
 import yaml
 
-from ..cli import err, fail, out, print_findings
+from ..console import err, fail, out, print_findings
 from ..errors import GpuPlatformError, SpecError
 
 __all__ = ["plan_command"]

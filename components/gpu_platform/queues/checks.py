@@ -1,4 +1,4 @@
-"""Queue checks registered in `validation.DOMAIN_CHECK_PATHS`: quotas against pool capacity, queue names.
+"""Queue checks registered in `validation.DOMAIN_CHECKS`: quotas against pool capacity, queue names.
 
 Capacity of a tier = nodes x GPUs per node x units per GPU (1 exclusive, replicas for time-slicing and MPS,
 the profile count for MIG), taken at the pool's max size. Kueue can admit at most the sum of the nominal
@@ -147,7 +147,7 @@ def check_kueue_settings(spec: PlatformSpec) -> Iterator[Finding]:
 
 
 def check_queues(spec: PlatformSpec) -> Iterator[Finding]:
-    """Every queues-domain finding (the function registered in DOMAIN_CHECK_PATHS)."""
+    """Every queues-domain finding (the function registered in DOMAIN_CHECKS)."""
     yield from check_kueue_settings(spec)
     yield from check_queue_capacity(spec)
     yield from check_borrowing(spec)

@@ -1,0 +1,70 @@
+"""What every `gpu-platform` command shares: the output consoles, findings and errors as printed, and the spec
+a command reads from FILE or `--config-json`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from .errors import Finding, GpuPlatformError, SpecError
+
+__all__ = ["err", "fail", "load_or_fail", "out", "print_findings", "spec_source"]
+
+_WIDTH = None if sys.stdout.isatty() else 160
+out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
+err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
+
+
+def print_findings(findings: list[Finding], console: Console = err) -> None:
+    """Print errors, warnings and notes, one per line, each naming its field path."""
+    for f in findings:
+        style = {"error": "red", "warning": "yellow"}.get(f.severity, "cyan")
+        console.print(f"[{style}]{f.severity}[/]: {escape(str(f))}")
+
+
+def fail(e: GpuPlatformError) -> None:
+    """Report a user error without a traceback and exit 1."""
+    if isinstance(e, SpecError):
+        where = f" in {e.source}" if e.source else ""
+        err.print(f"[red]invalid spec{where}: {len(e.findings)} error(s)[/]")
+        print_findings(e.findings)
+    else:
+        err.print(f"[red]error:[/] {escape(str(e))}")
+    sys.exit(1)
+
+
+def load_or_fail(path: str | None, config_json: str | None = None):
+    """Load and validate a spec from FILE or `--config-json`, or print every error and exit 1 (exit 2 when both
+    or neither are given). Returns (spec, findings)."""
+    from .load import load_config_json, load_spec
+    from .validation import check_spec
+
+    if (path is None) == (config_json is None):
+        err.print(
+            "[red]usage:[/] give FILE (Pulumi.<stack>.yaml or a spec) or --config-json PATH|- (the output of "
+            "`pulumi config --json`), not both"
+            if path
+            else "[red]usage:[/] missing FILE; allowed: Pulumi.<stack>.yaml, a spec file, or --config-json PATH|-"
+        )
+        sys.exit(2)
+    notes: list[Finding] = []
+    try:
+        spec = load_spec(path, notes) if path is not None else load_config_json(config_json)
+    except GpuPlatformError as e:
+        fail(e)
+    return spec, notes + check_spec(spec)
+
+
+def spec_source(command):  # noqa: ANN001, ANN201 (a click decorator)
+    """FILE (optional) and `--config-json PATH|-`: where a command reads its spec (see `load_or_fail`)."""
+    command = click.option(
+        "--config-json",
+        "config_json",
+        metavar="PATH|-",
+        help="Read the spec from `pulumi config --json` output (a file, or - for stdin) instead of FILE: the "
+        "config as the stack sees it, with ESC environments and secrets resolved.",
+    )(command)
+    return click.argument("file", required=False, type=click.Path(dir_okay=False))(command)
