@@ -4,6 +4,8 @@ config overrides work, other types are not applicable."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 
 import pytest
 from pulumi_policy import (
@@ -21,8 +23,10 @@ from gpu_platform.policy import (
     config_from_spec,
     config_schema,
     pack_config,
+    parse_config,
 )
 from gpu_platform.policy.budget import check_budget
+from gpu_platform.policy.config import config_of
 from gpu_platform.policy.nodepools import check_pool_classified, check_pools_hardened
 from gpu_platform.policy.sharing import check_sharing_configs_exist
 from gpu_platform.policy.workloads import check_workload_classified
@@ -415,6 +419,38 @@ def test_budget_missing_props_and_unknown_price():
 def test_bad_config_names_the_field():
     with pytest.raises(PolicyConfigError, match=r"policy config budgetHourly: .*greater than or equal to 0"):
         call(check_workload_classified, POD, pod(), config={"budgetHourly": -1})
+
+
+def test_parse_config_reads_a_plain_mapping():
+    cfg = parse_config({**CONFIG, "budgetHourly": 12.5, "enforcementLevel": "advisory"})
+    assert cfg.tier_key == "gpu.example.com/gpu-tier"
+    assert cfg.tiers["train"].priority_class == "gpu-train"
+    assert cfg.tiers["inference"].resources == ["nvidia.com/mig-3g.40gb"]
+    assert cfg.budget_hourly == 12.5
+    assert cfg.enforcement == {}  # the pack-wide enforcementLevel is the engine's, not a policy's config
+
+
+def test_parse_config_names_field_and_value():
+    with pytest.raises(PolicyConfigError, match=r"policy config tiers\.train\.resources: .*\(got \[\]\)"):
+        parse_config({"tiers": {"train": {"resources": []}}})
+
+
+def test_policy_calls_and_parse_config_agree():
+    """A policy reads the config the engine hands it exactly as parse_config reads the same mapping."""
+    config = {**CONFIG, "labelDomain": "gpu.acme.io"}
+    args = ResourceValidationArgs(POD, pod(), "urn:p", "p", _opts(), None, config)
+    assert config_of(args) == parse_config(config)
+    [message] = call(check_workload_classified, POD, pod(), config=config)
+    assert f"label {parse_config(config).tier_key} is missing" in message
+
+
+def test_parse_config_imports_no_policy_sdk():
+    program = (
+        "import sys; from gpu_platform.policy.config import parse_config; "
+        "parse_config({'labelDomain': 'gpu.acme.io'}); print('pulumi_policy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_schema_is_derived_from_the_model():

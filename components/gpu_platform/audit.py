@@ -40,7 +40,7 @@ def _read_json(path: str, what: str) -> Any:
 def load_config(spec_path: str | None, config_path: str | None):
     """The PolicyConfig: from --spec, else from a pack config file (per-policy or flat), else the defaults."""
     from .policy import PolicyConfig, config_from_spec
-    from .policy.config import PolicyConfigError, config_of
+    from .policy.config import PolicyConfigError, parse_config
 
     if spec_path:
         spec, _ = load_or_fail(spec_path)
@@ -56,7 +56,7 @@ def load_config(spec_path: str | None, config_path: str | None):
     levels = {k: v["enforcementLevel"] for k, v in raw.items() if "enforcementLevel" in v} if per_policy else {}
     flat = next(iter(raw.values())) if per_policy else raw
     try:
-        cfg = config_of(type("Args", (), {"get_config": lambda self: flat})())
+        cfg = parse_config(flat)
         merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
         return type(cfg).model_validate(merged) if levels else cfg
     except ValidationError as e:

@@ -20,6 +20,7 @@ from .config import (
     TierRule,
     config_from_spec,
     config_schema,
+    parse_config,
 )
 from .nodepools import (
     NODE_POOL_TYPES,
@@ -44,6 +45,7 @@ __all__ = [
     "config_schema",
     "enforcement_of",
     "pack_config",
+    "parse_config",
 ]
 
 

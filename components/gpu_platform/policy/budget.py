@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import INSTANCE_TYPES
 from ..contract import INSTANCE_TYPE_LABEL
 from .config import PolicyConfig, config_of
 from .props import KARPENTER_NODE_POOL, POOL_TYPES, dig, gpu_pool, items
+
+if TYPE_CHECKING:  # the engine's argument types, for annotations only: the checks import no policy SDK
+    from pulumi_policy import StackValidationArgs
 
 __all__ = ["check_budget", "pool_costs"]
 
@@ -102,7 +105,7 @@ def _summary(costs: list[PoolCost]) -> str:
     return "; ".join([", ".join(parts)] * bool(parts) + tail)
 
 
-def check_budget(args: Any, report_violation: Report) -> None:
+def check_budget(args: StackValidationArgs, report_violation: Report) -> None:
     """GPU node pools at max size cost no more than budgetHourly (advisory until a budget is set)."""
     cfg = config_of(args)
     costs = pool_costs(list(args.resources), cfg)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -13,6 +14,9 @@ from pydantic.alias_generators import to_camel
 from ..contract import SYSTEM_NAMESPACE
 from ..errors import GpuPlatformError
 from ..spec import GpuOperatorSpec, KueueSpec, PlatformSpec, PrometheusSpec, VolcanoSpec
+
+if TYPE_CHECKING:  # the engine's argument types, for annotations only: parsing imports no policy SDK
+    from pulumi_policy import ResourceValidationArgs, StackValidationArgs
 
 __all__ = [
     "Enforcement",
@@ -22,6 +26,7 @@ __all__ = [
     "config_from_spec",
     "config_of",
     "config_schema",
+    "parse_config",
 ]
 
 # Without a spec: kube-system and the default namespaces of what the platform installs (the spec's defaults).
@@ -134,10 +139,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_RECENT: dict[tuple, tuple[list[Any], PolicyConfig]] = {}
+def parse_config(mapping: Mapping[str, Any]) -> PolicyConfig:
+    """The PolicyConfig of a plain mapping of the pack's config properties (`enforcementLevel` is ignored).
+
+    Raises PolicyConfigError naming the first property that does not parse, its value and what is expected.
+    """
+    raw = _plain(mapping)
+    raw.pop("enforcementLevel", None)
+    return _parse(json.dumps(raw))
 
 
-def config_of(args: Any) -> PolicyConfig:
+_RECENT: dict[tuple[tuple[str, int], ...], tuple[list[Any], PolicyConfig]] = {}
+
+
+def config_of(args: ResourceValidationArgs | StackValidationArgs) -> PolicyConfig:
     """The PolicyConfig of a policy call (`args.get_config()`; the engine strips `enforcementLevel`)."""
     given = args.get_config() or {}
     # The analyzer hands each call a shallow copy of the same config: its values are the same objects, so
@@ -146,9 +161,7 @@ def config_of(args: Any) -> PolicyConfig:
     hit = _RECENT.get(key)
     if hit is not None:
         return hit[1]
-    raw = _plain(given)
-    raw.pop("enforcementLevel", None)
-    cfg = _parse(json.dumps(raw))
+    cfg = parse_config(given)
     if len(_RECENT) >= 32:
         _RECENT.pop(next(iter(_RECENT)))
     _RECENT[key] = (list(given.values()), cfg)

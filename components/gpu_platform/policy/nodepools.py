@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, GPU_TAINT
 from .config import PolicyConfig, config_of
@@ -20,6 +20,9 @@ from .props import (
     gpu_pools,
     items,
 )
+
+if TYPE_CHECKING:  # the engine's argument types, for annotations only: the checks import no policy SDK
+    from pulumi_policy import ResourceValidationArgs, StackValidationArgs
 
 __all__ = [
     "NODE_POOL_TYPES",
@@ -62,7 +65,7 @@ def classification_gaps(pool: GpuPool, cfg: PolicyConfig) -> list[str]:
     return gaps
 
 
-def check_pool_classified(args: Any, report_violation: Report) -> None:
+def check_pool_classified(args: ResourceValidationArgs, report_violation: Report) -> None:
     """GPU node pools carry the pool label, the device-plugin config label and both NoSchedule taints."""
     if args.resource_type not in NODE_POOL_TYPES:
         args.not_applicable(f"{args.resource_type} is not a node pool")
@@ -96,7 +99,7 @@ def _lookup(r: Any, index: _Index) -> Callable[[Mapping[str, Any]], Any]:
     return lookup
 
 
-def check_pools_resolved(args: Any, report_violation: Report) -> None:
+def check_pools_resolved(args: StackValidationArgs, report_violation: Report) -> None:
     """Pools whose GPUs come from a launch template in the stack (EKS node groups, auto scaling groups, EC2
     instances) are classified."""
     cfg = config_of(args)
@@ -115,7 +118,7 @@ def check_pools_resolved(args: Any, report_violation: Report) -> None:
         args.not_applicable("no node pool takes its GPUs from a launch template")
 
 
-def check_pools_detectable(args: Any, report_violation: Report) -> None:
+def check_pools_detectable(args: StackValidationArgs, report_violation: Report) -> None:
     """Node pools whose GPU capacity cannot be determined (custom AMI, launch template outside the stack)."""
     config_of(args)
     index = _Index.of(args.resources)
@@ -270,7 +273,7 @@ def _karpenter_gaps(pool: Any, index: _Index) -> list[str]:
     return gaps
 
 
-def check_pools_hardened(args: Any, report_violation: Report) -> None:
+def check_pools_hardened(args: StackValidationArgs, report_violation: Report) -> None:
     """GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH (stack policy)."""
     config_of(args)  # a bad config fails here, like in every policy
     index = _Index.of(args.resources)

@@ -9,9 +9,12 @@ Pods on GPU nodes could otherwise read the node role's credentials through IMDSv
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .props import aws_gpu_type, dig, mapping
+
+if TYPE_CHECKING:  # the engine's argument types, for annotations only: the checks import no policy SDK
+    from pulumi_policy import ResourceValidationArgs
 
 __all__ = ["check_imdsv2", "remediate_imdsv2"]
 
@@ -32,7 +35,7 @@ def _imdsv1_allowed(props: Mapping[str, Any]) -> bool:
     return dig(props, "metadataOptions", "httpTokens") != "required"
 
 
-def remediate_imdsv2(args: Any) -> dict[str, Any] | None:
+def remediate_imdsv2(args: ResourceValidationArgs) -> dict[str, Any] | None:
     """The launch template's properties with IMDSv2 required, or None when there is nothing to change."""
     props = dict(args.props)
     if not gpu_launch_template(args.resource_type, props) or not _imdsv1_allowed(props):
@@ -43,7 +46,7 @@ def remediate_imdsv2(args: Any) -> dict[str, Any] | None:
     return {**props, "metadataOptions": options}
 
 
-def check_imdsv2(args: Any, report_violation: Callable[..., None]) -> None:
+def check_imdsv2(args: ResourceValidationArgs, report_violation: Callable[..., None]) -> None:
     """Report a GPU launch template that allows IMDSv1 (fixed instead at the `remediate` level)."""
     if gpu_launch_template(args.resource_type, args.props) and _imdsv1_allowed(args.props):
         report_violation(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -12,6 +12,9 @@ from ..gpu_operator.render import CHART as OPERATOR_CHART
 from ..inputs import MAX_DOCUMENT_DEPTH, InputLimitError, load_yaml
 from .config import config_of
 from .props import POOL_TYPES, dig, gpu_pool, mapping
+
+if TYPE_CHECKING:  # the engine's argument types, for annotations only: the checks import no policy SDK
+    from pulumi_policy import StackValidationArgs
 
 __all__ = ["check_sharing_configs_exist"]
 
@@ -96,7 +99,7 @@ def _pool_gaps(labels: Any, rel: str, configs: tuple) -> list[str]:
     return gaps
 
 
-def check_sharing_configs_exist(args: Any, report_violation: Report) -> None:
+def check_sharing_configs_exist(args: StackValidationArgs, report_violation: Report) -> None:
     """The device-plugin and MIG config labels of every GPU pool name entries of the GPU Operator's configs."""
     config_of(args)
     resources = list(args.resources)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract import GPU_TAINT, KUEUE_PRIORITY_LABEL, NODE_CONTROL_PATHS, NVIDIA_RESOURCE_PREFIX
 from ..inputs import MAX_DOCUMENT_DEPTH
 from .config import PolicyConfig, config_of
 from .props import dig, items, mapping
+
+if TYPE_CHECKING:  # the engine's argument types, for annotations only: the checks import no policy SDK
+    from pulumi_policy import ResourceValidationArgs
 
 __all__ = ["check_workload_classified", "is_workload_type", "workload_gaps"]
 
@@ -292,7 +295,7 @@ def workload_gaps(pod: Mapping[str, Any], cfg: PolicyConfig) -> list[str] | None
     return gaps
 
 
-def check_workload_classified(args: Any, report_violation: Report) -> None:
+def check_workload_classified(args: ResourceValidationArgs, report_violation: Report) -> None:
     """GPU pods carry a known tier label, request their tier's resource with requests == limits, name a priority."""
     if not is_workload_type(args.resource_type):
         args.not_applicable(f"{args.resource_type} has no pod template")
