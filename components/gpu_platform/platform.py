@@ -8,16 +8,13 @@ import pulumi
 from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .attach import ClusterInputError, spec_with_cluster
 from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
-from .contract import operator_enabled
+from .composition import render_platform
 from .errors import Finding, SpecError
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
 from .load import revalidate
-from .nodepools.addons import render_node_addons
 from .nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
-from .nodepools.health import render_node_monitoring_addon
 from .observability.component import GpuObservability, GpuObservabilityArgs
 from .options import PlatformSpecError, waits_for
-from .outputs import platform_outputs
 from .queues.component import GpuQueues, GpuQueuesArgs
 from .spec import Cloud, PlatformSpec, Provisioner
 from .validation import ensure_valid
@@ -90,16 +87,15 @@ class GpuPlatform(pulumi.ComponentResource):
         opts = _with_cluster(opts, args)
         super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
         _log(self.findings, self)
+        rendered = render_platform(spec)
         child = pulumi.ResourceOptions(parent=self, depends_on=waits_for(opts))
         self.node_pools = _node_pools(name, spec, child)
-        self.node_health = _node_health(name, spec, child)
+        self.node_health = _node_health(name, spec, child) if rendered.node_health else None
         self.node_addons = (
-            None
-            if render_node_addons(spec).empty
-            else GpuNodeAddons(f"{name}-node-addons", GpuNodeAddonsArgs(spec=spec), child)
+            GpuNodeAddons(f"{name}-node-addons", GpuNodeAddonsArgs(spec=spec), child) if rendered.node_addons else None
         )
         self.gpu_operator = (
-            GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child) if operator_enabled(spec) else None
+            GpuOperator(f"{name}-gpu-operator", GpuOperatorArgs(spec=spec), child) if rendered.gpu_operator else None
         )
         self.observability = GpuObservability(f"{name}-observability", GpuObservabilityArgs(spec=spec), child)
         self.admission = GpuAdmission(f"{name}-admission", GpuAdmissionArgs(spec=spec), child)
@@ -112,10 +108,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self.queues = GpuQueues(f"{name}-queues", GpuQueuesArgs(spec=spec), after_guard)
         self.autoscaling = (
             GpuAutoscaling(f"{name}-autoscaling", GpuAutoscalingArgs(spec=spec), after_crds)
-            if spec.autoscaling.keda.enabled
+            if rendered.autoscaling
             else None
         )
-        plain = platform_outputs(spec)
+        plain = rendered.outputs
         self.node_pool_names = pulumi.Output.from_input(plain["nodePoolNames"])
         self.tier_names = pulumi.Output.from_input(plain["tierNames"])
         self.teams = pulumi.Output.from_input(plain["teams"])
@@ -212,10 +208,8 @@ def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> 
     ]
 
 
-def _node_health(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.ComponentResource | None:
-    """EKS: the node monitoring agent add-on that lets node auto repair act on GPU faults (None elsewhere)."""
-    if not render_node_monitoring_addon(spec):
-        return None
-    from .nodepools.aws import EksNodeHealth, EksNodeHealthArgs
+def _node_health(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> pulumi.ComponentResource:
+    """EKS: the node monitoring agent add-on that lets node auto repair act on GPU faults."""
+    from .nodepools.aws import EksNodeHealth, EksNodeHealthArgs  # pulumi_aws: imported only for EKS specs
 
     return EksNodeHealth(f"{name}-node-health", EksNodeHealthArgs(spec=spec), opts)

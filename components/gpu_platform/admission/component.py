@@ -9,7 +9,7 @@ import pulumi
 from .. import k8s
 from ..options import check_component_args, child_options, registration
 from ..spec import PlatformSpec
-from .render import render_denies, render_kyverno_release, render_namespace_guard, render_routes
+from .render import render_admission_objects
 
 __all__ = ["GpuAdmission", "GpuAdmissionArgs"]
 
@@ -36,15 +36,12 @@ class GpuAdmission(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuAdmissionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         token, own = registration("GpuAdmission", opts)
         super().__init__(token, name, None, own)
-        spec = args.spec
+        rendered = render_admission_objects(args.spec)
         child = child_options(self, opts)
-        deny = render_denies(spec) + (render_namespace_guard(spec) if spec.admission.deny_unclassified else [])
-        routes = render_routes(spec)
-        release_doc = render_kyverno_release(spec)
-        self.kyverno_release = k8s.helm_release_resource(f"{name}-kyverno", release_doc, child) if release_doc else None
+        release = rendered.kyverno_release
+        self.kyverno_release = k8s.helm_release_resource(f"{name}-kyverno", release, child) if release else None
         after = child_options(self, opts, self.kyverno_release)
-        self.deny = k8s.k8s_objects(name, deny, child)
-        self.routes = k8s.k8s_objects(name, routes, after)
-        names = [d["metadata"]["name"] for d in deny + routes if not d["kind"].endswith("Binding")]
-        self.policy_names = pulumi.Output.from_input(names)
+        self.deny = k8s.k8s_objects(name, list(rendered.deny), child)
+        self.routes = k8s.k8s_objects(name, list(rendered.routes), after)
+        self.policy_names = pulumi.Output.from_input(rendered.policy_names)
         self.register_outputs({"policyNames": self.policy_names})

@@ -8,6 +8,7 @@ same CEL. Mutation fails open (failurePolicy Ignore); the deny runs after every 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..artifacts import Artifact, deep_merge, helm_release
@@ -54,6 +55,7 @@ from .jobs import (
 )
 
 __all__ = [
+    "AdmissionRender",
     "DENY_POLICY",
     "DENY_EPHEMERAL_POLICY",
     "DENY_VOLCANO_QUEUES_POLICY",
@@ -65,6 +67,7 @@ __all__ = [
     "mutation_engine",
     "render_admission",
     "render_admission_artifacts",
+    "render_admission_objects",
     "render_deny",
     "render_denies",
     "render_namespace_guard",
@@ -894,3 +897,24 @@ def render_admission_artifacts(spec: PlatformSpec) -> list[Artifact]:
     if release:
         out.append(Artifact("helm", "kyverno", (release,)))
     return out
+
+
+@dataclass(frozen=True)
+class AdmissionRender:
+    """What `GpuAdmission` registers: the deny policies (and the namespace guard), the routes, the Kyverno release
+    (None unless Kyverno routes), and the names of the policies it exports."""
+
+    deny: tuple[dict[str, Any], ...]
+    routes: tuple[dict[str, Any], ...]
+    kyverno_release: dict[str, Any] | None
+
+    @property
+    def policy_names(self) -> list[str]:
+        """Names of the deny and route policies, bindings left out, in registration order."""
+        return [d["metadata"]["name"] for d in (*self.deny, *self.routes) if not d["kind"].endswith("Binding")]
+
+
+def render_admission_objects(spec: PlatformSpec) -> AdmissionRender:
+    """Every admission object grouped the way `GpuAdmission` registers it."""
+    guard = render_namespace_guard(spec) if spec.admission.deny_unclassified else []
+    return AdmissionRender(tuple(render_denies(spec) + guard), tuple(render_routes(spec)), render_kyverno_release(spec))

@@ -25,6 +25,11 @@ class NodeAddonsRender:
     documents: tuple[dict[str, Any], ...]
 
     @property
+    def release_names(self) -> list[str]:
+        """Names of the Helm releases (each is also the release's child resource suffix)."""
+        return [r["name"] for r in self.releases]
+
+    @property
     def empty(self) -> bool:
         """True when the spec needs none of them."""
         return not self.releases and not self.documents

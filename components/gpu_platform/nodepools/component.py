@@ -37,5 +37,5 @@ class GpuNodeAddons(pulumi.ComponentResource):
         child = child_options(self, opts)
         self.objects = k8s_objects(name, list(rendered.documents), child)
         self.releases = [helm_release_resource(f"{name}-{r['name']}", r, child) for r in rendered.releases]
-        self.release_names = pulumi.Output.from_input([r["name"] for r in rendered.releases])
+        self.release_names = pulumi.Output.from_input(rendered.release_names)
         self.register_outputs({"releaseNames": self.release_names})

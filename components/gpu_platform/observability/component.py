@@ -42,6 +42,6 @@ class GpuObservability(pulumi.ComponentResource):
         after = child_options(self, opts, self.prometheus)
         self.opencost = helm_release_resource(f"{name}-opencost", docs.opencost, after) if docs.opencost else None
         self.objects = k8s_objects(name, docs.objects, after)
-        self.rule_name = pulumi.Output.from_input(docs.rule["metadata"]["name"])
-        self.releases = pulumi.Output.from_input([d["name"] for d in (docs.prometheus, docs.opencost) if d])
+        self.rule_name = pulumi.Output.from_input(docs.rule_name)
+        self.releases = pulumi.Output.from_input(docs.release_names)
         self.register_outputs({"ruleName": self.rule_name, "releases": self.releases})

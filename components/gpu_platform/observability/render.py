@@ -36,6 +36,16 @@ class ObservabilityDocs:
         """The Kubernetes documents applied outside Helm, in apply order."""
         return [self.rule, *self.service_monitors, *([self.dashboard] if self.dashboard else [])]
 
+    @property
+    def rule_name(self) -> str:
+        """Name of the PrometheusRule holding the recording rules and alerts."""
+        return str(self.rule["metadata"]["name"])
+
+    @property
+    def release_names(self) -> list[str]:
+        """Names of the Helm releases installed here: kube-prometheus-stack, then OpenCost."""
+        return [d["name"] for d in (self.prometheus, self.opencost) if d]
+
 
 def render_observability(spec: PlatformSpec) -> ObservabilityDocs:
     """Every observability document of the spec (releases are None when not installed)."""

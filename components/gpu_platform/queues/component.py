@@ -58,10 +58,8 @@ class GpuQueues(pulumi.ComponentResource):
             name, q.kueue, child_options(self, opts, self.kueue_release, *self.namespaces)
         )
         self.volcano_objects = k8s.k8s_objects(name, q.volcano, child_options(self, opts, self.volcano_release))
-        self.cluster_queue_names = pulumi.Output.from_input(
-            [d["metadata"]["name"] for d in q.kueue if d["kind"] == "ClusterQueue"]
-        )
-        self.priority_class_names = pulumi.Output.from_input([d["metadata"]["name"] for d in q.priority_classes])
+        self.cluster_queue_names = pulumi.Output.from_input(q.cluster_queue_names)
+        self.priority_class_names = pulumi.Output.from_input(q.priority_class_names)
         self.register_outputs(
             {"clusterQueueNames": self.cluster_queue_names, "priorityClassNames": self.priority_class_names}
         )

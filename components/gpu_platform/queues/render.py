@@ -40,6 +40,16 @@ class QueueObjects:
     kueue_release: dict[str, Any] | None
     volcano_release: dict[str, Any] | None
 
+    @property
+    def cluster_queue_names(self) -> list[str]:
+        """Names of the Kueue ClusterQueues, in render order."""
+        return [d["metadata"]["name"] for d in self.kueue if d["kind"] == "ClusterQueue"]
+
+    @property
+    def priority_class_names(self) -> list[str]:
+        """Names of the PriorityClasses, lowest tier first as rendered."""
+        return [d["metadata"]["name"] for d in self.priority_classes]
+
 
 def team_tiers(spec: PlatformSpec, team: Team) -> list[str]:
     """The tiers a team may run: those it has a quota for, in the spec's tier order."""
