@@ -7,6 +7,7 @@ from gpu_platform.admission.render import DENY_POLICY, NAMESPACE_GUARD_POLICY, r
 from gpu_platform.composition import render_platform
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.addons import render_node_addons
+from gpu_platform.nodepools.eks import CA_TEMPLATE_PREFIX, autoscaler_tag_resources, autoscaler_tags
 from gpu_platform.observability.render import render_observability
 from gpu_platform.outputs import platform_outputs
 from gpu_platform.queues.kueue import cluster_queue_name
@@ -61,3 +62,12 @@ def test_platform_composition_follows_the_spec(dev_data):
     assert r.autoscaling is spec.autoscaling.keda.enabled
     dev_data["autoscaling"] = {"keda": {"enabled": not spec.autoscaling.keda.enabled}}
     assert render_platform(parse_spec(dev_data)).autoscaling is not r.autoscaling
+
+
+def test_autoscaler_tag_resources_name_each_tag_by_its_key(dev_spec):
+    pool = dev_spec.node_pools[0]
+    resources = autoscaler_tag_resources(dev_spec, pool)
+    assert [tag["key"] for _, tag in resources] == list(autoscaler_tags(dev_spec, pool))
+    assert all(tag["key"] == f"{CA_TEMPLATE_PREFIX}/{suffix}" for suffix, tag in resources)
+    assert len({suffix for suffix, _ in resources}) == len(resources)
+    assert not any(tag["propagateAtLaunch"] for _, tag in resources)

@@ -16,8 +16,7 @@ from ..spec import NodePool, PlatformSpec
 from ..wiring import input_of, kwargs_of
 from .efa import render_efa_security_group, render_placement_group, uses_efa, uses_placement_group
 from .eks import (
-    CA_TEMPLATE_PREFIX,
-    autoscaler_tags,
+    autoscaler_tag_resources,
     render_eks_launch_template,
     render_eks_node_group,
 )
@@ -123,12 +122,9 @@ class EksGpuNodePool(pulumi.ComponentResource):
         asg = ng.resources.apply(_asg_name)
         self.autoscaler_tags = [
             aws.autoscaling.Tag(
-                f"{name}-asg-{key.removeprefix(CA_TEMPLATE_PREFIX + '/')}",
-                autoscaling_group_name=asg,
-                tag={"key": key, "value": value, "propagateAtLaunch": False},
-                opts=child_options(self, opts),
+                f"{name}-asg-{suffix}", autoscaling_group_name=asg, tag=tag, opts=child_options(self, opts)
             )
-            for key, value in autoscaler_tags(spec, pool).items()
+            for suffix, tag in autoscaler_tag_resources(spec, pool)
         ]
         self.placement_group = network.get("placement_group")
         self.efa_security_group = network.get("efa_security_group")

@@ -40,6 +40,7 @@ __all__ = [
     "EKS_NODE_GROUP_NAME_MAX",
     "NAME_SUFFIX_LEN",
     "NAME_SUFFIX_PATTERN",
+    "autoscaler_tag_resources",
     "autoscaler_tags",
     "eks_node_labels",
     "node_group_name_prefix",
@@ -100,6 +101,15 @@ def autoscaler_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
     for resource, count in units.items():
         tags[f"{CA_TEMPLATE_PREFIX}/resources/{resource}"] = str(count)
     return tags
+
+
+def autoscaler_tag_resources(spec: PlatformSpec, pool: NodePool) -> list[tuple[str, dict[str, Any]]]:
+    """Per node-template tag, its `aws.autoscaling.Tag` resource: the name suffix (the key after the prefix) and the
+    tag, which stays off the instances (the node group's own tags do not reach its Auto Scaling group)."""
+    return [
+        (key.removeprefix(CA_TEMPLATE_PREFIX + "/"), {"key": key, "value": value, "propagateAtLaunch": False})
+        for key, value in autoscaler_tags(spec, pool).items()
+    ]
 
 
 def _base_tags(spec: PlatformSpec, pool: NodePool) -> dict[str, str]:
