@@ -19,7 +19,7 @@ from .errors import GpuPlatformError
 from .observability.cost_cli import cost
 from .preflight_cli import preflight
 
-__all__ = ["main", "LAZY_COMMANDS", "err", "fail", "load_or_fail", "out", "print_findings", "spec_source"]
+__all__ = ["main"]
 
 
 def _plan_command() -> click.Command:

@@ -11,7 +11,7 @@ from .nodepools.health import render_node_monitoring_addon
 from .outputs import platform_outputs
 from .spec import PlatformSpec
 
-__all__ = ["PlatformRender", "render_platform"]
+__all__ = ["render_platform"]
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,6 @@ from .jobs import (
 )
 
 __all__ = [
-    "AdmissionRender",
     "DENY_POLICY",
     "DENY_EPHEMERAL_POLICY",
     "DENY_VOLCANO_QUEUES_POLICY",
@@ -69,10 +68,8 @@ __all__ = [
     "render_admission_artifacts",
     "render_admission_objects",
     "render_deny",
-    "render_denies",
     "render_namespace_guard",
     "render_routes",
-    "render_kyverno_release",
 ]
 
 DENY_POLICY = "gpu-platform-deny-unclassified"
