@@ -226,6 +226,30 @@ def test_time_limit_reports_the_gap_and_a_valid_plan():
     assert_serves(result, merged_spec(result))
 
 
+def test_the_whole_plan_honours_the_time_limit():
+    # 128 tiers: column generation, the search and the MIG packing figures all share the limit. The margin is
+    # generous (a shared machine); without a shared deadline the packing alone could take its own full limit.
+    import time
+
+    demand = _big_demand()
+    start = time.perf_counter()
+    result = plan(demand, time_limit=1.0)
+    assert time.perf_counter() - start < 1.0 + 4.0
+    assert not result.optimal and result.gap > 0 and result.cost_bound < result.hourly
+    assert result.mig and all(m.lower_bound <= m.exact <= m.first_fit for m in result.mig)
+    assert_serves(result, merged_spec(result))
+
+
+def _big_demand():
+    """128 mixed tiers (the benchmark's generated seed-3 demand)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_plan import random_demand
+
+    return random_demand(128, 3)
+
+
 def test_gcp_pool_names_fit_gkes_node_pool_name():
     from gpu_platform.nodepools.gke import GKE_POOL_NAME_MAX
 

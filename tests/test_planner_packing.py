@@ -82,3 +82,17 @@ def test_every_packing_is_valid_covers_and_beats_first_fit(demand):
     assert all(covered.get(p, 0) >= n for p, n in demand.items())
     assert lower_bound(A100_80, demand) <= result.gpus <= len(first_fit(A100_80, demand))
     assert all(layout_fits(A100_80, g) for g in first_fit(A100_80, demand))
+
+
+def test_no_time_still_returns_a_valid_packing_with_a_true_status():
+    # A time limit of 0 leaves the search its floor of 0.05 s: it starts from first-fit decreasing, so the packing
+    # is valid whatever the limit, and "optimal" or the gap match the bound it reports.
+    demand = {"1g.10gb": 301, "1g.20gb": 97, "2g.20gb": 133, "3g.40gb": 58, "4g.40gb": 41, "1g.10gb+me": 23}
+    result = pack(A100_80, demand, time_limit=0)
+    assert all(layout_fits(A100_80, dict(layout)) for layout, _ in result.layouts)
+    assert all(_covered(result)[p] >= n for p, n in demand.items())
+    assert lower_bound(A100_80, demand) <= result.gpus <= len(first_fit(A100_80, demand))
+    if result.optimal:
+        assert result.gap == 0.0 and result.bound == result.gpus
+    else:
+        assert result.bound < result.gpus and result.gap == pytest.approx((result.gpus - result.bound) / result.gpus)

@@ -1,8 +1,9 @@
 """Exact MIG packing: which per-GPU layouts, and how many GPUs of each, cover a demand of MIG instances.
 
 Layouts come from the catalog's placement rules (`layout_fits`), so every layout is one NVIDIA allows. The
-packing is an integer program over layouts (HiGHS through `scipy.optimize.milp`); `lower_bound` and
-`first_fit` give the figures it is compared with.
+packing is an integer program over layouts (HiGHS through `highspy`, `planner/highs.py`), started from the
+first-fit packing so a time limit always leaves a valid packing; `lower_bound` and `first_fit` give the figures
+it is compared with.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import csc_array
 
 from ..catalog import COMPUTE_SLICES, MEMORY_SLICES, layout_fits, profiles_for
 from ..errors import GpuPlatformError
+from .highs import solve_mip
 
 __all__ = [
     "Layout",
@@ -132,28 +134,46 @@ def first_fit(gpu_model: str, counts: Mapping[str, int]) -> list[dict[str, int]]
     return gpus
 
 
+def _first_fit_start(gpu_model: str, demand: Mapping[str, int], layouts: tuple[Layout, ...]) -> np.ndarray:
+    """First-fit decreasing as GPUs per maximal layout: each first-fit GPU counts on a maximal layout holding it."""
+    start = np.zeros(len(layouts))
+    for gpu in first_fit(gpu_model, demand):
+        j = next(j for j, lay in enumerate(layouts) if all(dict(lay).get(p, 0) >= n for p, n in gpu.items()))
+        start[j] += 1
+    return start
+
+
 def pack(gpu_model: str, counts: Mapping[str, int], time_limit: float = 10.0) -> Packing:
-    """The fewest GPUs (each with one valid layout) that hold `counts` instances, solved exactly."""
+    """The fewest GPUs (each with one valid layout) that hold `counts` instances, solved exactly.
+
+    The search starts from first-fit decreasing, so when `time_limit` stops it the packing is still valid (at
+    worst first-fit's), reported with `optimal` False and the gap to the solver's bound.
+    """
     demand = {p: n for p, n in counts.items() if n > 0}
     if not demand:
         return Packing(gpu_model, (), True, 0.0, 0.0)
     names = tuple(sorted(demand))
     layouts = maximal_layouts(gpu_model, names)
-    a = np.array([[dict(lay).get(p, 0) for lay in layouts] for p in names], dtype=float)
+    a = csc_array(np.array([[dict(lay).get(p, 0) for lay in layouts] for p in names], dtype=float))
     b = np.array([demand[p] for p in names], dtype=float)
-    upper = np.full(len(layouts), float(sum(demand.values())))
-    res = milp(
+    floor = float(lower_bound(gpu_model, demand))
+    res = solve_mip(
         np.ones(len(layouts)),
-        constraints=LinearConstraint(a, lb=b, ub=np.inf),
-        integrality=np.ones(len(layouts)),
-        bounds=Bounds(0, upper),
-        options={"time_limit": time_limit},
+        a,
+        b,
+        np.full(len(names), np.inf),
+        np.full(len(layouts), float(sum(demand.values()))),
+        time_limit,
+        0.0,
+        _first_fit_start(gpu_model, demand, layouts),
+        floor,
     )
-    if res.x is None:
-        raise PlanningError(f"MIG packing on {gpu_model} found no solution within {time_limit}s: {res.message}")
+    if res.x is None:  # unreachable: first-fit is a feasible start
+        raise PlanningError(f"MIG packing on {gpu_model} found no solution within {time_limit}s ({res.status})")
     counts_out = np.round(res.x).astype(int)
     used = tuple((layouts[j], int(n)) for j, n in enumerate(counts_out) if n > 0)
-    optimal = res.status == 0
-    gap = 0.0 if optimal else float(getattr(res, "mip_gap", float("nan")))
-    bound = float(getattr(res, "mip_dual_bound", res.fun))
-    return Packing(gpu_model, used, optimal, gap, bound)
+    gpus = sum(n for _, n in used)
+    # GPUs are whole: a bound above gpus - 1 proves the packing optimal.
+    optimal = res.status == "optimal" or math.ceil(res.bound - 1e-6) >= gpus
+    bound = float(gpus) if optimal else res.bound
+    return Packing(gpu_model, used, optimal, 0.0 if optimal else (gpus - bound) / gpus, bound)

@@ -166,7 +166,7 @@ def _pool_name(cand: Candidate, taken: set[str], longest: int) -> str:
     return name
 
 
-def _mig_figures(demand: Demand, pools: list[PlannedPool], tier_pool: dict[str, str], limit: float):
+def _mig_figures(demand: Demand, pools: list[PlannedPool], tier_pool: dict[str, str], deadline: float):
     per_model: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     by_name = {p.name: p for p in pools}
     for tier in demand.tiers:
@@ -175,7 +175,7 @@ def _mig_figures(demand: Demand, pools: list[PlannedPool], tier_pool: dict[str, 
             per_model[pool.candidate.itype.gpu_model][tier.mig.profile] += tier.mig.instances
     out = []
     for model, counts in sorted(per_model.items()):
-        exact = pack(model, counts, limit)
+        exact = pack(model, counts, max(deadline - time.perf_counter(), 0.0))
         out.append(
             MigFigures(
                 model,
@@ -229,7 +229,7 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     pools, tier_pool = _pools(demand, cands, columns)
     hourly = sum(p.hourly for p in pools)
     optimal = optimal or hourly <= cost_bound + REL_GAP * hourly
-    mig = _mig_figures(demand, pools, tier_pool, time_limit)
+    mig = _mig_figures(demand, pools, tier_pool, start + time_limit)
     pool_of = {t.name: next(p for p in pools if p.name == tier_pool[t.name]) for t in demand.tiers}
     bound = sum(m.lower_bound for m in mig) + _gpus_needed(demand, pool_of)
     baseline = sum(t.units * pool_of[t.name].candidate.itype.hourly_per_gpu for t in demand.tiers)
