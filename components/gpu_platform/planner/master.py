@@ -12,6 +12,8 @@
    Otherwise s doubles, up to the gap of the best plan found, until the time limit.
 4. When column generation does not converge in its share of the time, or no listing holds few enough pools
    (large groups), the compact model, where every pool is modelled directly, gets the time left.
+5. The bound is rounded up to the least cost whole nodes can add up to (`branch.next_cost`); when the listings
+   stop before the time limit without a proof, branch-and-price (`branch.branch_and_price`) gets the rest.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.sparse import csc_array
 
+from .branch import branch_and_price, next_cost
 from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
 from .highs import ColumnLP
@@ -100,10 +103,16 @@ def _mix(a: Duals, b: Duals, weight: float) -> Duals:
 
 
 def _generate(
-    group: Group, cols: list[Column], deadline: float, lp: _Master | None = None, rounds: float = math.inf
+    group: Group,
+    cols: list[Column],
+    deadline: float,
+    lp: _Master | None = None,
+    rounds: float = math.inf,
+    cutoff: float = math.inf,
 ) -> tuple[Duals, float, bool, np.ndarray]:
     """Column generation: the duals with the best Lagrangian bound found, that bound, whether it converged, and
-    the last LP solution over `cols` (which grows by the columns generated).
+    the last LP solution over `cols` (which grows by the columns generated). It also stops once the bound
+    reaches `cutoff` (the cost of a known plan: nothing cheaper is left to find).
 
     Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
     and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
@@ -122,7 +131,7 @@ def _generate(
                 break
         converged = not new or value - bound <= _CG_GAP * abs(value)
         rounds -= 1
-        if converged or time.perf_counter() > deadline or rounds <= 0:
+        if converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
             return center, bound, converged, x
         known.update(new)
         cols += new
@@ -238,6 +247,11 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         )
         best = found if found is not None and found.cost < best.cost else best
         proven = max(proven, found.bound if found is not None else proven)
+    proven = next_cost(set(group.price.values()), proven)
+    if searched and best.cost > proven + REL_GAP * best.cost and time.perf_counter() < deadline:
+        branched = branch_and_price(group, generated, best.columns, best.cost, proven, deadline, REL_GAP)
+        best = Cover(branched.columns, branched.cost, False) if branched.cost < best.cost else best
+        proven = max(proven, branched.bound)
     return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
 
 
