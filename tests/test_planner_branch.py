@@ -33,7 +33,7 @@ def _assert_plan(group, cols):
 def _least_sum_at_least(prices, x):
     best = math.inf
     for counts in itertools.product(*(range(math.ceil(x / p) + 1) for p in prices)):
-        total = sum(n * p for n, p in zip(counts, prices))
+        total = sum(n * p for n, p in zip(counts, prices, strict=True))
         if total >= x - 1e-9:
             best = min(best, total)
     return best

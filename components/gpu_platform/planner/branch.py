@@ -122,7 +122,7 @@ def branch_and_price(
         if node_bound >= best_cost - rel_gap * best_cost:
             continue
         share: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-        for col, v in zip(cols, x):
+        for col, v in zip(cols, x, strict=True):
             for t in col.tiers if v > 1e-9 else ():
                 share[t][col.cand] += float(v)
         where = {t: max(sh.items(), key=lambda kv: kv[1])[0] for t, sh in share.items()}
