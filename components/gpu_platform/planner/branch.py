@@ -3,12 +3,13 @@
 A node of the search fixes some tiers to one candidate (no other candidate may serve them) and forbids some
 (tier, candidate) pairs; both only remove tiers from candidates' slots, so pricing stays the exact knapsack
 of `columns.price_columns` and column generation at a node gives a true lower bound on every plan the node
-allows (any duals give one, so a node stopped early still has a bound). A node whose bound reaches the best
-plan known is pruned. When the LP serves every tier wholly on one candidate, each candidate's columns all hold
-the tiers assigned to it, so the plan that pools those tiers per candidate costs no more than the LP value: it
-is that node's optimum. Otherwise the tier served most evenly between candidates is branched on: fixed to the
-candidate serving most of it, or forbidden there. Nodes are taken lowest bound first, so the least open bound
-is a lower bound on every plan of the group at any time.
+allows (any duals give one, so a node stopped early still has a bound), rounded up to a cost whole nodes can
+add up to (`next_cost`). A node whose bound reaches the best plan known is pruned. When the LP serves every
+tier wholly on one candidate, each candidate's columns all hold the tiers assigned to it, so the plan that
+pools those tiers per candidate costs no more than the LP value: it is that node's optimum (to the relative
+gap column generation converged to). Otherwise the tier served most evenly between candidates is branched
+on: fixed to the candidate serving most of it, or forbidden there. Nodes are taken lowest bound first, and
+the least bound still open is a lower bound on every plan of the group.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .local import improve
 __all__ = ["BranchResult", "branch_and_price", "next_cost"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
+_RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
 _INTEGRAL = 1 - 1e-6  # a tier served at least this much on one candidate counts as assigned there
 _LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -63,6 +65,7 @@ class BranchResult:
 class _Node:
     fixed: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): only that candidate serves the tier
     forbidden: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): that candidate does not serve it
+    retries: int = 0  # times its column generation stopped short of converging with an integral LP
 
 
 def _restricted(group: Group, node: _Node) -> Group:
@@ -100,9 +103,7 @@ def branch_and_price(
     prices = set(group.price.values())
     heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node())]
     count, explored = 1, 0
-
-    def proven_bound() -> float:
-        return min((b for b, _, _ in heap), default=best_cost)
+    stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
 
     while heap and time.perf_counter() < deadline:
         bound, _, node = heapq.heappop(heap)
@@ -116,7 +117,7 @@ def branch_and_price(
         have = set(cols)
         cols += [c for c in _full(sub) if c.tiers and c not in have]
         lp = _Master(sub, cols)
-        _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, best_cost)
+        _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, best_cost, rel_gap)
         pool += cols[len(have) :]
         node_bound = next_cost(prices, max(node_bound, bound))
         if node_bound >= best_cost - rel_gap * best_cost:
@@ -141,9 +142,12 @@ def branch_and_price(
             if cost < best_cost - 1e-9:
                 best, best_cost = tuple(plan), cost
             continue  # this node's optimum is known
-        if not open_:  # not converged: branch on no tier, price again from a child with the same bound
-            heapq.heappush(heap, (node_bound, count, node))
-            count += 1
+        if not open_:  # not converged: price again (the pool kept the new columns), a few times at most
+            if node.retries >= _RETRIES:
+                stuck.append(node_bound)
+            else:
+                heapq.heappush(heap, (node_bound, count, replace(node, retries=node.retries + 1)))
+                count += 1
             continue
         tier = min(open_, key=lambda t: abs(max(open_[t].values()) - 0.5))
         cand = max(open_[tier].items(), key=lambda kv: kv[1])[0]
@@ -153,5 +157,5 @@ def branch_and_price(
         ):
             heapq.heappush(heap, (node_bound, count, child))
             count += 1
-    bound = proven_bound() if heap else best_cost
+    bound = min([b for b, _, _ in heap] + stuck + [best_cost])
     return BranchResult(best, best_cost, max(min(bound, best_cost), root_bound), explored)

@@ -109,10 +109,12 @@ def _generate(
     lp: _Master | None = None,
     rounds: float = math.inf,
     cutoff: float = math.inf,
+    gap: float = _CG_GAP,
 ) -> tuple[Duals, float, bool, np.ndarray]:
     """Column generation: the duals with the best Lagrangian bound found, that bound, whether it converged, and
     the last LP solution over `cols` (which grows by the columns generated). It also stops once the bound
-    reaches `cutoff` (the cost of a known plan: nothing cheaper is left to find).
+    reaches `cutoff` (the cost of a known plan: nothing cheaper is left to find); it has converged when the bound
+    is within the relative `gap` of the LP value.
 
     Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
     and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
@@ -129,7 +131,7 @@ def _generate(
             new = [c for c in new if c not in known]
             if new:
                 break
-        converged = not new or value - bound <= _CG_GAP * abs(value)
+        converged = not new or value - bound <= gap * abs(value)
         rounds -= 1
         if converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
             return center, bound, converged, x
