@@ -48,7 +48,7 @@ def next_cost(prices: set[float], x: float) -> float:
         partial = (partial[:, None] + c[None, :]).ravel()
     rest = np.maximum(x - partial, 0.0)
     best = float((partial + np.ceil(rest / ps[0] - 1e-9) * ps[0]).min())
-    return max(x, best - 1e-6 * max(1.0, best))
+    return max(x, best - 1e-9 * max(1.0, best))
 
 
 @dataclass(frozen=True)
