@@ -91,7 +91,7 @@ def test_branch_and_price_from_the_greedy_plan_is_exact(tiers):
     assert total == pytest.approx(brute_force_hourly(d), rel=1e-6)
 
 
-@pytest.mark.parametrize("seed", [2, 4])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_branch_and_price_cut_short_keeps_a_valid_plan_and_a_true_bound(seed):
     import sys
     import time
