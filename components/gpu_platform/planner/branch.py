@@ -25,7 +25,7 @@ import numpy as np
 from .columns import Column, Group, merged
 from .local import improve
 
-__all__ = ["BranchResult", "branch_and_price", "next_cost"]
+__all__ = ["branch_and_price", "next_cost"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
@@ -97,7 +97,7 @@ def branch_and_price(
     `columns` are pools known to price well (the root's generated columns), `best` the best plan known and
     `root_bound` a lower bound already proven for the whole group.
     """
-    from .master import _full, _generate, _Master  # the column LP and its generation loop
+    from .master import _full, _generate  # the column generation loop (imported here: master imports this module)
 
     pool = list(dict.fromkeys(columns))
     prices = set(group.price.values())
@@ -116,8 +116,7 @@ def branch_and_price(
         cols = [c for c in pool if c.tiers and _allowed(sub, c)]
         have = set(cols)
         cols += [c for c in _full(sub) if c.tiers and c not in have]
-        lp = _Master(sub, cols)
-        _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, best_cost, rel_gap)
+        _, node_bound, converged, x = _generate(sub, cols, deadline, None, _ROUNDS, best_cost, rel_gap)
         pool += cols[len(have) :]
         node_bound = next_cost(prices, max(node_bound, bound))
         if node_bound >= best_cost - rel_gap * best_cost:
