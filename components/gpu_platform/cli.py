@@ -15,7 +15,7 @@ from rich.table import Table
 
 from .audit import audit
 from .console import err, fail, load_or_fail, out, print_findings, spec_source
-from .errors import GpuPlatformError
+from .errors import GpuPlatformError, Severity
 from .observability.cost_cli import cost
 from .preflight_cli import preflight
 
@@ -94,7 +94,7 @@ def main() -> None:
 def validate(file: str | None, config_json: str | None) -> None:
     """Validate FILE (Pulumi.<stack>.yaml or a plain spec): exit 0 when valid, else every error on stderr."""
     spec, findings = load_or_fail(file, config_json)
-    print_findings([f for f in findings if f.severity != "error"])
+    print_findings([f for f in findings if f.severity != Severity.ERROR])
     gpus = sum(p.max_size * (spec.hardware.instance(p.instance_type).gpu_count) for p in spec.node_pools)
     out.print(
         f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, "
@@ -143,7 +143,7 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
     for a in artifacts:
         for note in a.notes:
             err.print(f"[cyan]note[/]: {escape(note)}")
-    print_findings([f for f in findings if f.severity != "error"])
+    print_findings([f for f in findings if f.severity != Severity.ERROR])
 
 
 for _command in (audit, cost, preflight):

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from .errors import Finding, GpuPlatformError, SpecError
+from .errors import Finding, GpuPlatformError, Severity, SpecError
 
 __all__ = ["err", "fail", "load_or_fail", "out", "print_findings", "spec_source"]
 
@@ -21,7 +21,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 def print_findings(findings: list[Finding], console: Console = err) -> None:
     """Print errors, warnings and notes, one per line, each naming its field path."""
     for f in findings:
-        style = {"error": "red", "warning": "yellow"}.get(f.severity, "cyan")
+        style = {Severity.ERROR: "red", Severity.WARNING: "yellow"}.get(f.severity, "cyan")
         console.print(f"[{style}]{f.severity}[/]: {escape(str(f))}")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationInfo, ValidatorFunctionWrapHandler
 from pydantic.alias_generators import to_camel
 
-from .errors import Finding, GpuPlatformError
+from .errors import Finding, GpuPlatformError, Severity
 
 __all__ = [
     "INPUT_FIELDS_NOTE",
@@ -190,7 +190,7 @@ def deferred_findings(spec: BaseModel) -> Iterator[Finding]:
             path,
             "a Pulumi Input, known only during deployment: checked when it resolves, and a value this "
             "field does not allow fails the resources that use it with the same message",
-            "info",
+            Severity.INFO,
         )
 
 

@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
-__all__ = ["Finding", "GpuPlatformError", "SpecError", "RenderError", "OverrideConflictError"]
+__all__ = ["Finding", "GpuPlatformError", "OverrideConflictError", "RenderError", "Severity", "SpecError"]
+
+
+class Severity(StrEnum):
+    """How bad a finding is: an error stops `validate` and `synth`; warnings and notes (info) are printed."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One validation result: where (a field path), what, and how bad."""
+    """One validation result or render note: where (a field path, or the area a note is about), what, how bad."""
 
     path: str
     message: str
-    severity: str = "error"  # error | warning | info
+    severity: Severity = Severity.ERROR
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.severity, Severity):
+            try:
+                object.__setattr__(self, "severity", Severity(self.severity))
+            except ValueError:
+                allowed = ", ".join(s.value for s in Severity)
+                raise ValueError(f"Finding.severity: {self.severity!r}; allowed: {allowed}") from None
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -27,7 +44,7 @@ class SpecError(GpuPlatformError):
     """The platform spec is invalid; carries every error found, not only the first."""
 
     def __init__(self, findings: list[Finding], source: str | None = None) -> None:
-        self.findings = [f for f in findings if f.severity == "error"]
+        self.findings = [f for f in findings if f.severity == Severity.ERROR]
         self.source = source
         where = f" in {source}" if source else ""
         lines = "\n".join(f"  - {f}" for f in self.findings)

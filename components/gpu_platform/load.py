@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .deferred import INPUT_FIELDS_NOTE, is_input
-from .errors import Finding, SpecError
+from .errors import Finding, Severity, SpecError
 from .inputs import (
     MAX_DEPTH,
     MAX_SPEC_BYTES,
@@ -73,7 +73,7 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
                     f"the Pulumi ESC environments {_short(data['environment'])} are not "
                     "resolved offline: values they set are not seen here; check the resolved config with "
                     "`pulumi config --json --stack <stack> | gpu-platform validate --config-json -`",
-                    "info",
+                    Severity.INFO,
                 )
             )
         data = _resolved(config[CONFIG_KEY])
@@ -350,7 +350,8 @@ def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list
     return [
         f
         for f in check_spec(spec)
-        if f.severity == "error" and not any(f.path == t or f.path.startswith((t + ".", t + "[")) for t in touched)
+        if f.severity == Severity.ERROR
+        and not any(f.path == t or f.path.startswith((t + ".", t + "[")) for t in touched)
     ]
 
 

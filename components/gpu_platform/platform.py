@@ -9,7 +9,7 @@ from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .attach import ClusterInputError, spec_with_cluster
 from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .composition import render_platform
-from .errors import Finding, SpecError
+from .errors import Finding, Severity, SpecError
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
 from .load import revalidate
 from .nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
@@ -185,7 +185,7 @@ def _group_name(pool: pulumi.ComponentResource) -> pulumi.Output[str]:
 def _log(findings: list[Finding], resource: pulumi.Resource) -> None:
     """Warnings and notes of validation, shown by `pulumi preview` / `up` on the platform resource."""
     for f in findings:
-        (pulumi.log.warn if f.severity == "warning" else pulumi.log.info)(str(f), resource)
+        (pulumi.log.warn if f.severity == Severity.WARNING else pulumi.log.info)(str(f), resource)
 
 
 def _node_pools(name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions) -> list[pulumi.ComponentResource]:

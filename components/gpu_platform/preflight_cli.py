@@ -8,6 +8,7 @@ import sys
 import click
 
 from .console import err, load_or_fail, out, print_findings
+from .errors import Severity
 from .spec import Cloud
 
 __all__ = ["preflight"]
@@ -21,7 +22,7 @@ def preflight(file: str, profile: str | None) -> None:
     from rich.markup import escape
 
     spec, findings = load_or_fail(file)
-    if any(f.severity == "error" for f in findings):
+    if any(f.severity == Severity.ERROR for f in findings):
         print_findings(findings)
         sys.exit(1)
     if spec.cloud != Cloud.AWS:

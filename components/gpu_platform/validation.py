@@ -14,7 +14,7 @@ from .admission.checks import check_admission
 from .autoscaling.checks import check_autoscaling
 from .catalog import GPU_RESOURCE, MIG_CAPABLE_GPUS, layout_fits, profiles_for
 from .deferred import deferred_findings, has_deferred, readable
-from .errors import Finding, SpecError
+from .errors import Finding, Severity, SpecError
 from .gpu_operator.checks import check_gpu_operator
 from .nodepools.checks import check_node_pools
 from .observability.checks import check_observability
@@ -354,7 +354,7 @@ DOMAIN_CHECKS: tuple[Check, ...] = (
 def check_spec(spec: PlatformSpec) -> list[Finding]:
     """Every finding for `spec`: core rule errors first, then domain checks (run only when the core rules pass)."""
     findings = [f for rule in CORE_RULES for f in rule(spec)]
-    if not any(f.severity == "error" for f in findings):
+    if not any(f.severity == Severity.ERROR for f in findings):
         findings += [f for check in DOMAIN_CHECKS for f in check(spec)]
     if has_deferred():  # a message that quotes a value given as an Input shows it as one, not as its token
         findings = [Finding(f.path, readable(f.message), f.severity) for f in findings]
@@ -370,7 +370,7 @@ _VALIDATED_MAX = 64
 def ensure_valid(spec: PlatformSpec, source: str | None = None) -> list[Finding]:
     """Raise SpecError with every error, or return the warnings and notes."""
     findings = check_spec(spec)
-    if any(f.severity == "error" for f in findings):
+    if any(f.severity == Severity.ERROR for f in findings):
         raise SpecError(findings, source)
     if len(_VALIDATED) >= _VALIDATED_MAX:
         _VALIDATED.pop(next(iter(_VALIDATED)))

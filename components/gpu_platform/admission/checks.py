@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..errors import Finding, RenderError
+from ..errors import Finding, RenderError, Severity
 from ..spec import MutationEngine, PlatformSpec
 from .jobs import JOB_KINDS
 from .render import engine_notes, exempt_namespaces, mutation_engine
@@ -21,7 +21,7 @@ def check_admission(spec: PlatformSpec) -> Iterator[Finding]:
         yield Finding(path, message)
         return
     for note in engine_notes(spec)[1:]:
-        yield Finding("admission.mutation", note.removeprefix("admission: "), "warning")
+        yield Finding("admission.mutation", note.removeprefix("admission: "), Severity.WARNING)
     yield from _unrouted_integrations(spec)
     yield from _exempt_team_namespaces(spec)
 
@@ -55,5 +55,5 @@ def _unrouted_integrations(spec: PlatformSpec) -> Iterator[Finding]:
                 f"{name!r} workloads are not given the team's kueue.x-k8s.io/queue-name nor their tier's "
                 f"placement by admission (routed: pods, {', '.join(JOB_KINDS)}); set both on them, or "
                 "Kueue holds them (manageJobsWithoutQueueName) or picks any flavor with quota",
-                "warning",
+                Severity.WARNING,
             )

@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Iterator
 
-from ..errors import Finding
+from ..errors import Finding, Severity
 from ..observability.alerts import time_sliced_pools
 from ..spec import PlatformSpec, QueueScaler
 
@@ -82,7 +82,7 @@ def _check_scaler(spec: PlatformSpec, path: str, s: QueueScaler) -> Iterator[Fin
             f"{path}.tier",
             f"tier {s.tier!r} runs on pool {pool!r}, whose GPUs are not time-sliced: the "
             "scheduler already sees its queueing; scaling on queue depth still works",
-            "warning",
+            Severity.WARNING,
         )
 
 
@@ -95,7 +95,7 @@ def check_autoscaling(spec: PlatformSpec) -> Iterator[Finding]:
             "KEDA is installed with no scalers: it still registers the cluster's "
             "external.metrics.k8s.io APIService (one per cluster), which another metrics adapter may "
             "need; add scalers or set autoscaling.keda.enabled: false",
-            "warning",
+            Severity.WARNING,
         )
     seen: set[tuple[str, str]] = set()
     targets: dict[tuple[str, str], int] = {}

@@ -11,7 +11,7 @@ from ..contract import (
     device_plugin_config_key,
     pool_labels,
 )
-from ..errors import Finding
+from ..errors import Finding, Severity
 from ..spec import AmiType, Cloud, PlatformSpec, SharingMode
 from .device_plugin import DEFAULT_CONFIG_KEY
 from .mig import mig_pools
@@ -43,7 +43,7 @@ def _bottlerocket(spec: PlatformSpec) -> Iterator[Finding]:
                 f"{AmiType.BOTTLEROCKET_NVIDIA.value}: the GPU Operator's DCGM exporter does not run on pool "
                 f"{pool.name!r}, so its GPUs have no DCGM metrics (utilisation, XID) unless another exporter runs there"
             ),
-            "warning",
+            Severity.WARNING,
         )
 
 
@@ -82,7 +82,7 @@ def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
                 "gke-native: the GPU Operator is not installed; GKE's driver and device plugin serve the GPUs, so "
                 "sharing comes from the node pools' GKE settings and DCGM metrics need a separate exporter"
             ),
-            "info",
+            Severity.INFO,
         )
         return
     yield from _bottlerocket(spec)
@@ -90,7 +90,7 @@ def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
     yield from _rename(spec)
     index = {p.name: i for i, p in enumerate(spec.node_pools)}
     for pool, note in zip(mig_pools(spec), mig_drain_notes(spec), strict=True):
-        yield Finding(f"nodePools[{index[pool.name]}].sharing.migLayout", note, "info")
+        yield Finding(f"nodePools[{index[pool.name]}].sharing.migLayout", note, Severity.INFO)
     if mig_pools(spec) and not mig_strategy(spec):
         yield Finding(
             "gpuOperator",
@@ -98,7 +98,7 @@ def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
                 "MIG and MPS pools coexist: mig.strategy is left unset (MPS refuses mixed) and each node's "
                 "device-plugin config sets its own strategy"
             ),
-            "info",
+            Severity.INFO,
         )
 
 
@@ -119,7 +119,7 @@ def mig_layout_changes(spec: PlatformSpec, previous: dict[str, dict[str, str]]) 
                         "evicts the GPU pods, repartitions the GPUs and restarts the GPU operands; roll it out like a drain "
                         "(cordon, let jobs finish or checkpoint, then apply)"
                     ),
-                    "warning",
+                    Severity.WARNING,
                 )
             )
     return found

@@ -20,7 +20,7 @@ from ..contract import (
     pool_taints,
 )
 from ..deferred import Deferred
-from ..errors import Finding, RenderError
+from ..errors import Finding, RenderError, Severity
 from ..names import role_arn_problem
 from ..spec import AmiType, CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
 from .autoscaler import image_tag
@@ -164,7 +164,7 @@ def _eks_capacity(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
             f"unset, so the Capacity Block pool uses all of aws.subnetIds "
             f"{pool_subnets(spec, pool)}; a Capacity Block lives in one availability zone and EKS fails "
             "to launch in the others: list only that zone's subnets here",
-            "warning",
+            Severity.WARNING,
         )
     if a.capacity_type == CapacityType.CAPACITY_BLOCK and not a.capacity_reservation_id:
         yield Finding(
@@ -181,7 +181,7 @@ def _eks_capacity(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
         yield Finding(
             f"nodePools[{i}].minSize",
             f"{pool.min_size} on a Capacity Block pool: nodes only run inside the block's window; consider minSize 0",
-            "warning",
+            Severity.WARNING,
         )
 
 
@@ -203,14 +203,14 @@ def _eks_efa(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
             f"{subnets}: a cluster placement group lives in one availability zone, so "
             "the node group's launches in the other zones fail; list one zone's subnets here (preflight "
             "names their zones), or set aws.placementGroup: false",
-            "warning",
+            Severity.WARNING,
         )
     elif uses_efa(spec, pool) and pool.aws.placement_group is None:
         yield Finding(
             f"{p}.subnetIds",
             f"{subnets}: EFA pool {pool.name!r} gets no cluster placement group because "
             "its subnets may span zones; list one zone's subnets here to place its nodes together",
-            "info",
+            Severity.INFO,
         )
 
 
@@ -273,7 +273,7 @@ def _karpenter_sharing(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[F
                 f"{s.replicas} replicas), so {pods} pending one-unit pods launch {s.replicas} nodes "
                 "instead of 1 (the extra nodes go once empty, after consolidateAfter); use "
                 "managed-node-group, whose autoscaler tags count the shared units",
-                "warning",
+                Severity.WARNING,
             )
 
 
@@ -306,7 +306,7 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
             f"{k.expire_after!r} on exclusive (training) pool {pool.name!r}: expiry "
             "is forceful in Karpenter v1: at that age the node is tainted and drained even mid-run, so a "
             "multi-node job restarts from its last checkpoint; use Never and replace nodes between runs",
-            "warning",
+            Severity.WARNING,
         )
     if pool.aws.provisioner == Provisioner.KARPENTER:
         yield from _karpenter_ami(pool, p)
@@ -318,7 +318,7 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
                 f"unset on pool {pool.name!r}, whose cluster placement group "
                 "lives in one zone: Karpenter may try every zone of its subnets until EC2 pins one; set "
                 "aws.zone (e.g. us-east-1a) to pin it, as Karpenter's placement group design does",
-                "warning",
+                Severity.WARNING,
             )
     if pool.aws.zone and spec.aws is not None and not _zone_of(pool.aws.zone, spec.aws.region):
         yield Finding(
@@ -338,7 +338,7 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
             f"{pool.min_size} on a Karpenter pool: Karpenter keeps no minimum "
             "(nodes come for pending pods and go when empty), so it is not applied; use a managed node "
             "group for warm capacity",
-            "warning",
+            Severity.WARNING,
         )
     if (
         pool.aws.provisioner != Provisioner.KARPENTER
@@ -346,7 +346,9 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
         and pool.aws.karpenter != type(pool.aws.karpenter)()
     ):  # the default, as model_dump writes it, is unset
         yield Finding(
-            p, "set, but aws.provisioner is managed-node-group; set aws.provisioner: karpenter or remove it", "warning"
+            p,
+            "set, but aws.provisioner is managed-node-group; set aws.provisioner: karpenter or remove it",
+            Severity.WARNING,
         )
 
 
@@ -388,7 +390,7 @@ def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:
             "clusterAutoscaler.enabled",
             "true, but every pool is provisioned by Karpenter, which scales "
             "its own nodes; the autoscaler only scales managed node groups",
-            "warning",
+            Severity.WARNING,
         )
 
 
@@ -440,7 +442,7 @@ def _eks_size(i: int, pool: NodePool) -> Iterator[Finding]:
             f"{pool.max_size} nodes; EKS's default quota is "
             f"{_EKS_NODE_GROUP_QUOTA} nodes per managed node group: request a quota increase or split the "
             "pool",
-            "warning",
+            Severity.WARNING,
         )
 
 
@@ -472,7 +474,7 @@ def _eks_upgrades(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
             "node group created before they existed this is a new launch template version, and EKS "
             "replaces every node (maxUnavailablePercentage at a time), stopping running jobs; set "
             "aws.efa / aws.placementGroup: true to acknowledge, or false to keep the nodes as they are",
-            "warning",
+            Severity.WARNING,
         )
 
 
@@ -516,7 +518,7 @@ def _gke_mig(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> Iter
         f"GKE's device plugin advertises the {profile} partitions as {GPU_RESOURCE}, so "
         f"this pool's tiers request {GPU_RESOURCE} and reach the partitions through the pool's node "
         f"selector; to name profiles as {MIG_RESOURCE_PREFIX}<profile>, {_USE_OPERATOR}",
-        "info",
+        Severity.INFO,
     )
 
 
@@ -539,7 +541,7 @@ def _gke_native(spec: PlatformSpec, i: int, pool: NodePool, gpu_model: str) -> I
         f"mode {s.mode.value!r}: on GKE (gke-native) sharing lives in the node pool's guest "
         "accelerator, whose fields are immutable, so changing sharing replaces the pool (its nodes are "
         "drained and recreated); set protect: true to guard it",
-        "warning",
+        Severity.WARNING,
     )
 
 
@@ -551,7 +553,7 @@ def _gke_placement(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findi
             "placement policy only when it creates a node pool, so on a pool created without it this "
             "replaces the pool (its nodes are drained and recreated); set compactPlacement: true to "
             "acknowledge, or false to keep the existing pool",
-            "warning",
+            Severity.WARNING,
         )
     if not pool.gcp.compact_placement:
         return
@@ -579,14 +581,14 @@ def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
             "clusterAutoscaler.enabled",
             "true on GKE: GKE runs its own cluster autoscaler, which scales "
             "each pool between minSize and maxSize (totalMin/MaxNodeCount); nothing is installed",
-            "warning",
+            Severity.WARNING,
         )
     if gpu_stack(spec) == GkeGpuStack.GPU_OPERATOR and spec.gcp is not None and not spec.gcp.driver_installer:
         yield Finding(
             "gcp.driverInstaller",
             "false with gpuStack gpu-operator: GKE's driver install is disabled and "
             "nothing rendered installs a driver; install one yourself before GPU pods can start",
-            "warning",
+            Severity.WARNING,
         )
 
 
@@ -618,7 +620,7 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
                 f"{p}.gcp.imageType",
                 f"{pool.gcp.image_type!r}: the rendered driver installer is Google's "
                 "COS DaemonSet; on Ubuntu apply Google's Ubuntu installer for this GPU and node version",
-                "warning",
+                Severity.WARNING,
             )
         if gpu_stack(spec) == GkeGpuStack.GKE_NATIVE and itype is not None:
             yield from _gke_native(spec, i, pool, itype.gpu_model)

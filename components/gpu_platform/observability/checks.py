@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterator
 
-from ..errors import Finding
+from ..errors import Finding, Severity
 from ..spec import Cloud, PlatformSpec
 
 __all__ = ["check_observability", "duration_seconds", "exact_number"]
@@ -88,7 +88,7 @@ def _remediation(spec: PlatformSpec) -> Iterator[Finding]:
             f"{th.xid_remediation_for!r} is not longer than EKS node auto "
             "repair's 10-minute delay: GpuXidHardwareNotRemediated pages before repair can act; allowed "
             "without this warning: more than 10m",
-            "warning",
+            Severity.WARNING,
         )
 
 

@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 
 from ..console import load_or_fail, out, print_findings, spec_source
+from ..errors import Severity
 from .cost import CostReport, cost_report, unattributed_notes
 from .pricing import HOURS_PER_MONTH
 
@@ -150,4 +151,4 @@ def cost(file: str | None, config_json: str | None, fmt: str) -> None:
     )
     for note in unattributed_notes(report):
         out.print(f"unattributed: {note}")
-    print_findings([f for f in findings if f.severity != "error"])
+    print_findings([f for f in findings if f.severity != Severity.ERROR])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import PART_OF_LABEL, PLATFORM_NAME
-from ..errors import RenderError
+from ..errors import RenderError, Severity
 from ..spec import NodePool, PlatformSpec, SharingMode
 from .alerts import alert_rules
 from .checks import check_observability
@@ -59,7 +59,7 @@ RECORDED = (
 
 def _check_durations(spec: PlatformSpec) -> None:
     """Refuse to render what validation rejects (a spec built without `validate`)."""
-    errors = [f for f in check_observability(spec) if f.severity == "error"]
+    errors = [f for f in check_observability(spec) if f.severity == Severity.ERROR]
     if errors:
         raise RenderError("; ".join(str(f) for f in errors))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..capacity import pool_capacity, units_per_gpu
-from ..errors import Finding
+from ..errors import Finding, Severity
 from ..spec import NodePool, PlatformSpec, Tier
 from .kueue import tier_quotas
 from .releases import KUEUE_FRAMEWORKS
@@ -76,14 +76,14 @@ def check_queue_capacity(spec: PlatformSpec) -> Iterator[Finding]:
                 f"{pool_name!r} has {cap_max} at max size ({_formula(spec, pool, resource)}): Kueue may "
                 f"admit {total - cap_max} more than can run (cohort borrowing only moves unused quota, "
                 "never adds any); lower quotas or raise maxSize",
-                "warning",
+                Severity.WARNING,
             )
         if not shares and spec.scheduling.kueue.enabled:
             yield Finding(
                 f"tiers[{idx[0]}]",
                 f"no team has quota for tier {label}: its jobs are not quota-managed by Kueue "
                 f"(no ClusterQueue covers {resource} on {pool_name!r}); add quotas.{names[0]} to a team",
-                "info",
+                Severity.INFO,
             )
 
 
@@ -114,7 +114,7 @@ def check_borrowing(spec: PlatformSpec) -> Iterator[Finding]:
                     f"teams[{i}].borrowingLimit.{tier}",
                     f"{limit} is more than the other teams of cohort {root!r} can lend for tier {tier!r} "
                     f"({lendable}); at most {lendable} can ever be borrowed",
-                    "info",
+                    Severity.INFO,
                 )
 
 
