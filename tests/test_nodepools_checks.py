@@ -9,7 +9,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.checks import check_node_pools
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import DOMAIN_CHECKS, check_spec
-from helpers.specs import gke_data, pool, pool_path, tier
+from helpers.specs import findings, gke_data, pool, pool_path, tier
 
 
 def _errors(data: dict) -> list[str]:
@@ -52,9 +52,9 @@ def test_gke_native_rejects_partition_count_gke_cannot_make():
 
 
 def test_gke_native_warns_sharing_replaces_pool_and_mig_resource_names():
-    warnings = _warnings(gke_data())
-    replace = [w for w in warnings if "replaces the pool" in w and ".sharing:" in w]
-    assert [w.split(":")[0] for w in replace] == [f"nodePools[{i}].sharing" for i in range(4)]
+    warnings = findings(gke_data(), "warning")
+    replace = [f for f in warnings if "replaces the pool" in f.message and f.path.endswith(".sharing")]
+    assert [f.path for f in replace] == [f"nodePools[{i}].sharing" for i in range(4)]
     infos = [str(f) for f in check_node_pools(parse_spec(gke_data())) if f.severity == "info"]
     mig = [i for i in infos if "advertises the 1g.5gb partitions as nvidia.com/gpu" in i]
     assert len(mig) == 1 and mig[0].startswith("nodePools[3].sharing.migLayout")
@@ -89,7 +89,7 @@ def test_capacity_block_needs_reservation_id(dev_data):
     pool(dev_data, "gpu-train")["aws"] = {"capacityType": "CAPACITY_BLOCK"}
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
-    assert [str(f).split(":")[0] for f in exc.value.findings] == ["nodePools[0].aws.capacityReservationId"]
+    assert [f.path for f in exc.value.findings] == ["nodePools[0].aws.capacityReservationId"]
     pool(dev_data, "gpu-train")["aws"]["capacityReservationId"] = "cr-0abc"
     parse_spec(dev_data)
 
@@ -103,9 +103,9 @@ def test_spot_with_reservation_is_rejected(dev_data):
 def test_missing_role_and_subnets(dev_data):
     dev_data["aws"] = {"region": "us-east-1"}
     pool(dev_data, "gpu-infer")["aws"] = {"subnetIds": ["subnet-x"]}
-    errs = _errors(dev_data)
-    assert any(e.startswith("aws.nodeRoleArn: missing") for e in errs)
-    assert sorted(e.split(":")[0] for e in errs if "no subnets" in e) == [
+    found = findings(dev_data, "error")
+    assert any(str(f).startswith("aws.nodeRoleArn: missing") for f in found)
+    assert sorted(f.path for f in found if "no subnets" in f.message) == [
         "nodePools[0].aws.subnetIds",
         "nodePools[2].aws.subnetIds",
         "nodePools[3].aws.subnetIds",

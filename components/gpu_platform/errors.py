@@ -52,7 +52,30 @@ class SpecError(GpuPlatformError):
 
 
 class RenderError(GpuPlatformError):
-    """A renderer was asked for something the upstream component cannot do."""
+    """A renderer was asked for something the upstream component cannot do.
+
+    `path` names the spec field (`nodePools[1].sharing`, empty when the error is about no one field) and `message`
+    what is wrong and what is allowed, like pulumi's `InputPropertyError(property_path, reason)`; `findings` holds
+    them as a `Finding`, or every finding when a renderer refuses a spec for several at once. The text is
+    `path: message`, one finding after another.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(path, message)
+        self.path = path
+        self.message = message
+        self.findings: tuple[Finding, ...] = (Finding(path, message),)
+
+    @classmethod
+    def of(cls, findings: list[Finding]) -> RenderError:
+        """One error for every finding (at least one); `path` and `message` are the first's."""
+        first, *_ = findings
+        error = cls(first.path, first.message)
+        error.findings = tuple(findings)
+        return error
+
+    def __str__(self) -> str:
+        return "; ".join(str(f) for f in self.findings)
 
 
 class OverrideConflictError(GpuPlatformError):

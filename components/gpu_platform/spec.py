@@ -715,6 +715,13 @@ class PlatformSpec(_Model):
             out.setdefault(p.name, p)
         return out
 
+    def pool_path(self, pool: NodePool) -> str:
+        """The field path findings and errors name `pool` by: `nodePools[<index>]` (the first of duplicates)."""
+        for i, p in enumerate(self.node_pools):
+            if p.name == pool.name:
+                return f"nodePools[{i}]"
+        raise ValueError(f"pool {pool.name!r} is not one of this spec's nodePools")
+
     @cached_property
     def tiers_by_name(self) -> dict[str, Tier]:
         """Tiers keyed by name (the first of duplicates)."""

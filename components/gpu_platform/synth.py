@@ -89,13 +89,14 @@ def _check_names(artifacts: list[Artifact]) -> None:
     for a in artifacts:
         if not _SAFE_STEM.fullmatch(a.name) or ".." in a.name:
             raise RenderError(
+                "",
                 f"artifact {a.kind}/{a.name!r} is not a safe file name; allowed: letters, digits, "
                 "'.', '_' and '-', starting alphanumeric, in at most one subdirectory (validate the "
-                "spec: names are DNS labels)"
+                "spec: names are DNS labels)",
             )
         rel = f"{a.kind}/{a.name}.yaml"
         if rel in seen:
-            raise RenderError(f"two artifacts would both be written to {rel}; names must be unique")
+            raise RenderError("", f"two artifacts would both be written to {rel}; names must be unique")
         seen.add(rel)
 
 

@@ -17,8 +17,7 @@ def check_admission(spec: PlatformSpec) -> Iterator[Finding]:
     try:
         mutation_engine(spec)
     except RenderError as e:
-        path, _, message = str(e).partition(": ")
-        yield Finding(path, message)
+        yield from e.findings
         return
     for note in engine_notes(spec)[1:]:
         yield Finding("admission.mutation", note.removeprefix("admission: "), Severity.WARNING)

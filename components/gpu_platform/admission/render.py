@@ -94,8 +94,9 @@ def mutation_engine(spec: PlatformSpec) -> tuple[MutationEngine, str | None]:
         return engine, None
     if v < _MAP_ALPHA:
         raise RenderError(
-            f"admission.mutation: mutating-admission-policy needs Kubernetes >= 1.32, "
-            f"kubernetesVersion is {spec.kubernetes_version!r}; use kyverno or auto"
+            "admission.mutation",
+            f"mutating-admission-policy needs Kubernetes >= 1.32, kubernetesVersion is "
+            f"{spec.kubernetes_version!r}; use kyverno or auto",
         )
     api = "v1" if v >= _MAP_GA else "v1beta1" if v >= _MAP_BETA else "v1alpha1"
     return engine, f"admissionregistration.k8s.io/{api}"

@@ -48,7 +48,7 @@ class PoolVerdict:
 def _advertised(spec: PlatformSpec, pool: Any, resource: str) -> str:
     if not operator_enabled(spec):
         return resource  # GKE's own device plugin: no NVIDIA device-plugin config applies
-    sharing = render_device_plugin_entry(pool).get("sharing") or {}
+    sharing = render_device_plugin_entry(pool, spec.pool_path(pool)).get("sharing") or {}
     for block in sharing.values():
         if block.get("renameByDefault") and any(r.get("name") == resource for r in block.get("resources") or []):
             return f"{resource}.shared"

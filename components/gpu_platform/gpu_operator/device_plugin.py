@@ -43,8 +43,9 @@ def _mig_resources(pool: NodePool) -> list[str]:
     return [mig_resource(p) for p, n in sorted((pool.sharing.mig_layout or {}).items()) if n > 0]
 
 
-def render_device_plugin_entry(pool: NodePool, mps_limit: int = MPS_MAX_REPLICAS) -> dict[str, Any]:
-    """The device-plugin config of one pool (exclusive, MIG mixed [+ time-slicing], time-slicing or MPS)."""
+def render_device_plugin_entry(pool: NodePool, path: str, mps_limit: int = MPS_MAX_REPLICAS) -> dict[str, Any]:
+    """The device-plugin config of one pool (exclusive, MIG mixed [+ time-slicing], time-slicing or MPS); `path` is
+    the pool's field path (`nodePools[1]`), named by the error when the device plugin would reject the config."""
     mode = pool.sharing.mode
     if mode == SharingMode.EXCLUSIVE:
         entry = _entry("none")
@@ -58,7 +59,7 @@ def render_device_plugin_entry(pool: NodePool, mps_limit: int = MPS_MAX_REPLICAS
         entry = _entry(
             "mixed", {"timeSlicing": _shared(pool, _mig_resources(pool), default_fail=False)} if ts else None
         )
-    check_entry(f"nodePools[{pool.name}]", entry, mps_limit)
+    check_entry(path, entry, mps_limit)
     return entry
 
 
@@ -67,40 +68,42 @@ def check_entry(where: str, entry: dict[str, Any], mps_limit: int = MPS_MAX_REPL
     strategy = entry.get("flags", {}).get("migStrategy", "none")
     sharing = entry.get("sharing", {})
     if "mps" in sharing and "timeSlicing" in sharing:
-        raise RenderError(f"{where}: time-slicing and MPS are mutually exclusive; pick one sharing mode")
+        raise RenderError(where, "time-slicing and MPS are mutually exclusive; pick one sharing mode")
     for kind, block in sharing.items():
         resources = block.get("resources") or []
         if not resources:
-            raise RenderError(f"{where}: sharing.{kind} has no resources; the device plugin rejects it")
+            raise RenderError(where, f"sharing.{kind} has no resources; the device plugin rejects it")
         for r in resources:
             if r.get("replicas") is None or r["replicas"] < 2:
-                raise RenderError(f"{where}: {kind} replicas {r.get('replicas')!r} for {r['name']}; allowed: >= 2")
+                raise RenderError(where, f"{kind} replicas {r.get('replicas')!r} for {r['name']}; allowed: >= 2")
             if kind == "mps" and r["replicas"] > min(mps_limit, MPS_MAX_REPLICAS):
                 raise RenderError(
-                    f"{where}: MPS replicas {r['replicas']} exceed the client limit; "
-                    f"allowed: 2..{min(mps_limit, MPS_MAX_REPLICAS)}"
+                    where,
+                    f"MPS replicas {r['replicas']} exceed the client limit; "
+                    f"allowed: 2..{min(mps_limit, MPS_MAX_REPLICAS)}",
                 )
             if kind == "mps" and r["name"] != GPU_RESOURCE:
                 raise RenderError(
-                    f"{where}: MPS on MIG device {r['name']!r} is not supported; allowed: {GPU_RESOURCE} on whole GPUs"
+                    where, f"MPS on MIG device {r['name']!r} is not supported; allowed: {GPU_RESOURCE} on whole GPUs"
                 )
     if "mps" in sharing and strategy != "none":
         raise RenderError(
-            f"{where}: MPS with migStrategy {strategy!r} is rejected by the device plugin; allowed: migStrategy none"
+            where, f"MPS with migStrategy {strategy!r} is rejected by the device plugin; allowed: migStrategy none"
         )
 
 
 def render_device_plugin_configs(spec: PlatformSpec) -> dict[str, dict[str, Any]]:
     """Config key -> device-plugin config: the default (whole GPUs, no MIG) first, then one entry per pool."""
     configs: dict[str, dict[str, Any]] = {DEFAULT_CONFIG_KEY: _entry("none")}
-    for pool in spec.node_pools:
+    for i, pool in enumerate(spec.node_pools):
         gpu = spec.hardware.gpu_of(pool.instance_type)
-        entry = render_device_plugin_entry(pool, gpu.mps_max_clients if gpu else MPS_MAX_REPLICAS)
+        entry = render_device_plugin_entry(pool, f"nodePools[{i}]", gpu.mps_max_clients if gpu else MPS_MAX_REPLICAS)
         key = device_plugin_config_key(pool)
         if key in configs and configs[key] != entry:
             raise RenderError(
-                f"nodePools[{pool.name}]: device-plugin config key {key!r} is already used "
-                f"(the default entry is {DEFAULT_CONFIG_KEY!r}); rename the pool"
+                f"nodePools[{i}].name",
+                f"device-plugin config key {key!r} is already used (the default entry is {DEFAULT_CONFIG_KEY!r}); "
+                "rename the pool",
             )
         configs[key] = entry
     return configs

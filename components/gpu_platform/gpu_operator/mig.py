@@ -30,13 +30,14 @@ def render_mig_layout(spec: PlatformSpec, pool: NodePool) -> list[dict[str, Any]
     if gpu is None or not gpu.mig_capable:
         families = gpu_families(m for m in spec.hardware.gpu_models.values() if m.mig_capable)
         raise RenderError(
-            f"nodePools[{pool.name}]: {pool.instance_type!r} has no MIG-capable GPU; "
-            f"allowed: {', '.join(families)} instance types"
+            f"{spec.pool_path(pool)}.sharing.mode",
+            f"{pool.instance_type!r} has no MIG-capable GPU; allowed: {', '.join(families)} instance types",
         )
     if not layout or not layout_fits(gpu.name, layout):
         raise RenderError(
-            f"nodePools[{pool.name}].sharing.migLayout: {layout} is not a valid placement on "
-            f"{gpu.name}; run `gpu-platform validate` for the allowed combinations"
+            f"{spec.pool_path(pool)}.sharing.migLayout",
+            f"{layout} is not a valid placement on {gpu.name}; run `gpu-platform validate` for the allowed "
+            "combinations",
         )
     item: dict[str, Any] = {}
     if gpu.pci_device_ids:

@@ -52,8 +52,9 @@ def image_tag(spec: PlatformSpec) -> str:
     if tag is None:
         known = ", ".join(f"{a}.{b}" for a, b in sorted(_IMAGE_TAGS))
         raise RenderError(
-            f"clusterAutoscaler.imageTag: no default image for Kubernetes {spec.kubernetes_version}; "
-            f"known minors: {known}; set clusterAutoscaler.imageTag"
+            "clusterAutoscaler.imageTag",
+            f"no default image for Kubernetes {spec.kubernetes_version}; known minors: {known}; "
+            "set clusterAutoscaler.imageTag",
         )
     return tag
 

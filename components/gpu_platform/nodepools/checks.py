@@ -384,7 +384,7 @@ def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:
         if spec.cluster_autoscaler.image_tag is None:
             image_tag(spec)
     except RenderError as e:
-        yield Finding("clusterAutoscaler.imageTag", str(e).split(": ", 1)[1])
+        yield from e.findings
     if all(p.aws.provisioner == Provisioner.KARPENTER for p in spec.node_pools):
         yield Finding(
             "clusterAutoscaler.enabled",

@@ -61,7 +61,7 @@ def _check_durations(spec: PlatformSpec) -> None:
     """Refuse to render what validation rejects (a spec built without `validate`)."""
     errors = [f for f in check_observability(spec) if f.severity == Severity.ERROR]
     if errors:
-        raise RenderError("; ".join(str(f) for f in errors))
+        raise RenderError.of(errors)
 
 
 def advertised_resource(pool: NodePool, resource: str) -> str:
