@@ -145,7 +145,7 @@ def test_capacity_no_tier_requests_is_reported_as_unattributed():
     assert tiers_max + spare.hourly_max == pytest.approx(infer.price.hourly_max)
     assert report.to_json()["unattributedHourlyMax"] == pytest.approx(spare.hourly_max, abs=1e-4)
     (note,) = unattributed_notes(report)
-    assert "gpu-infer advertises nvidia.com/mig-1g.10gb" in note and "$62.74/h" in note
+    assert "gpu-infer advertises nvidia.com/mig-1g.10gb" in note.message and "$62.74/h" in note.message
     assert cost_report(load_spec(FLEET)).unattributed_hourly_max == 0
 
 

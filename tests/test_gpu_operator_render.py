@@ -260,7 +260,7 @@ def test_bottlerocket_pool_gets_operands_disabled_label(dev_data):
 def test_synth_artifacts_and_notes(dev_spec):
     arts = render_gpu_operator_artifacts(dev_spec)
     assert [(a.kind, a.name) for a in arts] == [("kubernetes", "gpu-operator-configs"), ("helm", "gpu-operator")]
-    assert len(arts[0].notes) == 1 and "restarts the device plugin" in arts[0].notes[0]
+    assert len(arts[0].notes) == 1 and "restarts the device plugin" in arts[0].notes[0].message
     drains = [f for f in check_spec(dev_spec) if f.path == "nodePools[1].sharing.migLayout"]
     assert drains and "gpu-infer-3g40-2g20-1g10x2" in drains[0].message and "evicts the GPU pods" in drains[0].message
 

@@ -105,7 +105,7 @@ def test_dev_stack_pools_of_two_instance_types_each_get_their_own_price(dev_spec
     assert pools["gpu-train"].opencost_hourly == pytest.approx(27.44705)
     assert pools["gpu-dev"].opencost_hourly == pytest.approx(21.957642)
     assert all(abs(p.deviation_percent) < 1e-9 for p in pools.values())
-    notes = [n for a in render_observability_artifacts(dev_spec) for n in a.notes if "OpenCost" in n]
+    notes = [str(n) for a in render_observability_artifacts(dev_spec) for n in a.notes if "OpenCost" in n.message]
     assert not any("off the catalog" in n for n in notes)
     assert any("gpu-dev node at $21.9576/h" in n and "the catalog at $21.9576/h" in n for n in notes)
 

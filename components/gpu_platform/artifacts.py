@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import OverrideConflictError
+from .errors import Finding, OverrideConflictError
 
 __all__ = ["Artifact", "KINDS", "deep_merge", "helm_release"]
 
@@ -20,7 +20,7 @@ class Artifact:
     kind: str  # one of KINDS
     name: str  # file stem
     documents: tuple[dict[str, Any], ...]
-    notes: tuple[str, ...] = field(default=())  # lines for the synth summary
+    notes: tuple[Finding, ...] = field(default=())  # for the synth summary, printed as `note: <finding>`
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

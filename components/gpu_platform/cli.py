@@ -142,7 +142,7 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
     # Notes and warnings go to stderr, as for validate and cost: stdout holds only the tables.
     for a in artifacts:
         for note in a.notes:
-            err.print(f"[cyan]note[/]: {escape(note)}")
+            err.print(f"[cyan]note[/]: {escape(str(note))}")
     print_findings([f for f in findings if f.severity != Severity.ERROR])
 
 

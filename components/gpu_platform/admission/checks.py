@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..errors import Finding, RenderError, Severity
 from ..spec import MutationEngine, PlatformSpec
@@ -19,8 +20,9 @@ def check_admission(spec: PlatformSpec) -> Iterator[Finding]:
     except RenderError as e:
         yield from e.findings
         return
-    for note in engine_notes(spec)[1:]:
-        yield Finding("admission.mutation", note.removeprefix("admission: "), Severity.WARNING)
+    for note in engine_notes(spec):
+        if note.severity == Severity.WARNING:
+            yield replace(note, path="admission.mutation")
     yield from _unrouted_integrations(spec)
     yield from _exempt_team_namespaces(spec)
 

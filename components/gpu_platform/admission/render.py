@@ -28,7 +28,7 @@ from ..contract import (
     tier_grant_prefix,
     tier_label_key,
 )
-from ..errors import RenderError
+from ..errors import Finding, RenderError, Severity
 from ..queues.priorities import priority_class_name
 from ..queues.render import VOLCANO_QUEUE_ANNOTATION, namespace_metadata
 from ..spec import AdmissionSpec, MutationEngine, PlatformSpec, SharingMode, Tier
@@ -865,22 +865,32 @@ def render_admission(spec: PlatformSpec) -> list[dict[str, Any]]:
     return render_denies(spec) + render_routes(spec)
 
 
-def engine_notes(spec: PlatformSpec) -> list[str]:
-    """What routes tiered pods, and what the cluster must offer for it."""
+def engine_notes(spec: PlatformSpec) -> list[Finding]:
+    """What routes tiered pods (info), and what the cluster must offer for it (warnings)."""
     engine, api = mutation_engine(spec)
-    notes = [f"admission: tiered pods routed by {engine.value}" + (f" ({api})" if api else "")]
+    notes = [
+        Finding("admission", f"tiered pods routed by {engine.value}" + (f" ({api})" if api else ""), Severity.INFO)
+    ]
     if api and not api.endswith("/v1"):
         notes.append(
-            f"admission: {api} MutatingAdmissionPolicy is served only with the MutatingAdmissionPolicy "
-            f"feature gate and --runtime-config={api}=true on the API server (not on managed EKS/GKE "
-            "control planes); use mutation: kyverno there"
+            Finding(
+                "admission",
+                f"{api} MutatingAdmissionPolicy is served only with the MutatingAdmissionPolicy feature gate and "
+                f"--runtime-config={api}=true on the API server (not on managed EKS/GKE control planes); use "
+                "mutation: kyverno there",
+                Severity.WARNING,
+            )
         )
     lo, hi = _KYVERNO_K8S
     if engine == MutationEngine.KYVERNO and not lo <= spec.kubernetes_release <= hi:
         notes.append(
-            f"admission: Kyverno 1.17 (chart {_KYVERNO_SERIES}) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
-            f"kubernetesVersion is {spec.kubernetes_version!r}; set admission.kyvernoVersion to a release "
-            "that supports it"
+            Finding(
+                "admission",
+                f"Kyverno 1.17 (chart {_KYVERNO_SERIES}) supports Kubernetes {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]}, "
+                f"kubernetesVersion is {spec.kubernetes_version!r}; set admission.kyvernoVersion to a release "
+                "that supports it",
+                Severity.WARNING,
+            )
         )
     return notes
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..artifacts import Artifact
+from ..errors import Finding, Severity
 from ..spec import PlatformSpec
 from .keda import render_keda_release, render_scaled_objects
 
@@ -40,7 +41,13 @@ def render_autoscaling_artifacts(spec: PlatformSpec) -> list[Artifact]:
                 "helm",
                 "keda",
                 (docs.keda,),
-                (f"autoscaling: KEDA {docs.keda['version']}, {len(docs.scaled_objects)} queue-depth ScaledObjects",),
+                (
+                    Finding(
+                        "autoscaling",
+                        f"KEDA {docs.keda['version']}, {len(docs.scaled_objects)} queue-depth ScaledObjects",
+                        Severity.INFO,
+                    ),
+                ),
             )
         )
     if docs.scaled_objects:

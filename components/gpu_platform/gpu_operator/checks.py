@@ -88,9 +88,7 @@ def check_gpu_operator(spec: PlatformSpec) -> Iterator[Finding]:
     yield from _bottlerocket(spec)
     yield from _default_key(spec)
     yield from _rename(spec)
-    index = {p.name: i for i, p in enumerate(spec.node_pools)}
-    for pool, note in zip(mig_pools(spec), mig_drain_notes(spec), strict=True):
-        yield Finding(f"nodePools[{index[pool.name]}].sharing.migLayout", note, Severity.INFO)
+    yield from mig_drain_notes(spec)
     if mig_pools(spec) and not mig_strategy(spec):
         yield Finding(
             "gpuOperator",

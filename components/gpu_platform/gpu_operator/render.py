@@ -26,6 +26,7 @@ from ..contract import (  # noqa: F401 (re-exported)
     operator_node_labels,
 )
 from ..dcgm import DCGM_CONFIGMAP_KEY, metrics_csv
+from ..errors import Finding, Severity
 from ..spec import Cloud, PlatformSpec
 from .device_plugin import render_device_plugin_configs
 from .mig import MIG_CONFIG_KEY, mig_pools, render_mig_parted_config
@@ -56,7 +57,7 @@ class GpuOperatorRender:
     names: ConfigMapNames
     device_plugin_configs: dict[str, dict[str, Any]]
     mig_parted_config: dict[str, Any] | None
-    notes: tuple[str, ...]
+    notes: tuple[Finding, ...]
 
 
 def content_hash(data: dict[str, Any]) -> str:
@@ -99,21 +100,29 @@ def _gke_quota(namespace: str) -> dict[str, Any]:
     }
 
 
-def mig_drain_notes(spec: PlatformSpec) -> list[str]:
-    """One line per MIG pool: a layout change makes mig-manager evict GPU pods and repartition each node."""
+def mig_drain_notes(spec: PlatformSpec) -> list[Finding]:
+    """One note per MIG pool: a layout change makes mig-manager evict GPU pods and repartition each node."""
     return [
-        f"MIG pool {p.name!r} runs layout {mig_layout_name(p)!r}: changing its migLayout relabels the nodes and "
-        "the MIG manager then evicts the GPU pods on each node, repartitions the GPUs (the node is unschedulable "
-        "for GPUs meanwhile) and restarts the GPU operands; schedule it like a node drain"
+        Finding(
+            f"{spec.pool_path(p)}.sharing.migLayout",
+            f"MIG pool {p.name!r} runs layout {mig_layout_name(p)!r}: changing its migLayout relabels the nodes and "
+            "the MIG manager then evicts the GPU pods on each node, repartitions the GPUs (the node is unschedulable "
+            "for GPUs meanwhile) and restarts the GPU operands; schedule it like a node drain",
+            Severity.INFO,
+        )
         for p in mig_pools(spec)
     ]
 
 
-def _notes(spec: PlatformSpec, names: ConfigMapNames) -> tuple[str, ...]:
+def _notes(spec: PlatformSpec, names: ConfigMapNames) -> tuple[Finding, ...]:
     # MIG drains and the MIG strategy are validation findings (checks.py), printed by validate and synth alike.
     return (
-        f"device-plugin config {names.device_plugin}: a change of any pool's sharing renames it and restarts "
-        "the device plugin on every GPU node (running pods keep their devices)",
+        Finding(
+            f"device-plugin config {names.device_plugin}",
+            "a change of any pool's sharing renames it and restarts the device plugin on every GPU node (running "
+            "pods keep their devices)",
+            Severity.INFO,
+        ),
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..artifacts import Artifact
+from ..errors import Finding, Severity
 from ..spec import PlatformSpec
 from .autoscaler import render_cluster_autoscaler_release
 from .efa import render_efa_device_plugin_release
@@ -53,8 +54,12 @@ def render_node_addon_artifacts(spec: PlatformSpec) -> list[Artifact]:
                 DRIVER_ARTIFACT,
                 r.documents,
                 (
-                    "GKE driver installer: Google's COS DaemonSet installs the NVIDIA driver that "
-                    "gpuDriverVersion INSTALLATION_DISABLED leaves out",
+                    Finding(
+                        "GKE driver installer",
+                        "Google's COS DaemonSet installs the NVIDIA driver that gpuDriverVersion "
+                        "INSTALLATION_DISABLED leaves out",
+                        Severity.INFO,
+                    ),
                 ),
             )
         )

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..artifacts import Artifact
 from ..capacity import pool_capacity
+from ..errors import Finding, Severity
 from ..spec import Cloud, NodePool, PlatformSpec, Provisioner
 from .addons import render_node_addon_artifacts
 from .efa import (
@@ -125,9 +126,11 @@ def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:
     out = [Artifact("nodepools", p.name, (render_node_pool(spec, p),)) for p in spec.node_pools]
     addon = render_node_monitoring_addon(spec)
     if addon:
-        note = (
-            "nodepools: eks-node-monitoring-agent add-on: hardware XIDs set AcceleratedHardwareReady=False, "
-            "node auto repair reboots or replaces the node"
+        note = Finding(
+            "nodepools",
+            "eks-node-monitoring-agent add-on: hardware XIDs set AcceleratedHardwareReady=False, "
+            "node auto repair reboots or replaces the node",
+            Severity.INFO,
         )
         out.append(
             Artifact("nodepools", f"addons/{NODE_MONITORING_ADDON}", ({"type": ADDON_TYPE, "inputs": addon},), (note,))

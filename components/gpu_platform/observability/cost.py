@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import Finding, Severity
 from ..spec import PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 
@@ -201,12 +202,17 @@ def cost_report(spec: PlatformSpec) -> CostReport:
     return CostReport(spec.cluster_name, tuple(_pool_cost(spec, pool_price(spec, p)) for p in spec.node_pools))
 
 
-def unattributed_notes(report: CostReport) -> list[str]:
-    """One line per resource a pool advertises that no tier requests, with what it costs at max size."""
+def unattributed_notes(report: CostReport) -> list[Finding]:
+    """One note per resource a pool advertises that no tier requests, with what it costs at max size (the path
+    is the pool's; the reports show the message)."""
     return [
-        f"{p.price.pool.name} advertises {u.resource} ({u.units_min}-{u.units_max} units, "
-        f"${u.hourly_max:,.2f}/h at max size) that no tier requests: it is in the pool's price but in no "
-        "tier's, and the cost rules attribute it to no namespace"
-        for p in report.pools
+        Finding(
+            f"nodePools[{i}]",
+            f"{p.price.pool.name} advertises {u.resource} ({u.units_min}-{u.units_max} units, "
+            f"${u.hourly_max:,.2f}/h at max size) that no tier requests: it is in the pool's price but in no "
+            "tier's, and the cost rules attribute it to no namespace",
+            Severity.INFO,
+        )
+        for i, p in enumerate(report.pools)
         for u in p.unattributed
     ]

@@ -115,7 +115,7 @@ def _md(cols: tuple[str, ...], rows: list[list[str]]) -> str:
 def markdown_report(report: CostReport) -> str:
     """The report as two Markdown tables."""
     pools, tiers, total = report_rows(report)
-    spare = "".join(f"\n- unattributed: {n}" for n in unattributed_notes(report))
+    spare = "".join(f"\n- unattributed: {n.message}" for n in unattributed_notes(report))
     return (
         f"## GPU cost: {report.cluster} (USD, {HOURS_PER_MONTH} h/month)\n\n"
         f"{_md(_POOL_COLS, [*pools, total])}\n\n### Tiers\n\n{_md(_TIER_COLS, tiers)}\n{spare}"
@@ -150,5 +150,5 @@ def cost(file: str | None, config_json: str | None, fmt: str) -> None:
         "saving % = (baseline - max) / baseline"
     )
     for note in unattributed_notes(report):
-        out.print(f"unattributed: {note}")
+        out.print(f"unattributed: {note.message}")
     print_findings([f for f in findings if f.severity != Severity.ERROR])

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..artifacts import Artifact
+from ..errors import Finding, Severity
 from ..spec import PlatformSpec
 from .cost import cost_report, unattributed_notes
 from .dashboard import render_dashboard_configmap
@@ -59,19 +60,27 @@ def render_observability(spec: PlatformSpec) -> ObservabilityDocs:
     )
 
 
-def opencost_notes(prices: OpenCostPrices) -> tuple[str, ...]:
-    """Synth summary lines: each pool's node price as OpenCost splits it, and any pool it would misprice."""
+def _note(message: str) -> Finding:
+    return Finding("observability", message, Severity.INFO)
+
+
+def opencost_notes(prices: OpenCostPrices) -> tuple[Finding, ...]:
+    """Synth summary notes: each pool's node price as OpenCost splits it, and any pool it would misprice."""
     notes = []
     for p in prices.pools:
         notes.append(
-            f"observability: OpenCost prices a {p.pool.name} node at ${p.opencost_hourly:.4f}/h (CSV row; "
-            f"{p.gpus} GPU x ${p.gpu_hourly:.4f} + {p.vcpus:g} vCPU x ${p.cpu_hourly:.6f} + "
-            f"{p.memory_gib:g} GiB x ${p.ram_hourly:.6f}), the catalog at ${p.catalog_hourly:.4f}/h"
+            _note(
+                f"OpenCost prices a {p.pool.name} node at ${p.opencost_hourly:.4f}/h (CSV row; "
+                f"{p.gpus} GPU x ${p.gpu_hourly:.4f} + {p.vcpus:g} vCPU x ${p.cpu_hourly:.6f} + "
+                f"{p.memory_gib:g} GiB x ${p.ram_hourly:.6f}), the catalog at ${p.catalog_hourly:.4f}/h"
+            )
         )
         if abs(p.deviation_percent) >= 0.01:
             notes.append(
-                f"observability: OpenCost's {p.pool.name} node price is {p.deviation_percent:+.2f} % off the "
-                "catalog; the GPU cost of record is namespace_tier:gpu_cost_hourly:sum"
+                _note(
+                    f"OpenCost's {p.pool.name} node price is {p.deviation_percent:+.2f} % off the catalog; the GPU "
+                    "cost of record is namespace_tier:gpu_cost_hourly:sum"
+                )
             )
     return tuple(notes)
 
@@ -80,13 +89,13 @@ def render_observability_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`synth` files: kubernetes/gpu-platform-{rules,dashboard,servicemonitors}, helm/{kube-prometheus-stack,opencost}."""
     docs = render_observability(spec)
     n_rules = sum(len(g["rules"]) for g in docs.rule["spec"]["groups"])
-    spare = tuple(f"observability: {n}" for n in unattributed_notes(cost_report(spec)))
+    spare = tuple(_note(n.message) for n in unattributed_notes(cost_report(spec)))
     out = [
         Artifact(
             "kubernetes",
             "gpu-platform-rules",
             (docs.rule,),
-            (f"observability: {n_rules} Prometheus rules (recording, catalog rates, alerts)", *spare),
+            (_note(f"{n_rules} Prometheus rules (recording, catalog rates, alerts)"), *spare),
         )
     ]
     if docs.dashboard:

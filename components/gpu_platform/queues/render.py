@@ -7,6 +7,7 @@ from typing import Any
 
 from ..artifacts import Artifact
 from ..contract import team_label_key, tier_grant_label_key
+from ..errors import Finding, Severity
 from ..spec import PlatformSpec, Team
 from .kueue import render_kueue_objects
 from .priorities import render_priority_classes, render_workload_priority_classes
@@ -112,11 +113,10 @@ def render_queue_artifacts(spec: PlatformSpec) -> list[Artifact]:
     return out
 
 
-def _notes(spec: PlatformSpec, q: QueueObjects) -> tuple[str, ...]:
+def _notes(spec: PlatformSpec, q: QueueObjects) -> tuple[Finding, ...]:
     kinds: dict[str, int] = {}
     for d in q.kueue + q.volcano:
         kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
     parts = ", ".join(f"{n} {k}" for k, n in kinds.items())
-    return (
-        f"queues: {len(spec.teams)} teams, {len(q.priority_classes)} PriorityClasses" + (f", {parts}" if parts else ""),
-    )
+    counts = f"{len(spec.teams)} teams, {len(q.priority_classes)} PriorityClasses" + (f", {parts}" if parts else "")
+    return (Finding("queues", counts, Severity.INFO),)
