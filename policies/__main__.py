@@ -19,6 +19,7 @@ from pulumi_policy import (
 from gpu_platform.policy import (
     POLICIES,
     PolicyConfig,
+    PolicyKind,
     config_from_spec,
     config_schema,
     enforcement_of,
@@ -48,7 +49,7 @@ def _policies(cfg: PolicyConfig) -> list:
             remediation_steps=p.remediation_steps,
             url=p.url,
         )
-        if p.kind == "stack":
+        if p.kind == PolicyKind.STACK:
             out.append(StackValidationPolicy(validate=p.validate, **common))
         else:
             out.append(ResourceValidationPolicy(validate=p.validate, remediate=p.remediate, **common))

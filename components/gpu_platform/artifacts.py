@@ -4,27 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from .errors import Finding, OverrideConflictError
 
-__all__ = ["Artifact", "KINDS", "deep_merge", "helm_release"]
+__all__ = ["KINDS", "Artifact", "ArtifactKind", "deep_merge", "helm_release"]
 
-KINDS = ("kubernetes", "helm", "nodepools")
+
+class ArtifactKind(StrEnum):
+    """The folder of `synth --out DIR` an artifact is written to."""
+
+    KUBERNETES = "kubernetes"  # plain Kubernetes documents
+    HELM = "helm"  # Helm release documents
+    NODEPOOLS = "nodepools"  # one cloud node pool per file (and its add-ons)
+
+
+KINDS = tuple(ArtifactKind)
 
 
 @dataclass(frozen=True)
 class Artifact:
     """One output file of `synth`: `DIR/<kind>/<name>.yaml` holding `documents` (plain dicts)."""
 
-    kind: str  # one of KINDS
+    kind: ArtifactKind
     name: str  # file stem
     documents: tuple[dict[str, Any], ...]
     notes: tuple[Finding, ...] = field(default=())  # for the synth summary, printed as `note: <finding>`
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"artifact kind {self.kind!r} not in {KINDS}")
+            raise ValueError(f"artifact kind {self.kind!r} not in {tuple(k.value for k in KINDS)}")
+        object.__setattr__(self, "kind", ArtifactKind(self.kind))
 
 
 def helm_release(

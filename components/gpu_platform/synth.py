@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from .admission.render import render_admission_artifacts
-from .artifacts import KINDS, Artifact
+from .artifacts import KINDS, Artifact, ArtifactKind
 from .autoscaling.render import render_autoscaling_artifacts
 from .errors import GpuPlatformError, RenderError
 from .gpu_operator.render import render_gpu_operator_artifacts
@@ -176,7 +176,7 @@ def _discard(path: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
-def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -> dict[str, int]:
+def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -> dict[ArtifactKind, int]:
     """Write artifacts as `out`, replacing an earlier render atomically; return files per kind.
 
     The render is written into a staging directory next to `out` and swapped in with one rename, so an
@@ -280,7 +280,7 @@ def _check_replaceable(out: Path) -> None:
         )
 
 
-def _write_tree(artifacts: list[Artifact], root: Path) -> dict[str, int]:
+def _write_tree(artifacts: list[Artifact], root: Path) -> dict[ArtifactKind, int]:
     counts = dict.fromkeys(KINDS, 0)
     for kind in KINDS:
         (root / kind).mkdir()
@@ -319,7 +319,7 @@ def _swap_in(staging: Path, out: Path) -> None:
 def previous_node_labels(out: Path) -> dict[str, dict[str, str]]:
     """Pool -> node labels, as an earlier `synth` into `out` wrote them (empty when there is none)."""
     found: dict[str, dict[str, str]] = {}
-    for path in sorted((out / "nodepools").glob("*.yaml")):
+    for path in sorted((out / ArtifactKind.NODEPOOLS).glob("*.yaml")):
         try:
             text = decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "earlier render"), path, "earlier render")
             doc = load_yaml(text, stream=True)[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..artifacts import Artifact, deep_merge, helm_release
+from ..artifacts import Artifact, ArtifactKind, deep_merge, helm_release
 from ..contract import (
     GPU_RESOURCE,
     GPU_TAINT,
@@ -898,12 +898,12 @@ def engine_notes(spec: PlatformSpec) -> list[Finding]:
 def render_admission_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`DIR/kubernetes/admission.yaml`, `DIR/kubernetes/namespace-guard.yaml` (with teams) and
     `DIR/helm/kyverno.yaml` when Kyverno routes."""
-    out = [Artifact("kubernetes", "admission", tuple(render_admission(spec)), tuple(engine_notes(spec)))]
+    out = [Artifact(ArtifactKind.KUBERNETES, "admission", tuple(render_admission(spec)), tuple(engine_notes(spec)))]
     if guard := render_namespace_guard(spec) if spec.admission.deny_unclassified else []:
-        out.append(Artifact("kubernetes", "namespace-guard", tuple(guard)))
+        out.append(Artifact(ArtifactKind.KUBERNETES, "namespace-guard", tuple(guard)))
     release = render_kyverno_release(spec)
     if release:
-        out.append(Artifact("helm", "kyverno", (release,)))
+        out.append(Artifact(ArtifactKind.HELM, "kyverno", (release,)))
     return out
 
 

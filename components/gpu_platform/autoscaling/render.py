@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..artifacts import Artifact
+from ..artifacts import Artifact, ArtifactKind
 from ..errors import Finding, Severity
 from ..spec import PlatformSpec
 from .keda import render_keda_release, render_scaled_objects
@@ -38,7 +38,7 @@ def render_autoscaling_artifacts(spec: PlatformSpec) -> list[Artifact]:
     if docs.keda:
         out.append(
             Artifact(
-                "helm",
+                ArtifactKind.HELM,
                 "keda",
                 (docs.keda,),
                 (
@@ -51,5 +51,5 @@ def render_autoscaling_artifacts(spec: PlatformSpec) -> list[Artifact]:
             )
         )
     if docs.scaled_objects:
-        out.append(Artifact("kubernetes", "gpu-platform-scaledobjects", tuple(docs.scaled_objects)))
+        out.append(Artifact(ArtifactKind.KUBERNETES, "gpu-platform-scaledobjects", tuple(docs.scaled_objects)))
     return out

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..artifacts import Artifact, deep_merge, helm_release
+from ..artifacts import Artifact, ArtifactKind, deep_merge, helm_release
 from ..contract import (  # noqa: F401 (re-exported)
     DEPLOY_OPERANDS_LABEL,
     GKE_NO_DEFAULT_PLUGIN_LABEL,
@@ -154,6 +154,6 @@ def render_gpu_operator_artifacts(spec: PlatformSpec) -> list[Artifact]:
         return []
     r = render_gpu_operator(spec)
     return [
-        Artifact("kubernetes", "gpu-operator-configs", r.documents, r.notes),
-        Artifact("helm", RELEASE_NAME, (r.release,)),
+        Artifact(ArtifactKind.KUBERNETES, "gpu-operator-configs", r.documents, r.notes),
+        Artifact(ArtifactKind.HELM, RELEASE_NAME, (r.release,)),
     ]

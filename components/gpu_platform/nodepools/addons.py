@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..artifacts import Artifact
+from ..artifacts import Artifact, ArtifactKind
 from ..errors import Finding, Severity
 from ..spec import PlatformSpec
 from .autoscaler import render_cluster_autoscaler_release
@@ -46,11 +46,11 @@ def render_node_addons(spec: PlatformSpec) -> NodeAddonsRender:
 def render_node_addon_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """`DIR/helm/<release>.yaml` per release and `DIR/kubernetes/gke-nvidia-driver-installer.yaml`."""
     r = render_node_addons(spec)
-    out = [Artifact("helm", rel["name"], (rel,)) for rel in r.releases]
+    out = [Artifact(ArtifactKind.HELM, rel["name"], (rel,)) for rel in r.releases]
     if r.documents:
         out.append(
             Artifact(
-                "kubernetes",
+                ArtifactKind.KUBERNETES,
                 DRIVER_ARTIFACT,
                 r.documents,
                 (

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..artifacts import Artifact
+from ..artifacts import Artifact, ArtifactKind
 from ..capacity import pool_capacity
 from ..errors import Finding, Severity
 from ..spec import Cloud, NodePool, PlatformSpec, Provisioner
@@ -116,14 +116,14 @@ def _karpenter_artifact(spec: PlatformSpec) -> list[Artifact]:
     """`DIR/kubernetes/karpenter.yaml`: the Karpenter pools' EC2NodeClasses and NodePools, ready to apply."""
     pools = [p for p in spec.node_pools if spec.cloud == Cloud.AWS and p.aws.provisioner == Provisioner.KARPENTER]
     docs = [d for p in pools for d in (render_ec2_node_class(spec, p), render_karpenter_node_pool(spec, p))]
-    return [Artifact("kubernetes", "karpenter", tuple(docs))] if docs else []
+    return [Artifact(ArtifactKind.KUBERNETES, "karpenter", tuple(docs))] if docs else []
 
 
 def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:
     """One `DIR/nodepools/<pool>.yaml` per pool, plus `addons/eks-node-monitoring-agent.yaml` on EKS (in a
     subdirectory, so `nodepools/*.yaml` stays one file per pool), the Karpenter objects again as Kubernetes
     documents, and the pools' cluster-wide add-ons (autoscaler, EFA plugin, GKE driver)."""
-    out = [Artifact("nodepools", p.name, (render_node_pool(spec, p),)) for p in spec.node_pools]
+    out = [Artifact(ArtifactKind.NODEPOOLS, p.name, (render_node_pool(spec, p),)) for p in spec.node_pools]
     addon = render_node_monitoring_addon(spec)
     if addon:
         note = Finding(
@@ -133,6 +133,11 @@ def render_nodepool_artifacts(spec: PlatformSpec) -> list[Artifact]:
             Severity.INFO,
         )
         out.append(
-            Artifact("nodepools", f"addons/{NODE_MONITORING_ADDON}", ({"type": ADDON_TYPE, "inputs": addon},), (note,))
+            Artifact(
+                ArtifactKind.NODEPOOLS,
+                f"addons/{NODE_MONITORING_ADDON}",
+                ({"type": ADDON_TYPE, "inputs": addon},),
+                (note,),
+            )
         )
     return out + _karpenter_artifact(spec) + render_node_addon_artifacts(spec)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..artifacts import Artifact
+from ..artifacts import Artifact, ArtifactKind
 from ..errors import Finding, Severity
 from ..spec import PlatformSpec
 from .cost import cost_report, unattributed_notes
@@ -92,18 +92,18 @@ def render_observability_artifacts(spec: PlatformSpec) -> list[Artifact]:
     spare = tuple(_note(n.message) for n in unattributed_notes(cost_report(spec)))
     out = [
         Artifact(
-            "kubernetes",
+            ArtifactKind.KUBERNETES,
             "gpu-platform-rules",
             (docs.rule,),
             (_note(f"{n_rules} Prometheus rules (recording, catalog rates, alerts)"), *spare),
         )
     ]
     if docs.dashboard:
-        out.append(Artifact("kubernetes", "gpu-platform-dashboard", (docs.dashboard,)))
+        out.append(Artifact(ArtifactKind.KUBERNETES, "gpu-platform-dashboard", (docs.dashboard,)))
     if docs.service_monitors:
-        out.append(Artifact("kubernetes", "gpu-platform-servicemonitors", tuple(docs.service_monitors)))
+        out.append(Artifact(ArtifactKind.KUBERNETES, "gpu-platform-servicemonitors", tuple(docs.service_monitors)))
     if docs.prometheus:
-        out.append(Artifact("helm", "kube-prometheus-stack", (docs.prometheus,)))
+        out.append(Artifact(ArtifactKind.HELM, "kube-prometheus-stack", (docs.prometheus,)))
     if docs.opencost:
-        out.append(Artifact("helm", "opencost", (docs.opencost,), opencost_notes(opencost_prices(spec))))
+        out.append(Artifact(ArtifactKind.HELM, "opencost", (docs.opencost,), opencost_notes(opencost_prices(spec))))
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, GPU_TAINT
@@ -40,6 +41,8 @@ __all__ = [
     "PolicyConfig",
     "PolicyConfigError",
     "PolicyDef",
+    "PolicyKind",
+    "PolicySeverity",
     "TierRule",
     "config_from_spec",
     "config_schema",
@@ -54,6 +57,23 @@ __all__ = [
 DOCS_URL = os.environ.get("GPU_PLATFORM_DOCS_URL", "docs/guardrails.md#the-policies-mandatory-by-default")
 
 
+class PolicyKind(StrEnum):
+    """What a policy sees: one resource at a time or the whole stack (pulumi-policy's `ResourceValidationPolicy`
+    and `StackValidationPolicy`)."""
+
+    RESOURCE = "resource"
+    STACK = "stack"
+
+
+class PolicySeverity(StrEnum):
+    """How serious a violation is: the values of `pulumi_policy.Severity`."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
 @dataclass(frozen=True)
 class PolicyDef:
     """One policy: its public name, what it checks, whether it sees one resource or the whole stack, and what
@@ -61,10 +81,10 @@ class PolicyDef:
 
     name: str
     description: str
-    kind: str  # "resource" | "stack"
+    kind: PolicyKind
     validate: Callable[[Any, Callable[..., None]], None]
     enforcement: Enforcement = Enforcement.MANDATORY
-    severity: str = "high"  # pulumi_policy.Severity value: low | medium | high | critical
+    severity: PolicySeverity = PolicySeverity.HIGH
     remediation_steps: str = ""
     remediate: Callable[[Any], dict[str, Any] | None] | None = None
     # Resource policies: the types the policy may report on (it returns at once for any other); `audit` skips the
@@ -81,9 +101,9 @@ POLICIES: list[PolicyDef] = [
     PolicyDef(
         "gpu-node-pool-classified",
         "GPU node pools carry the pool and device-plugin config labels and the GPU and pool NoSchedule taints.",
-        "resource",
+        PolicyKind.RESOURCE,
         check_pool_classified,
-        severity="high",
+        severity=PolicySeverity.HIGH,
         applies_to=NODE_POOL_TYPES.__contains__,
         remediation_steps="Create the pool with gpu-platform (a spec nodePools entry routed to by a tier), or "
         f"add the labels <labelDomain>/gpu-pool and {DEVICE_PLUGIN_CONFIG_LABEL} and the "
@@ -93,9 +113,9 @@ POLICIES: list[PolicyDef] = [
         "gpu-node-pool-resolved",
         "Node pools whose GPUs come from a launch template in the stack (EKS node groups, self-managed auto "
         "scaling groups) are classified like every GPU pool.",
-        "stack",
+        PolicyKind.STACK,
         check_pools_resolved,
-        severity="high",
+        severity=PolicySeverity.HIGH,
         remediation_steps=f"Add the labels <labelDomain>/gpu-pool and {DEVICE_PLUGIN_CONFIG_LABEL} and both "
         "NoSchedule taints to the node group (or to the kubelet flags in the launch template "
         "of a self-managed group), or create the pool with gpu-platform.",
@@ -104,28 +124,28 @@ POLICIES: list[PolicyDef] = [
         "gpu-node-pool-detectable",
         "Node pools whose GPU capacity the pack cannot determine (custom AMI, launch template outside the "
         "stack) are reported for review instead of passing.",
-        "stack",
+        PolicyKind.STACK,
         check_pools_detectable,
         Enforcement.ADVISORY,
-        severity="medium",
+        severity=PolicySeverity.MEDIUM,
         remediation_steps="Set the pool's instance types on the node group, or keep its launch template in "
         "the same stack, so the GPU policies can check it.",
     ),
     PolicyDef(
         "gpu-node-pool-hardened",
         "GPU node pools require IMDSv2, encrypt their root volume and allow no remote SSH.",
-        "stack",
+        PolicyKind.STACK,
         check_pools_hardened,
-        severity="critical",
+        severity=PolicySeverity.CRITICAL,
         remediation_steps="Attach a launch template with metadataOptions.httpTokens=required and an encrypted "
         "root volume, and remove remoteAccess from the node group.",
     ),
     PolicyDef(
         "gpu-sharing-config-exists",
         "The sharing labels of every GPU pool name configs of the stack's GPU Operator release.",
-        "stack",
+        PolicyKind.STACK,
         check_sharing_configs_exist,
-        severity="high",
+        severity=PolicySeverity.HIGH,
         remediation_steps="Add the pool to the spec so its device-plugin and mig-parted configs are rendered, "
         f"or point the pool's {DEVICE_PLUGIN_CONFIG_LABEL} label at an existing entry.",
     ),
@@ -133,9 +153,9 @@ POLICIES: list[PolicyDef] = [
         "gpu-workload-classified",
         "GPU workloads carry a known tier label, request their tier's resource with requests equal to limits "
         "and name a priority class.",
-        "resource",
+        PolicyKind.RESOURCE,
         check_workload_classified,
-        severity="medium",
+        severity=PolicySeverity.MEDIUM,
         applies_to=is_workload_type,
         remediation_steps="Label the pod template <labelDomain>/gpu-tier=<tier>, request the tier's resource "
         "with requests equal to limits, and set priorityClassName gpu-<tier>; the platform's "
@@ -144,18 +164,18 @@ POLICIES: list[PolicyDef] = [
     PolicyDef(
         "gpu-budget",
         "The stack's GPU node pools at max size stay within budgetHourly (advisory until a budget is set).",
-        "stack",
+        PolicyKind.STACK,
         check_budget,
-        severity="medium",
+        severity=PolicySeverity.MEDIUM,
         remediation_steps="Lower maxSize, move tiers to shared pools (gpu-platform plan), or raise budgetHourly.",
     ),
     PolicyDef(
         "gpu-launch-template-imdsv2",
         "GPU launch templates require IMDSv2; at the `remediate` level the pack sets it (advisory by default).",
-        "resource",
+        PolicyKind.RESOURCE,
         check_imdsv2,
         enforcement=Enforcement.ADVISORY,
-        severity="high",
+        severity=PolicySeverity.HIGH,
         remediation_steps="Set metadataOptions.httpTokens=required, or set this policy's enforcementLevel to "
         "remediate so `pulumi up` applies it.",
         remediate=remediate_imdsv2,

@@ -15,6 +15,7 @@ from .props import (
     KARPENTER_NODE_CLASS,
     POOL_TYPES,
     GpuPool,
+    PoolKind,
     dig,
     gpu_pool,
     gpu_pools,
@@ -283,13 +284,13 @@ def check_pools_hardened(args: StackValidationArgs, report_violation: Report) ->
         if pool is None:
             continue
         checked += 1
-        if pool.kind == "eks":
+        if pool.kind == PoolKind.EKS:
             gaps = _eks_gaps(r, index)
-        elif pool.kind == "gke":
+        elif pool.kind == PoolKind.GKE:
             gaps = _gke_gaps(r)
-        elif pool.kind == "ec2":
+        elif pool.kind == PoolKind.EC2:
             gaps = _instance_gaps(r.props)
-        elif pool.kind == "asg":
+        elif pool.kind == PoolKind.ASG:
             lt = _launch_template_of(r, index, _asg_template_ref(r.props))
             gaps = (
                 _launch_template_gaps(lt)

@@ -7,6 +7,7 @@ import binascii
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from ..catalog import INSTANCE_TYPES
@@ -19,6 +20,7 @@ __all__ = [
     "EKS_LAUNCH_TEMPLATE",
     "GpuPool",
     "POOL_TYPES",
+    "PoolKind",
     "KARPENTER_NODE_POOL",
     "KARPENTER_NODE_CLASS",
     "dig",
@@ -123,11 +125,21 @@ def gcp_gpu_machine(machine_type: str) -> bool:
     return machine_type in INSTANCE_TYPES or machine_type.startswith(_GCP_GPU_MACHINE_PREFIXES)
 
 
+class PoolKind(StrEnum):
+    """What provisions a GPU node pool resource."""
+
+    EKS = "eks"  # an EKS managed node group
+    GKE = "gke"  # a GKE node pool, or a cluster's auto-provisioned or Autopilot nodes
+    EC2 = "ec2"  # a self-managed EC2 instance joined by its user data
+    ASG = "asg"  # a self-managed auto scaling group
+    KARPENTER = "karpenter"  # a Karpenter NodePool
+
+
 @dataclass(frozen=True)
 class GpuPool:
     """The classification-relevant view of one GPU node pool resource."""
 
-    kind: str  # eks | gke | karpenter
+    kind: PoolKind
     name: str  # the pool's own name (node group name, pool name, metadata.name)
     why: str  # what makes it a GPU pool
     labels: Mapping[str, Any]
@@ -218,7 +230,7 @@ def _eks(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> G
         why = f"{_CANNOT_TELL}: {where} and amiType is {ami or 'unset'}"
     else:
         return None
-    return GpuPool("eks", own, why, mapping(props.get("labels")), _taints(props.get("taints")))
+    return GpuPool(PoolKind.EKS, own, why, mapping(props.get("labels")), _taints(props.get("taints")))
 
 
 _USERDATA_LABELS = re.compile(r"--node-labels[= ]+['\"]?([^\s'\"]+)")
@@ -274,7 +286,7 @@ def _asg(name: str, props: Mapping[str, Any], lookup: Lookup | None = None) -> G
         why = f"{_CANNOT_TELL}: its launch template or configuration is not in this stack"
     else:
         return None
-    return GpuPool("asg", str(props.get("name") or name), why, labels, taints)
+    return GpuPool(PoolKind.ASG, str(props.get("name") or name), why, labels, taints)
 
 
 def _gke_node_config(own: str, node: Mapping[str, Any]) -> GpuPool | None:
@@ -291,7 +303,7 @@ def _gke_node_config(own: str, node: Mapping[str, Any]) -> GpuPool | None:
         why = f"machine type {machine}"
     else:
         return None
-    return GpuPool("gke", own, why, mapping(node.get("labels")), _taints(node.get("taints")))
+    return GpuPool(PoolKind.GKE, own, why, mapping(node.get("labels")), _taints(node.get("taints")))
 
 
 def _shown(value: Any) -> str:
@@ -336,7 +348,7 @@ def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
         # Node auto-provisioning creates node pools for pending pods; their labels come from the pods, not the spec.
         found.append(
             GpuPool(
-                "gke",
+                PoolKind.GKE,
                 f"{cluster}/auto-provisioned",
                 "node auto-provisioning may create GPU node pools "
                 f"({', '.join(gpu_limits)}; remove the nvidia-* resourceLimits and declare GPU pools)",
@@ -347,7 +359,7 @@ def _gke_cluster(name: str, props: Mapping[str, Any]) -> list[GpuPool]:
     if props.get("enableAutopilot") is True:
         found.append(
             GpuPool(
-                "gke",
+                PoolKind.GKE,
                 f"{cluster}/autopilot",
                 f"{_CANNOT_TELL}: Autopilot provisions GPU nodes for any "
                 "pod that selects an accelerator, outside the spec's pools (admission still applies)",
@@ -369,7 +381,9 @@ def _ec2_instance(name: str, props: Mapping[str, Any], lookup: Lookup | None = N
         return None
     labels, taints = _kubelet_labels_and_taints(text)
     own = str(dig(props, "tags", "Name", default="") or name)
-    return GpuPool("ec2", own, f"instance type {instance_type}, joined to a cluster by its user data", labels, taints)
+    return GpuPool(
+        PoolKind.EC2, own, f"instance type {instance_type}, joined to a cluster by its user data", labels, taints
+    )
 
 
 # What EKS bootstrap user data contains: the AL2 script, AL2023's nodeadm NodeConfig, or kubelet flags.
@@ -525,7 +539,7 @@ def _karpenter(name: str, props: Mapping[str, Any]) -> GpuPool | None:
         return None
     own = str(dig(props, "metadata", "name", default=name))
     return GpuPool(
-        "karpenter", own, why, mapping(dig(tmpl, "metadata", "labels")), _taints(dig(tmpl, "spec", "taints"))
+        PoolKind.KARPENTER, own, why, mapping(dig(tmpl, "metadata", "labels")), _taints(dig(tmpl, "spec", "taints"))
     )
 
 

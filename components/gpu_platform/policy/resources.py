@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..artifacts import Artifact
+from ..artifacts import Artifact, ArtifactKind
 
 __all__ = ["StackResource", "UnsupportedDocumentError", "from_artifacts", "from_document"]
 
@@ -72,12 +72,12 @@ def _from_artifacts(artifacts: list[Artifact], stack: str) -> list[StackResource
     out: list[StackResource] = []
     for a in artifacts:
         for doc in a.documents:
-            if a.kind == "nodepools" and "type" in doc:
+            if a.kind == ArtifactKind.NODEPOOLS and "type" in doc:
                 out.extend(_node_pool_resources(doc, stack))
                 continue
-            if a.kind == "helm":
+            if a.kind == ArtifactKind.HELM:
                 rtype, name, props = "kubernetes:helm.sh/v3:Release", doc["name"], _helm_props(doc)
-            elif a.kind == "kubernetes" and "kind" in doc:
+            elif a.kind == ArtifactKind.KUBERNETES and "kind" in doc:
                 rtype = k8s_type_token(doc["apiVersion"], doc["kind"])
                 meta = doc.get("metadata", {})
                 name = "-".join(x for x in (meta.get("namespace"), meta.get("name")) if x)

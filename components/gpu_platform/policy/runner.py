@@ -18,6 +18,7 @@ from . import (
     Enforcement,
     PolicyConfig,
     PolicyDef,
+    PolicyKind,
     enforcement_of,
     pack_config,
 )
@@ -76,7 +77,7 @@ def run_policies(resources: list[StackResource], cfg: PolicyConfig) -> list[Viol
         if level == Enforcement.DISABLED:
             continue
         props = {k: v for k, v in config[policy.name].items() if k != "enforcementLevel"}
-        if policy.kind == "stack":
+        if policy.kind == PolicyKind.STACK:
             _run_one(policy, level, StackValidationArgs(stack, props), "", found)
             continue
         applies = policy.applies_to or (lambda _: True)

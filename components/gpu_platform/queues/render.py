@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..artifacts import Artifact
+from ..artifacts import Artifact, ArtifactKind
 from ..contract import team_label_key, tier_grant_label_key
 from ..errors import Finding, Severity
 from ..spec import PlatformSpec, Team
@@ -104,10 +104,10 @@ def render_queue_artifacts(spec: PlatformSpec) -> list[Artifact]:
         ("volcano", q.volcano),
     ):
         if docs:
-            out.append(Artifact("kubernetes", name, tuple(docs)))
+            out.append(Artifact(ArtifactKind.KUBERNETES, name, tuple(docs)))
     for release in (q.kueue_release, q.volcano_release):
         if release:
-            out.append(Artifact("helm", release["name"], (release,)))
+            out.append(Artifact(ArtifactKind.HELM, release["name"], (release,)))
     if out:
         out[0] = Artifact(out[0].kind, out[0].name, out[0].documents, _notes(spec, q))
     return out
