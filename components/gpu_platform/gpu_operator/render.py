@@ -27,7 +27,7 @@ from ..contract import (  # noqa: F401 (re-exported)
 )
 from ..dcgm import DCGM_CONFIGMAP_KEY, metrics_csv
 from ..errors import Finding, Severity
-from ..spec import Cloud, PlatformSpec
+from ..spec import Cloud, PlatformSpec, SharingMode
 from .device_plugin import render_device_plugin_configs
 from .mig import MIG_CONFIG_KEY, mig_pools, render_mig_parted_config
 from .values import ConfigMapNames, render_values
@@ -104,13 +104,14 @@ def mig_drain_notes(spec: PlatformSpec) -> list[Finding]:
     """One note per MIG pool: a layout change makes mig-manager evict GPU pods and repartition each node."""
     return [
         Finding(
-            f"{spec.pool_path(p)}.sharing.migLayout",
+            f"nodePools[{i}].sharing.migLayout",
             f"MIG pool {p.name!r} runs layout {mig_layout_name(p)!r}: changing its migLayout relabels the nodes and "
             "the MIG manager then evicts the GPU pods on each node, repartitions the GPUs (the node is unschedulable "
             "for GPUs meanwhile) and restarts the GPU operands; schedule it like a node drain",
             Severity.INFO,
         )
-        for p in mig_pools(spec)
+        for i, p in enumerate(spec.node_pools)
+        if p.sharing.mode == SharingMode.MIG
     ]
 
 
