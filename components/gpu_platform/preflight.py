@@ -9,6 +9,7 @@ with a cluster placement group has its subnets in one zone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import boto3
 from botocore.exceptions import ClientError
@@ -21,7 +22,16 @@ from .spec import CapacityType, PlatformSpec, Provisioner
 
 __all__ = ["FAIL", "OK", "WARN", "preflight_table", "run_preflight"]
 
-OK, FAIL, WARN = "ok", "FAIL", "warn"
+
+class CheckStatus(StrEnum):
+    """The outcome of one check, as the table shows it: any FAIL makes `preflight` exit 1."""
+
+    OK = "ok"
+    FAIL = "FAIL"
+    WARN = "warn"
+
+
+OK, FAIL, WARN = CheckStatus.OK, CheckStatus.FAIL, CheckStatus.WARN
 
 
 @dataclass(frozen=True)
@@ -30,7 +40,7 @@ class Check:
 
     check: str
     target: str
-    status: str  # ok | FAIL | warn
+    status: CheckStatus
     detail: str
 
 
