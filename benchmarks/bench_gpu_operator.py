@@ -8,6 +8,7 @@ from __future__ import annotations
 import platform
 import sys
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -31,7 +32,7 @@ def main() -> None:
     for gpus, teams in SIZES:
         spec = parse_spec(make_spec(gpus, teams))
         r = render_gpu_operator(spec)
-        ms = median_ms(lambda: render_gpu_operator(spec), RUNS)
+        ms = median_ms(partial(render_gpu_operator, spec), RUNS)
         layouts = len((r.mig_parted_config or {}).get("mig-configs", {})) - (1 if r.mig_parted_config else 0)
         table.add_row(
             f"{gpus:,}",

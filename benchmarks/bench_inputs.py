@@ -14,6 +14,7 @@ import platform
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -95,13 +96,13 @@ def main() -> None:
             f"{gpus:,}",
             f"{teams:,}",
             f"{len(input_docs):,}",
-            f"{_cpu_ms(lambda: check_spec(plain)):.1f}",
-            f"{_cpu_ms(lambda: check_spec(inputs)):.1f}",
+            f"{_cpu_ms(partial(check_spec, plain)):.1f}",
+            f"{_cpu_ms(partial(check_spec, inputs)):.1f}",
             str(notes),
-            f"{_cpu_ms(lambda: _swap(plain_docs)):.1f}",
-            f"{_cpu_ms(lambda: _swap(input_docs)):.1f}",
+            f"{_cpu_ms(partial(_swap, plain_docs)):.1f}",
+            f"{_cpu_ms(partial(_swap, input_docs)):.1f}",
             f"{tokens:,}",
-            f"{_cpu_ms(lambda: revalidate(inputs)):.1f}",
+            f"{_cpu_ms(partial(revalidate, inputs)):.1f}",
         )
     Console(width=160).print(table)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import platform
 import sys
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -43,8 +44,8 @@ def main() -> None:
         spec = parse_spec(make_spec(gpus, teams))
         docs = [d for a in render_nodepool_artifacts(spec) for d in a.documents]
         resources = sum(_resource_count(d) for d in docs)
-        render = median_ms(lambda: render_nodepool_artifacts(spec), RUNS)
-        checks = median_ms(lambda: check_node_pools(spec), RUNS)
+        render = median_ms(partial(render_nodepool_artifacts, spec), RUNS)
+        checks = median_ms(partial(check_node_pools, spec), RUNS)
         table.add_row(
             f"{gpus:,}", str(teams), str(len(spec.node_pools)), f"{resources:,}", f"{render:.2f}", f"{checks:.2f}"
         )

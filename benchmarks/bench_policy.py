@@ -128,7 +128,8 @@ def main(sizes: list[int]) -> None:
         rows.append(runtime_floor(workload(max(sizes), base), shape))
     print(f"policy pack over gRPC ({platform.machine()}, Python {platform.python_version()})")
     print(
-        f"{'resources':>26} {'Analyze':>11} {'Analyze s':>10} {'AnalyzeStack s':>15} {'resources/s':>12} {'violations':>11} {'pack CPU ms/res':>16}"
+        f"{'resources':>26} {'Analyze':>11} {'Analyze s':>10} {'AnalyzeStack s':>15} {'resources/s':>12} "
+        f"{'violations':>11} {'pack CPU ms/res':>16}"
     )
     for n, mode, a, s, rate, v, cpu in rows:
         print(f"{n:>26} {mode:>11} {a:>10.2f} {s:>15.2f} {rate:>12,.0f} {v:>11} {cpu:>16.3f}")

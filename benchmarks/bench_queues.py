@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -32,8 +33,8 @@ def main() -> None:
         spec = parse_spec(make_spec(gpus, teams))
         q = render_queues(spec)
         objects = len(q.namespaces) + len(q.priority_classes) + len(q.kueue) + len(q.volcano) + 2
-        render = median_ms(lambda: render_queues(spec), RUNS)
-        checks = median_ms(lambda: list(check_queues(spec)), RUNS)
+        render = median_ms(partial(render_queues, spec), RUNS)
+        checks = median_ms(lambda s=spec: list(check_queues(s)), RUNS)
         table.add_row(f"{gpus:,}", str(teams), str(len(spec.tiers)), str(objects), f"{render:.2f}", f"{checks:.2f}")
     Console().print(table)
 

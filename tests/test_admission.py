@@ -1,4 +1,5 @@
-"""Admission objects: the CEL evaluated by explain's admission chain against sample pods, the objects against Kubernetes schemas."""
+"""Admission objects: the CEL evaluated by explain's admission chain against sample pods, the objects against
+Kubernetes schemas."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def _parse(path: Path) -> tuple[list[Example], list[str]]:
         if not m:
             i += 1
             continue
-        indent, ticks = m.group(1), m.group(2)
+        ticks = m.group(2)
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == ticks)
         body = textwrap.dedent("\n".join(lines[i + 1 : end])) + "\n"
         prev = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")

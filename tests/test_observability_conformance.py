@@ -155,9 +155,9 @@ def test_dcgm_csv_fields_and_types_are_upstreams(reference):
     for line in reference("upstream", "dcgm-exporter-dcp-metrics-included.csv").read_text().splitlines():
         commented = line.lstrip().startswith("#")
         parts = [p.strip() for p in line.lstrip("# ").split(",")]
-        if len(parts) >= 3 and parts[0].startswith("DCGM_FI_"):
-            if parts[0] not in upstream or upstream[parts[0]][1]:  # an enabled line wins over a commented one
-                upstream[parts[0]] = (parts[1], commented)
+        # an enabled line wins over a commented one
+        if len(parts) >= 3 and parts[0].startswith("DCGM_FI_") and (parts[0] not in upstream or upstream[parts[0]][1]):
+            upstream[parts[0]] = (parts[1], commented)
     for field, kind, _ in DCGM_METRICS:
         if field in EXPORTER_FIELDS:
             assert field.startswith("DCGM_EXP_"), field

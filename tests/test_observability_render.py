@@ -58,7 +58,10 @@ def _rules(spec):
 
 
 def test_metric_name_extraction():
-    expr = 'sum by (pool) (label_replace(a:b:c{x="y{"} * on (node) group_left (l) kube_node_labels, "p", "$1", "l", "(.+)")) > 2'
+    expr = (
+        'sum by (pool) (label_replace(a:b:c{x="y{"} * on (node) group_left (l) kube_node_labels, '
+        '"p", "$1", "l", "(.+)")) > 2'
+    )
     assert metric_names(expr) == {"a:b:c", "kube_node_labels"}
 
 

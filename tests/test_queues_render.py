@@ -1,4 +1,5 @@
-"""Queues render: flavors, team ClusterQueues and their resource groups, pool isolation, priorities, Volcano, goldens."""
+"""Queues render: flavors, team ClusterQueues and their resource groups, pool isolation, priorities, Volcano,
+goldens."""
 
 from __future__ import annotations
 

@@ -41,8 +41,8 @@ MAX_VALUES = 100_000  # scalars and collections of a spec, each alias counted as
 MAX_DEPTH = 64  # nested mappings / lists of a spec
 MAX_DOCUMENT_DEPTH = 256  # of an audited document (Kubernetes objects nest deeper than a spec)
 
-_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_MAX_INT_DIGITS = 4300  # CPython's int/str conversion limit (sys.get_int_max_str_digits() default)  # libyaml's parser when PyYAML is built with it
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML is built with it
+_MAX_INT_DIGITS = 4300  # CPython's int/str conversion limit (sys.get_int_max_str_digits() default)
 
 
 def _libyaml_version() -> tuple[int, ...]:

@@ -117,7 +117,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self.teams = pulumi.Output.from_input(plain["teams"])
         self.tiers = pulumi.Output.from_input(plain["tiers"])
         self.node_groups = pulumi.Output.all(
-            **{p.name: _group_name(c) for p, c in zip(spec.node_pools, self.node_pools)}
+            **{p.name: _group_name(c) for p, c in zip(spec.node_pools, self.node_pools, strict=True)}
         )
         self.prometheus_url = pulumi.Output.from_input(plain["prometheusUrl"])
         self.opencost_url = pulumi.Output.from_input(plain["opencostUrl"])

@@ -187,7 +187,8 @@ class GcpSpec(_Model):
     service_account: ObjectRef | None = Field(default=None, description="Service account e-mail of the GPU nodes.")
     driver_installer: bool = Field(
         default=True,
-        description="gpu-operator stack: render Google's COS driver installer DaemonSet (GKE's own install is disabled).",
+        description="gpu-operator stack: render Google's COS driver installer DaemonSet "
+        "(GKE's own install is disabled).",
     )
 
 
@@ -271,7 +272,8 @@ class NodePoolAws(_Model):
         default=1,
         ge=1,
         le=64,
-        description="IMDSv2 response hop limit: 1 keeps pods off the node role (use IRSA / Pod Identity); 2 lets pods in.",
+        description="IMDSv2 response hop limit: 1 keeps pods off the node role (use IRSA / Pod Identity); "
+        "2 lets pods in.",
     )
     node_repair: bool = Field(default=True, description="EKS node auto repair (replaces nodes with failed GPUs).")
 
@@ -294,7 +296,8 @@ class NodePoolGcp(_Model):
     )
     compact_placement: bool | None = Field(
         default=None,
-        description="COMPACT placement policy (default: on for exclusive A2/A3 pools in one zone, where GKE supports it).",
+        description="COMPACT placement policy (default: on for exclusive A2/A3 pools in one zone, "
+        "where GKE supports it).",
     )
 
 
@@ -415,8 +418,8 @@ class SchedulingSpec(_Model):
     )
     create_namespaces: bool = Field(
         default=True,
-        description="Create the teams' namespaces with their queues; when false the platform's labels (team, tier grants) "
-        "are patched onto namespaces that exist (server-side apply), since admission reads them.",
+        description="Create the teams' namespaces with their queues; when false the platform's labels "
+        "(team, tier grants) are patched onto namespaces that exist (server-side apply), since admission reads them.",
     )
 
 

@@ -71,7 +71,7 @@ def brute_force_hourly(d) -> float:
     best = math.inf
     for routing in itertools.product(*options):
         load: dict[tuple[int, str], int] = {}
-        for tier, (c, (kind, _)) in zip(d.tiers, routing):
+        for tier, (c, (kind, _)) in zip(d.tiers, routing, strict=True):
             load[(c, kind)] = load.get((c, kind), 0) + tier.units
         nodes: dict[int, int] = {}
         for (c, kind), units in load.items():

@@ -113,9 +113,8 @@ def json_pointer(*parts: str) -> str:
 
 def _has_gpu(section: str) -> str:
     nvidia = cel_str(NVIDIA_RESOURCE_PREFIX, "'")
-    return (
-        f"(has(c.resources) && has(c.resources.{section}) && c.resources.{section}.exists(k, k.startsWith({nvidia})))"
-    )
+    has = f"has(c.resources) && has(c.resources.{section})"
+    return f"({has} && c.resources.{section}.exists(k, k.startsWith({nvidia})))"
 
 
 def gpu_requested(obj: str = "object") -> str:

@@ -288,7 +288,10 @@ def _misplaced(spec: PlatformSpec, pool_key: str) -> str:
         f"((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && "
         f"t.key == {k} && ((has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value != {pool})))"
     )
-    priority = "has(object.spec.priorityClassName) && object.spec.priorityClassName != variables.priorityClasses[variables.tier]"
+    priority = (
+        "has(object.spec.priorityClassName) && "
+        "object.spec.priorityClassName != variables.priorityClasses[variables.tier]"
+    )
     # Kueue's pod integration takes a pod's workload priority from this label (set only when absent by admission)
     labels, pl = "object.metadata.labels", cel_str(PRIORITY_LABEL)
     kueue_priority = f"has({labels}) && {pl} in {labels} && {labels}[{pl}] != variables.priorityClasses[variables.tier]"
@@ -515,7 +518,8 @@ def render_deny_workloads(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {
                     "expression": "size(variables.podPriorities) == 0",
                     "reason": "Forbidden",
-                    "messageExpression": "'a pod template sets priorityClassName ' + variables.podPriorities[0] + ', not "
+                    "messageExpression": "'a pod template sets priorityClassName ' + variables.podPriorities[0] + "
+                    "', not "
                     "the priority of a tier of this workload\\'s GPU pod templates (' + "
                     "variables.gpuClasses.join(', ') + '); without a kueue.x-k8s.io/priority-class "
                     "label Kueue queues and preempts by it: remove it'",
@@ -653,7 +657,8 @@ def render_deny_ephemeral(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {
                     "expression": "size(variables.exposing) == 0",
                     "reason": "Forbidden",
-                    "messageExpression": "'ephemeral container ' + variables.exposing[0].name + ' is privileged or sets "
+                    "messageExpression": "'ephemeral container ' + variables.exposing[0].name + "
+                    "' is privileged or sets "
                     "NVIDIA_VISIBLE_DEVICES: on a GPU node it would see every GPU of the node (debug "
                     "without --profile=sysadmin, or from an exempt namespace)'",
                 },
@@ -716,7 +721,8 @@ def render_deny_volcano_queues(spec: PlatformSpec) -> list[dict[str, Any]]:
                 {
                     "expression": "variables.own == '' || variables.queue in ['', 'default', variables.own]",
                     "reason": "Forbidden",
-                    "messageExpression": "object.kind + ' in namespace ' + request.namespace + ' may not use the Volcano "
+                    "messageExpression": "object.kind + ' in namespace ' + request.namespace + "
+                    "' may not use the Volcano "
                     "queue ' + variables.queue + ': work in a team namespace goes to its team\\'s "
                     "queue (' + variables.own + ') or to default'",
                 },

@@ -129,9 +129,8 @@ def constraints_match(match: dict[str, Any] | None, obj: dict[str, Any], req: Re
     """
     match = match or {}
     rules = match.get("resourceRules")
-    if rules is not None or rules_required:
-        if not any(_rule_matches(r, req) for r in rules or []):
-            return False
+    if (rules is not None or rules_required) and not any(_rule_matches(r, req) for r in rules or []):
+        return False
     if any(_rule_matches(r, req) for r in match.get("excludeResourceRules") or []):
         return False
     ns_labels = (req.namespace_object.get("metadata") or {}).get("labels") or {}

@@ -42,7 +42,8 @@ _PASS_THROUGH = frozenset(
 
 
 class _ShortCircuitEvaluator(Evaluator):
-    """celpy's evaluator, faster: `&&` and `||` short-circuit on a decided left operand, and one-child nodes are skipped.
+    """celpy's evaluator, faster: `&&` and `||` short-circuit on a decided left operand, and one-child nodes are
+    skipped.
 
     celpy evaluates both operands and then combines them with CEL's commutative rules; `false && x` is false and
     `true || x` is true whatever `x` is (an error included: google/cel-spec langdef.md "Logical operators"), so

@@ -112,7 +112,10 @@ def _modelled(obj: dict[str, Any]) -> str | None:
     if kind is None:
         return f"kind {obj.get('kind')} is not modelled; explain models {', '.join(KINDS)}"
     if group != kind.group or version not in kind.versions:
-        return f"{obj.get('apiVersion')} {kind.kind} is not modelled; explain models {kind.group or 'core'}/{kind.versions[0]}"
+        return (
+            f"{obj.get('apiVersion')} {kind.kind} is not modelled; "
+            f"explain models {kind.group or 'core'}/{kind.versions[0]}"
+        )
     return None
 
 

@@ -45,7 +45,8 @@ def label_selector_matches(selector: dict[str, Any] | None, labels: dict[str, st
 def requirement_matches(req: dict[str, Any], labels: dict[str, str]) -> bool:
     """One NodeSelectorRequirement: In, NotIn, Exists, DoesNotExist, Gt, Lt (Gt/Lt compare integers).
 
-    kubernetes/component-helpers v0.33.0 scheduling/corev1/nodeaffinity/nodeaffinity.go nodeSelectorRequirementsAsSelector.
+    kubernetes/component-helpers v0.33.0 scheduling/corev1/nodeaffinity/nodeaffinity.go
+    nodeSelectorRequirementsAsSelector.
     """
     op, key, values = req.get("operator", ""), req.get("key", ""), req.get("values") or []
     if op in ("Gt", "Lt"):

@@ -31,8 +31,9 @@ def _bottlerocket(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(
                 f"nodePools[{i}].sharing.mode",
                 (
-                    f"{pool.sharing.mode.value!r} on amiType {AmiType.BOTTLEROCKET_NVIDIA.value}: Bottlerocket's own device "
-                    f"plugin serves these nodes and the GPU Operator's operands are off there ({DEPLOY_OPERANDS_LABEL}=false), "
+                    f"{pool.sharing.mode.value!r} on amiType {AmiType.BOTTLEROCKET_NVIDIA.value}: "
+                    "Bottlerocket's own device plugin serves these nodes and the GPU Operator's operands are off "
+                    f"there ({DEPLOY_OPERANDS_LABEL}=false), "
                     "so no MIG layout, time-slicing or MPS config can reach them; allowed: exclusive, or amiType "
                     f"{AmiType.AL2023_NVIDIA.value}"
                 ),
@@ -53,8 +54,8 @@ def _default_key(spec: PlatformSpec) -> Iterator[Finding]:
             yield Finding(
                 f"nodePools[{i}].name",
                 (
-                    f"{pool.name!r} collides with the device-plugin default entry {DEFAULT_CONFIG_KEY!r} (whole GPUs for "
-                    "unlabelled nodes); allowed: any other pool name"
+                    f"{pool.name!r} collides with the device-plugin default entry {DEFAULT_CONFIG_KEY!r} "
+                    "(whole GPUs for unlabelled nodes); allowed: any other pool name"
                 ),
             )
 
@@ -67,8 +68,8 @@ def _rename(spec: PlatformSpec) -> Iterator[Finding]:
                 f"nodePools[{i}].sharing.renameByDefault",
                 (
                     f"true makes the device plugin advertise '<resource>.shared' (e.g. {GPU_RESOURCE}.shared), but the "
-                    f"tiers of pool {pool.name!r}, their quotas, admission routing and the autoscaler tags use the plain "
-                    "resource name, so its pods would never schedule; allowed: false"
+                    f"tiers of pool {pool.name!r}, their quotas, admission routing and the autoscaler tags use the "
+                    "plain resource name, so its pods would never schedule; allowed: false"
                 ),
             )
 
@@ -113,9 +114,9 @@ def mig_layout_changes(spec: PlatformSpec, previous: dict[str, dict[str, str]]) 
                 Finding(
                     f"nodePools[{i}].sharing",
                     (
-                        f"MIG layout of pool {pool.name!r} changes from {old!r} to {new!r}: on each node the MIG manager "
-                        "evicts the GPU pods, repartitions the GPUs and restarts the GPU operands; roll it out like a drain "
-                        "(cordon, let jobs finish or checkpoint, then apply)"
+                        f"MIG layout of pool {pool.name!r} changes from {old!r} to {new!r}: on each node the MIG "
+                        "manager evicts the GPU pods, repartitions the GPUs and restarts the GPU operands; roll it out "
+                        "like a drain (cordon, let jobs finish or checkpoint, then apply)"
                     ),
                     Severity.WARNING,
                 )

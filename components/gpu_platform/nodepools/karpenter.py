@@ -5,8 +5,9 @@ tag v1.14.1, `pkg/apis/crds/`).
 What the Karpenter controller does with them (same tag, `website/content/en/preview/concepts/`):
 - NodePool: nodes carry `template.metadata.labels` and `template.spec.taints` (the contract's, as on a node group);
   `requirements` pin the instance type, the capacity type (`capacity_types`) and, with `aws.zone`, the zone;
-  `limits` stop provisioning once the pool's nodes reach them. Karpenter counts an initialized node by its Node `status.capacity` (kubernetes-sigs/karpenter @ 6e7eab7a,
-  the core v1.14.1 uses, `pkg/controllers/state/statenode.go` Capacity), i.e. what the device plugin advertises:
+  `limits` stop provisioning once the pool's nodes reach them. Karpenter counts an initialized node by its Node
+  `status.capacity` (kubernetes-sigs/karpenter @ 6e7eab7a, the core v1.14.1 uses,
+  `pkg/controllers/state/statenode.go` Capacity), i.e. what the device plugin advertises:
   so the `nvidia.com/gpu` limit is the pool's advertised units at `maxSize` (GPUs x replicas on time-sliced and
   MPS pools), plus the `nodes` limit (= `maxSize`) every pool has. Karpenter decides before launch from what it
   knows an instance type has (the physical `nvidia.com/gpu` count), so validation rejects MIG pools (their

@@ -86,7 +86,8 @@ def opencost_notes(prices: OpenCostPrices) -> tuple[Finding, ...]:
 
 
 def render_observability_artifacts(spec: PlatformSpec) -> list[Artifact]:
-    """`synth` files: kubernetes/gpu-platform-{rules,dashboard,servicemonitors}, helm/{kube-prometheus-stack,opencost}."""
+    """`synth` files: kubernetes/gpu-platform-{rules,dashboard,servicemonitors},
+    helm/{kube-prometheus-stack,opencost}."""
     docs = render_observability(spec)
     n_rules = sum(len(g["rules"]) for g in docs.rule["spec"]["groups"])
     spare = tuple(_note(n.message) for n in unattributed_notes(cost_report(spec)))

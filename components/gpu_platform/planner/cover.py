@@ -96,7 +96,7 @@ class _Program:
         return x
 
     def columns(self, x: np.ndarray) -> list[Column]:
-        out = [c for c, v in zip(self.cols, x) if v > 0.5]
+        out = [c for c, v in zip(self.cols, x, strict=False) if v > 0.5]  # x goes on with node and route variables
         routed = [(t, c) for i, (t, c, _) in enumerate(self.routes) if x[self.first_route + i] > 0.5]
         for c, v in self.node_var.items():
             tiers = frozenset(t for t, cc in routed if cc == c)

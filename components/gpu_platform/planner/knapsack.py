@@ -52,7 +52,7 @@ def pick(items: Sequence[Item], table: Table, cap: int) -> list[int]:
     """The tiers of the best filling at capacity `cap`."""
     cap = min(cap, len(table.best) - 1)
     chosen = []
-    for (tier, w, _), take in zip(reversed(items), reversed(table.takes)):
+    for (tier, w, _), take in zip(reversed(items), reversed(table.takes), strict=True):
         if take[cap]:
             chosen.append(tier)
             cap -= w

@@ -20,7 +20,7 @@ __all__ = ["improve", "rounded"]
 def rounded(group: Group, cols: list[Column], x) -> dict[int, int]:
     """Tier -> candidate: where the LP solution `x` over `cols` serves most of each tier."""
     share: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for col, v in zip(cols, x):
+    for col, v in zip(cols, x, strict=True):
         if v > 1e-9:
             for t in col.tiers:
                 share[t][col.cand] += float(v)
@@ -95,10 +95,14 @@ def _swap_pass(state: _State, deadline: float) -> bool:
             break
         for b in tiers[i + 1 :]:
             ca, cb = state.where[a], state.where[b]
-            if ca != cb and (b, ca) in state.kind and (a, cb) in state.kind:
-                if state.delta(_changes(state, {a: cb, b: ca})) < -1e-7:
-                    state.apply({a: cb, b: ca})
-                    moved = True
+            if (
+                ca != cb
+                and (b, ca) in state.kind
+                and (a, cb) in state.kind
+                and state.delta(_changes(state, {a: cb, b: ca})) < -1e-7
+            ):
+                state.apply({a: cb, b: ca})
+                moved = True
     return moved
 
 

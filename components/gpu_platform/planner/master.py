@@ -86,8 +86,8 @@ class _Master:
         n = len(self.tiers)
         return (
             Duals(
-                {t: max(0.0, float(v)) for t, v in zip(self.tiers, y[:n])},
-                {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n:])},
+                {t: max(0.0, float(v)) for t, v in zip(self.tiers, y[:n], strict=True)},
+                {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n:], strict=True)},
             ),
             value,
             x,
@@ -170,7 +170,7 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float, fix_at: 
         sub = replace(group, slots=slots)
         _, _, _, x = _generate(sub, cols, deadline, lp, _DIVE_ROUNDS)
         share: dict[int, dict[int, float]] = {t: {} for t in group.units}
-        for col, v in zip(cols, x):
+        for col, v in zip(cols, x, strict=True):
             for t in col.tiers if v > 1e-9 else ():
                 share[t][col.cand] = share[t].get(col.cand, 0.0) + float(v)
         top = {t: max(sh.items(), key=lambda kv: kv[1]) for t, sh in share.items() if sh}

@@ -526,9 +526,8 @@ def _karpenter_gpu_requirement(req: Any) -> str | None:
     elif op == "In" and key == INSTANCE_TYPE_LABEL:
         if any(aws_gpu_type(v) or gcp_gpu_machine(v) for v in values):
             return shown
-    elif op == "In" and key == _CATEGORY:
-        if any(v in ("p", "g") for v in values):
-            return shown
+    elif op == "In" and key == _CATEGORY and any(v in ("p", "g") for v in values):
+        return shown
     return None
 
 

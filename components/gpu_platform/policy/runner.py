@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,10 +62,8 @@ def _run_one(policy: PolicyDef, level: Enforcement, args: Any, urn: str, found: 
     def report(message: str, at: str | None = None) -> None:
         found.append(Violation(policy.name, level, at or urn, message))
 
-    try:
+    with contextlib.suppress(_NotApplicableError):
         policy.validate(args, report)
-    except _NotApplicableError:
-        pass
 
 
 def run_policies(resources: list[StackResource], cfg: PolicyConfig) -> list[Violation]:
