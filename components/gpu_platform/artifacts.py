@@ -64,7 +64,7 @@ def _copied(value: Any) -> Any:
 
 def deep_merge(base: Mapping[str, Any], overrides: Mapping[str, Any], path: str = "") -> dict[str, Any]:
     """`base` with `overrides` merged in recursively (overrides win); a map/non-map clash is an error."""
-    out = _copied(dict(base))
+    out: dict[str, Any] = _copied(dict(base))
     for key, value in overrides.items():
         here = f"{path}.{key}" if path else str(key)
         if key in out and isinstance(out[key], Mapping) and isinstance(value, Mapping):

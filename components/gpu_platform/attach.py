@@ -8,6 +8,7 @@ against: a plain one must equal the cluster's once it resolves; an Input (`clust
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .deferred import Deferred
@@ -34,7 +35,7 @@ def cluster_name_of(cluster: Any) -> Any:
     return name
 
 
-def _same_name(expected: str):  # noqa: ANN202 (a check function)
+def _same_name(expected: str) -> Callable[[str], None]:
     def check(value: str) -> None:
         if problem := cluster_name_problem(value):
             raise ValueError(problem)

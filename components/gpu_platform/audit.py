@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
@@ -19,6 +19,10 @@ from .inputs import (
     load_json,
     read_bounded,
 )
+
+if TYPE_CHECKING:
+    from .policy import PolicyConfig
+    from .policy.runner import Violation
 
 __all__ = ["MAX_AUDIT_RESOURCES", "audit"]
 
@@ -37,7 +41,7 @@ def _read_json(path: str, what: str) -> Any:
         raise AuditInputError(f"{what} {path} is not JSON: {e}") from None
 
 
-def load_config(spec_path: str | None, config_path: str | None):
+def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
     """The PolicyConfig: from --spec, else from a pack config file (per-policy or flat), else the defaults."""
     from .policy import PolicyConfig, config_from_spec
     from .policy.config import PolicyConfigError, parse_config
@@ -74,7 +78,7 @@ def _where(urn: str) -> str:
     return f"{parts[-2].rsplit(':', 1)[-1]} {parts[-1]}" if len(parts) >= 3 else (urn or "(stack)")
 
 
-def violations_table(violations: list, title: str) -> Table:
+def violations_table(violations: list[Violation], title: str) -> Table:
     """A table of violations: policy, level, resource, message."""
     table = Table(title=title, title_justify="left", show_lines=True)
     for col in ("policy", "level", "resource", "message"):
@@ -93,7 +97,7 @@ MAX_AUDIT_RESOURCES = 20_000
 TABLE_ROWS = 200  # above this many violations, one plain line each (a table of thousands takes minutes to lay out)
 
 
-def print_violations(violations: list, title: str) -> None:
+def print_violations(violations: list[Violation], title: str) -> None:
     """A table of the violations, or one `policy level resource: message` line each when there are many."""
     if len(violations) <= TABLE_ROWS:
         out.print(violations_table(violations, title))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -18,6 +19,9 @@ from .console import err, fail, load_or_fail, out, print_findings, spec_source
 from .errors import GpuPlatformError, Severity
 from .observability.cost_cli import cost
 from .preflight_cli import preflight
+
+if TYPE_CHECKING:
+    from .spec import PlatformSpec
 
 __all__ = ["main"]
 
@@ -48,7 +52,7 @@ class _Group(click.Group):
         return super().get_command(ctx, name)
 
 
-def capacity_table(spec) -> Table:
+def capacity_table(spec: PlatformSpec) -> Table:
     """Per pool: instance type, sharing, GPUs and units of each tier resource at min and max size."""
     from .capacity import pool_capacity
     from .catalog.resources import NVIDIA_RESOURCE_PREFIX
@@ -95,7 +99,9 @@ def validate(file: str | None, config_json: str | None) -> None:
     """Validate FILE (Pulumi.<stack>.yaml or a plain spec): exit 0 when valid, else every error on stderr."""
     spec, findings = load_or_fail(file, config_json)
     print_findings([f for f in findings if f.severity != Severity.ERROR])
-    gpus = sum(p.max_size * (spec.hardware.instance(p.instance_type).gpu_count) for p in spec.node_pools)
+    gpus = sum(
+        p.max_size * itype.gpu_count for p in spec.node_pools if (itype := spec.hardware.instance(p.instance_type))
+    )
     out.print(
         f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, "
         f"{len(spec.tiers)} tiers, "

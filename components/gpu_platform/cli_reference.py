@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -40,7 +41,7 @@ def _has_default(value: object) -> bool:
 def _param_row(param: click.Parameter) -> str:
     if isinstance(param, click.Argument):
         return f"| `{param.human_readable_name}` | argument | {'required' if param.required else 'optional'} | |"
-    opt = param  # click.Option
+    opt = cast(click.Option, param)  # the only other kind of parameter a command has
     names = ", ".join(f"`{n}`" for n in [*opt.opts, *opt.secondary_opts])
     if opt.is_flag:
         kind = "flag"
@@ -76,7 +77,9 @@ def _command(name: str, cmd: click.Command) -> str:
 def render_cli_reference() -> str:
     """One section per command, in alphabetical order, with its usage line, help and parameters."""
     ctx = click.Context(main, info_name="gpu-platform")
-    sections = [_command(name, main.get_command(ctx, name)) for name in main.list_commands(ctx)]
+    sections = [
+        _command(name, cmd) for name in main.list_commands(ctx) if (cmd := main.get_command(ctx, name)) is not None
+    ]
     return _INTRO + "\n" + "\n".join(sections)
 
 

@@ -4,6 +4,8 @@ a command reads from FILE or `--config-json`."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -11,7 +13,12 @@ from rich.markup import escape
 
 from .errors import Finding, GpuPlatformError, Severity, SpecError
 
+if TYPE_CHECKING:
+    from .spec import PlatformSpec
+
 __all__ = ["err", "fail", "load_or_fail", "out", "print_findings", "spec_source"]
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 _WIDTH = None if sys.stdout.isatty() else 160
 out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
@@ -25,7 +32,7 @@ def print_findings(findings: list[Finding], console: Console = err) -> None:
         console.print(f"[{style}]{f.severity}[/]: {escape(str(f))}")
 
 
-def fail(e: GpuPlatformError) -> None:
+def fail(e: GpuPlatformError) -> NoReturn:
     """Report a user error without a traceback and exit 1."""
     if isinstance(e, SpecError):
         where = f" in {e.source}" if e.source else ""
@@ -36,7 +43,7 @@ def fail(e: GpuPlatformError) -> None:
     sys.exit(1)
 
 
-def load_or_fail(path: str | None, config_json: str | None = None):
+def load_or_fail(path: str | None, config_json: str | None = None) -> tuple[PlatformSpec, list[Finding]]:
     """Load and validate a spec from FILE or `--config-json`, or print every error and exit 1 (exit 2 when both
     or neither are given). Returns (spec, findings)."""
     from .load import load_config_json, load_spec
@@ -52,13 +59,17 @@ def load_or_fail(path: str | None, config_json: str | None = None):
         sys.exit(2)
     notes: list[Finding] = []
     try:
-        spec = load_spec(path, notes) if path is not None else load_config_json(config_json)
+        if path is not None:
+            spec = load_spec(path, notes)
+        else:
+            assert config_json is not None  # exactly one of the two, checked above
+            spec = load_config_json(config_json)
     except GpuPlatformError as e:
         fail(e)
     return spec, notes + check_spec(spec)
 
 
-def spec_source(command):  # noqa: ANN001, ANN201 (a click decorator)
+def spec_source(command: _Command) -> _Command:
     """FILE (optional) and `--config-json PATH|-`: where a command reads its spec (see `load_or_fail`)."""
     command = click.option(
         "--config-json",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -45,9 +45,18 @@ _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser
 _MAX_INT_DIGITS = 4300  # CPython's int/str conversion limit (sys.get_int_max_str_digits() default)
 
 
+class _Mark(Protocol):
+    line: int  # 0-based
+
+
+def _at(mark: _Mark | None) -> str:
+    """`line N: ` of a parser event (every event the parser emits has a start mark)."""
+    return f"line {mark.line + 1}: " if mark is not None else ""
+
+
 def _libyaml_version() -> tuple[int, ...]:
     try:
-        from yaml import _yaml  # type: ignore[attr-defined]
+        from yaml import _yaml
     except ImportError:
         return ()
     return tuple(_yaml.get_version())
@@ -83,7 +92,8 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
                     "a key may appear once per mapping",
                     key_node.start_mark,
                 )
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         """An integer, or a constructor error for one longer than CPython converts from text."""
@@ -96,7 +106,8 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
                 f"{_MAX_INT_DIGITS:,} digits",
                 node.start_mark,
             )
-        return super().construct_yaml_int(node)
+        value: int = super().construct_yaml_int(node)
+        return value
 
 
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
@@ -141,7 +152,7 @@ def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
     open_: list[tuple[str | None, int]] = []
     for event in yaml.parse(text, Loader=_BASE_LOADER):
         if isinstance(event, yaml.AliasEvent):
-            total += sizes.get(event.anchor, 1)
+            total += sizes.get(event.anchor, 1) if event.anchor is not None else 1
         elif isinstance(event, yaml.ScalarEvent):
             total += 1
             if event.anchor:
@@ -150,9 +161,8 @@ def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
             total += 1
             open_.append((event.anchor, total))
             if len(open_) > max_depth:
-                mark = event.start_mark
                 raise InputLimitError(
-                    f"line {mark.line + 1}: nesting depth over {max_depth}; allowed: at "
+                    f"{_at(event.start_mark)}nesting depth over {max_depth}; allowed: at "
                     f"most {max_depth} nested mappings and lists"
                 )
         elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
@@ -160,9 +170,8 @@ def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
             if anchor:
                 sizes[anchor] = total - start + 1
         if total > max_values:
-            mark = event.start_mark
             raise InputLimitError(
-                f"line {mark.line + 1}: more than {max_values:,} values once aliases (*name) are "
+                f"{_at(event.start_mark)}more than {max_values:,} values once aliases (*name) are "
                 f"expanded; allowed: at most {max_values:,}"
             )
 

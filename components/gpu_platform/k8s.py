@@ -26,7 +26,7 @@ class KubernetesObject(pulumi.CustomResource):
     def __init__(self, resource_name: str, doc: dict[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
         from pulumi_kubernetes import _utilities
 
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))  # type: ignore[no-untyped-call]
         super().__init__(f"kubernetes:{doc['apiVersion']}:{doc['kind']}", resource_name, kwargs_of(doc), opts)
 
 

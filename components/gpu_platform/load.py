@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from .deferred import INPUT_FIELDS_NOTE, is_input
 from .errors import Finding, Severity, SpecError
@@ -249,7 +250,7 @@ def _inner_model(annotation: Any) -> Any:
     return annotation
 
 
-def _finding(root: type[BaseModel], err: dict[str, Any]) -> Finding:
+def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
     loc = tuple(err["loc"])
     path = _path(loc)
     if err["type"] == "extra_forbidden":
@@ -266,8 +267,8 @@ def _finding(root: type[BaseModel], err: dict[str, Any]) -> Finding:
     if is_input(value):
         return Finding(path, f"a Pulumi Input; allowed: a plain value. {INPUT_FIELDS_NOTE}")
     if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
-        owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
-        return Finding(_path(owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
+        key_owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
+        return Finding(_path(key_owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
     shown = _short(value) if not isinstance(value, dict | list) else type(value).__name__
     hint = "; quote it in YAML" if err["type"] == "string_type" and isinstance(value, int | float) else ""
     return Finding(path, f"{shown}: {err['msg']}{hint}")

@@ -179,7 +179,9 @@ def _cluster_provider(cluster: Any) -> pulumi.ProviderResource | None:
 
 def _group_name(pool: pulumi.ComponentResource) -> pulumi.Output[str]:
     """The cloud name of a pool component's node group (EKS) or node pool (GKE)."""
-    return getattr(pool, "node_group_name", None) or pool.node_pool_name
+    # An EKS pool's component has node_group_name, a GKE pool's node_pool_name (typed in modules of the cloud SDKs)
+    name: pulumi.Output[str] = getattr(pool, "node_group_name", None) or pool.node_pool_name  # type: ignore[attr-defined]
+    return name
 
 
 def _log(findings: list[Finding], resource: pulumi.Resource) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
@@ -18,7 +19,7 @@ from rich.table import Table
 from .catalog import EFA_SOURCE
 from .nodepools.efa import efa_count, uses_efa, uses_placement_group
 from .nodepools.eks import pool_subnets
-from .spec import CapacityType, PlatformSpec, Provisioner
+from .spec import AwsSpec, CapacityType, PlatformSpec, Provisioner
 
 __all__ = ["FAIL", "OK", "WARN", "preflight_table", "run_preflight"]
 
@@ -45,17 +46,23 @@ class Check:
 
 
 def _code(e: ClientError) -> str:
-    return e.response.get("Error", {}).get("Code", "")
+    return str(e.response.get("Error", {}).get("Code", ""))
 
 
-def check_cluster(spec: PlatformSpec, eks) -> list[Check]:
+def _aws(spec: PlatformSpec) -> AwsSpec:
+    if spec.aws is None:
+        raise ValueError("aws: missing; preflight checks an AWS spec (cloud: aws)")
+    return spec.aws
+
+
+def check_cluster(spec: PlatformSpec, eks: Any) -> list[Check]:
     """The cluster exists, is ACTIVE, and runs the spec's Kubernetes version."""
     name = spec.cluster_name
     try:
         cluster = eks.describe_cluster(name=name)["cluster"]
     except ClientError as e:
         if _code(e) == "ResourceNotFoundException":
-            return [Check("cluster", name, FAIL, f"EKS cluster {name!r} not found in {spec.aws.region}")]
+            return [Check("cluster", name, FAIL, f"EKS cluster {name!r} not found in {_aws(spec).region}")]
         raise
     out = [Check("cluster", name, OK if cluster.get("status") == "ACTIVE" else WARN, f"status {cluster.get('status')}")]
     version = cluster.get("version")
@@ -65,9 +72,9 @@ def check_cluster(spec: PlatformSpec, eks) -> list[Check]:
     return out
 
 
-def check_node_role(spec: PlatformSpec, iam) -> list[Check]:
+def check_node_role(spec: PlatformSpec, iam: Any) -> list[Check]:
     """The node role named by aws.nodeRoleArn exists."""
-    arn = spec.aws.node_role_arn
+    arn = _aws(spec).node_role_arn
     if not arn:
         return [Check("node role", "-", FAIL, "aws.nodeRoleArn is not set")]
     role = arn.rsplit("/", 1)[-1]
@@ -80,7 +87,7 @@ def check_node_role(spec: PlatformSpec, iam) -> list[Check]:
     return [Check("node role", arn, OK, "exists")]
 
 
-def subnet_zones(spec: PlatformSpec, ec2) -> tuple[dict[str, str], list[Check]]:
+def subnet_zones(spec: PlatformSpec, ec2: Any) -> tuple[dict[str, str], list[Check]]:
     """Availability zone of every subnet the pools use, and a check per subnet."""
     ids = sorted({s for p in spec.node_pools for s in pool_subnets(spec, p)})
     zones: dict[str, str] = {}
@@ -98,7 +105,7 @@ def subnet_zones(spec: PlatformSpec, ec2) -> tuple[dict[str, str], list[Check]]:
     return zones, checks
 
 
-def offered_zones(ec2, instance_type: str) -> set[str]:
+def offered_zones(ec2: Any, instance_type: str) -> set[str]:
     """Availability zones where EC2 offers `instance_type`."""
     pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
         LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance_type]}]
@@ -106,9 +113,10 @@ def offered_zones(ec2, instance_type: str) -> set[str]:
     return {o["Location"] for page in pages for o in page["InstanceTypeOfferings"]}
 
 
-def check_offerings(spec: PlatformSpec, ec2, zones: dict[str, str]) -> list[Check]:
+def check_offerings(spec: PlatformSpec, ec2: Any, zones: dict[str, str]) -> list[Check]:
     """Each pool's instance type is offered in the zone of each of its (existing) subnets."""
-    out, cache = [], {}
+    out: list[Check] = []
+    cache: dict[str, set[str]] = {}
     for pool in spec.node_pools:
         itype = pool.instance_type
         offered = cache.setdefault(itype, offered_zones(ec2, itype))
@@ -137,15 +145,16 @@ def check_offerings(spec: PlatformSpec, ec2, zones: dict[str, str]) -> list[Chec
     return out
 
 
-def ec2_efa_interfaces(ec2, instance_type: str) -> int:
+def ec2_efa_interfaces(ec2: Any, instance_type: str) -> int:
     """EC2's maximum EFA interfaces of `instance_type` (0 when it has no EFA)."""
     info = ec2.describe_instance_types(InstanceTypes=[instance_type])["InstanceTypes"][0].get("NetworkInfo", {})
     return int((info.get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)) if info.get("EfaSupported") else 0
 
 
-def check_efa(spec: PlatformSpec, ec2) -> list[Check]:
+def check_efa(spec: PlatformSpec, ec2: Any) -> list[Check]:
     """Each EFA pool's interface count (catalog) equals EC2's EfaInfo.MaximumEfaInterfaces for its type."""
-    out, cache = [], {}
+    out: list[Check] = []
+    cache: dict[str, int] = {}
     for pool in spec.node_pools:
         if not uses_efa(spec, pool):
             continue
@@ -188,8 +197,8 @@ def check_placement_zones(spec: PlatformSpec, zones: dict[str, str]) -> list[Che
 
 def run_preflight(spec: PlatformSpec, session: boto3.session.Session | None = None) -> list[Check]:
     """Every preflight check for an AWS spec, in order."""
-    session = session or boto3.session.Session(region_name=spec.aws.region)
-    region = spec.aws.region
+    region = _aws(spec).region
+    session = session or boto3.session.Session(region_name=region)
     eks, iam, ec2 = (session.client(s, region_name=region) for s in ("eks", "iam", "ec2"))
     checks = check_cluster(spec, eks) + check_node_role(spec, iam)
     zones, subnet_checks = subnet_zones(spec, ec2)
@@ -204,7 +213,7 @@ def run_preflight(spec: PlatformSpec, session: boto3.session.Session | None = No
 
 def preflight_table(spec: PlatformSpec, checks: list[Check]) -> Table:
     """The checks as a rich table."""
-    table = Table(title=f"preflight: {spec.cluster_name} in {spec.aws.region}", title_justify="left")
+    table = Table(title=f"preflight: {spec.cluster_name} in {_aws(spec).region}", title_justify="left")
     for col in ("check", "target", "status", "detail"):
         table.add_column(col)
     style = {OK: "green", FAIL: "red", WARN: "yellow"}

@@ -40,7 +40,8 @@ def preflight(file: str, profile: str | None) -> None:
         )
         sys.exit(2)
     try:
-        checks = run_preflight(spec, boto3.session.Session(profile_name=profile, region_name=spec.aws.region))
+        region = spec.aws.region if spec.aws else None  # validation requires aws on an AWS spec
+        checks = run_preflight(spec, boto3.session.Session(profile_name=profile, region_name=region))
     except (ClientError, BotoCoreError) as e:
         err.print(f"[red]error:[/] AWS call failed: {e}")
         sys.exit(1)

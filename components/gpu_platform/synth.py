@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -50,7 +51,13 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml's emitter when built with it
+if TYPE_CHECKING:
+    _BaseDumper = yaml.SafeDumper
+else:
+    _BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter when built with it
+
+
+class _Dumper(_BaseDumper):
     """Block-style YAML that keeps key order and never emits anchors."""
 
     def ignore_aliases(self, data: object) -> bool:
@@ -65,7 +72,7 @@ def _str_presenter(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _Dumper.add_representer(str, _str_presenter)
 
 
-def dump_documents(documents: tuple[dict, ...] | list[dict]) -> str:
+def dump_documents(documents: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> str:
     """YAML text of several documents, in order, keys unsorted."""
     return yaml.dump_all(list(documents), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
 

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .admission.checks import check_admission
 from .autoscaling.checks import check_autoscaling
 from .catalog import GPU_RESOURCE, MIG_CAPABLE_GPUS, layout_fits, profiles_for
+from .catalog.mig import MigProfile
 from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, Severity, SpecError
 from .gpu_operator.checks import check_gpu_operator
 from .nodepools.checks import check_node_pools
 from .observability.checks import check_observability
 from .queues.checks import check_queues
-from .spec import Cloud, NodePoolAws, NodePoolGcp, PlatformSpec, SharingMode
+from .spec import Cloud, NodePool, NodePoolAws, NodePoolGcp, PlatformSpec, Sharing, SharingMode, Team, Tier
 
 __all__ = ["DOMAIN_CHECKS", "check_spec", "ensure_component_args", "ensure_valid"]
 
@@ -80,11 +81,12 @@ def rule_top_level(spec: PlatformSpec) -> Iterator[Finding]:
 
 def rule_names(spec: PlatformSpec) -> Iterator[Finding]:
     """Pool, tier and team names are unique DNS labels."""
-    for path, items, what in (
+    named: tuple[tuple[str, Sequence[NodePool | Tier | Team], str], ...] = (
         ("nodePools", spec.node_pools, "pool"),
         ("tiers", spec.tiers, "tier"),
         ("teams", spec.teams, "team"),
-    ):
+    )
+    for path, items, what in named:
         for i, item in enumerate(items):
             yield from _dns_label(f"{path}[{i}].name", item.name)
         yield from _unique(path, [x.name for x in items], what)
@@ -121,7 +123,7 @@ def rule_pools(spec: PlatformSpec) -> Iterator[Finding]:
         yield from _rule_sharing(spec, p, pool, itype.gpu_model)
 
 
-def _rule_sharing(spec: PlatformSpec, p: str, pool, gpu_model: str) -> Iterator[Finding]:
+def _rule_sharing(spec: PlatformSpec, p: str, pool: NodePool, gpu_model: str) -> Iterator[Finding]:
     s, gpu = pool.sharing, spec.hardware.gpu(gpu_model)
     mode = s.mode.value
     if s.mode in (SharingMode.TIME_SLICING, SharingMode.MPS):
@@ -144,7 +146,7 @@ def _rule_sharing(spec: PlatformSpec, p: str, pool, gpu_model: str) -> Iterator[
         yield from _rule_mig(p, s, gpu_model, gpu is not None and gpu.mig_capable)
 
 
-def _rule_mig(p: str, s, gpu_model: str, capable: bool) -> Iterator[Finding]:
+def _rule_mig(p: str, s: Sharing, gpu_model: str, capable: bool) -> Iterator[Finding]:
     if not capable:
         yield _err(
             f"{p}.sharing.mode",
@@ -181,7 +183,7 @@ def _rule_mig(p: str, s, gpu_model: str, capable: bool) -> Iterator[Finding]:
         )
 
 
-def _balanced(profiles) -> dict[str, int]:
+def _balanced(profiles: dict[str, MigProfile]) -> dict[str, int]:
     """NVIDIA's all-balanced layout on this GPU: one 3g, one 2g and two 1g instances."""
     first = {c: next(n for n, pr in profiles.items() if pr.compute == c) for c in (3, 2, 1)}
     return {first[3]: 1, first[2]: 1, first[1]: 2}

@@ -36,7 +36,8 @@ def _resolved(token: str) -> pulumi.Output[str]:
 
 def _checked(deferred: Deferred, value: Any) -> str:
     try:
-        return check_resolved(deferred, value)
+        checked: str = check_resolved(deferred, value)
+        return checked
     except DeferredInputError as e:
         raise pulumi.RunError(str(e)) from None  # the engine shows a RunError's message without a traceback
 

@@ -18,6 +18,7 @@ from the namespace's labels (the `namespaceObject` of admission CEL), set by the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ from ..contract import (
     tier_label_key,
 )
 from ..queues.priorities import priority_class_name
-from ..spec import PlatformSpec
+from ..spec import PlatformSpec, Tier
 from .cel import MAX_CONTAINERS, cel_get, cel_list, cel_literal, cel_map, cel_str, json_pointer, jsonpatch
 
 __all__ = [
@@ -258,7 +259,7 @@ def _slot_mutation(spec: PlatformSpec, slot: Slot) -> str:
 
 
 def _variables(spec: PlatformSpec, kind: JobKind) -> list[dict[str, str]]:
-    def tier_map(value) -> str:
+    def tier_map(value: Callable[[Tier], str]) -> str:
         return cel_map((cel_str(t.name), cel_str(value(t))) for t in spec.tiers)
 
     first = "variables.tiers[0]"

@@ -38,7 +38,7 @@ class GpuModel:
         return 48 if self.compute_capability >= 7.5 else 16
 
 
-_ROWS = (
+_ROWS: tuple[tuple[str, int, float, bool, tuple[str, ...], str | None], ...] = (
     # name,            GB,  cc,  MIG,   PCI device IDs (mig-parted),                                 GKE accelerator
     ("A100-SXM4-40GB", 40, 8.0, True, ("0x20B010DE", "0x20B110DE", "0x20F110DE", "0x20F610DE"), "nvidia-tesla-a100"),
     ("A100-SXM4-80GB", 80, 8.0, True, ("0x20B210DE", "0x20B510DE", "0x20F310DE", "0x20F510DE"), "nvidia-a100-80gb"),

@@ -14,7 +14,15 @@ from functools import lru_cache
 
 from .resources import mig_resource
 
-__all__ = ["MIG_PROFILES", "COMPUTE_SLICES", "MEMORY_SLICES", "layout_fits", "placements_for", "profiles_for"]
+__all__ = [
+    "MIG_PROFILES",
+    "COMPUTE_SLICES",
+    "MEMORY_SLICES",
+    "MigProfile",
+    "layout_fits",
+    "placements_for",
+    "profiles_for",
+]
 
 COMPUTE_SLICES = 7
 MEMORY_SLICES = 8
@@ -93,7 +101,9 @@ def placements_for(gpu_model: str, layout: tuple[tuple[str, int], ...]) -> tuple
     return None if chosen is None else tuple(chosen)
 
 
-def _place(instances: list[MigProfile], i: int, used: int, acc: tuple) -> tuple | None:
+def _place(
+    instances: list[MigProfile], i: int, used: int, acc: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, int], ...] | None:
     if i == len(instances):
         return acc
     prof = instances[i]

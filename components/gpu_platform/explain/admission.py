@@ -111,7 +111,9 @@ def _rule_matches(rule: dict[str, Any], req: Request) -> bool:
     """One RuleWithOperations (k8s.io/apiserver v0.33.0 pkg/admission/plugin/webhook/predicates/rules/rules.go)."""
 
     def has(values: list[str] | None, value: str) -> bool:
-        return bool(values) and ("*" in values or value in values)
+        if not values:
+            return False
+        return "*" in values or value in values
 
     return (
         has(rule.get("operations"), req.operation)
@@ -164,7 +166,8 @@ def _conditions_hold(spec: dict[str, Any], obj: dict[str, Any], req: Request) ->
 def _apply(obj: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
     """RFC 6902 with python-jsonpatch; a failed operation is an error like the API server's."""
     try:
-        return jsonpatch.apply_patch(obj, ops)
+        patched: dict[str, Any] = jsonpatch.apply_patch(obj, ops)
+        return patched
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError, IndexError) as e:
         raise CelError(str(ops), f"JSONPatch does not apply: {e}") from None
 

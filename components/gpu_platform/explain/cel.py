@@ -15,8 +15,9 @@ from typing import Any
 import celpy
 import lark
 from celpy import celtypes
+from celpy.adapter import json_to_cel
 from celpy.celparser import CELParser
-from celpy.evaluation import Evaluator
+from celpy.evaluation import CELEvalError, Evaluator
 
 from .celext import KUBERNETES_FUNCTIONS
 
@@ -61,7 +62,7 @@ class _ShortCircuitEvaluator(Evaluator):
         try:
             return self.activation.resolve_function(name)(left, right)
         except TypeError as ex:
-            return celpy.CELEvalError(f"found no matching overload for {name}", ex.__class__, ex.args, tree=tree)
+            return CELEvalError(f"found no matching overload for {name}", ex.__class__, ex.args, tree=tree)
 
     def _visit_tree(self, tree: Any) -> Any:
         """Skip the grammar's one-child precedence levels (`expr` -> `conditionalor` -> ... -> `member`): each
@@ -86,13 +87,14 @@ class _ShortCircuitEvaluator(Evaluator):
 class _Meta(lark.tree.Meta):
     """No source position: celpy reads `line` and `column` only to put them into error values."""
 
-    line = column = end_line = end_column = start_pos = end_pos = None
+    # None where lark declares int: the positions are absent, and celpy copies them into error values as they are
+    line = column = end_line = end_column = start_pos = end_pos = None  # type: ignore[assignment]
 
 
-_NO_POSITION = _Meta()
+_NO_POSITION = _Meta()  # type: ignore[no-untyped-call]  # lark's Meta.__init__ is not annotated
 
 
-class _Tree(lark.Tree):
+class _Tree(lark.Tree[lark.Token]):
     """Parse trees built without source positions (lark's position propagation doubles the parse time)."""
 
     @property
@@ -152,7 +154,7 @@ def _program(expression: str) -> celpy.Runner:
 
 def to_cel(value: Any) -> Any:
     """A plain JSON value as a CEL value."""
-    return celpy.json_to_cel(value)
+    return json_to_cel(value)
 
 
 def to_plain(value: Any) -> Any:
@@ -192,12 +194,12 @@ class LazyVariables(celtypes.MapType):
         name = str(key)
         if name not in self._declared:
             raise KeyError(name)
-        cached = dict.get(self, celtypes.StringType(name), _MISSING)
+        cached: Any = dict.get(self, celtypes.StringType(name), _MISSING)
         if cached is _MISSING:
             try:
                 cached = evaluate(self._declared[name], self._activation)
             except CelError as e:
-                cached = celpy.CELEvalError(f"variables.{name}: {e.reason}", RuntimeError, None)
+                cached = CELEvalError(f"variables.{name}: {e.reason}", RuntimeError, None)
             dict.__setitem__(self, celtypes.StringType(name), cached)
         return cached
 
@@ -210,7 +212,7 @@ def evaluate(expression: str, activation: dict[str, Any]) -> Any:
     program = _program(expression)
     try:
         result = program.evaluate({"JSONPatch": JSONPatch, **activation})
-    except celpy.CELEvalError as e:
+    except CELEvalError as e:
         raise CelError(expression, str(e.args[0] if e.args else e)) from None
     except Exception as e:  # noqa: BLE001 - celpy surfaces type and key errors from its runtime as plain exceptions
         raise CelError(expression, f"{type(e).__name__}: {e}") from None
@@ -220,9 +222,9 @@ def evaluate(expression: str, activation: dict[str, Any]) -> Any:
     return result
 
 
-def _first_error(value: Any) -> celpy.CELEvalError | None:
+def _first_error(value: Any) -> CELEvalError | None:
     """An evaluation error celpy left inside a list or map literal (cel-go fails the whole expression)."""
-    if isinstance(value, celpy.CELEvalError):
+    if isinstance(value, CELEvalError):
         return value
     if isinstance(value, Mapping):
         return next((e for v in value.values() if (e := _first_error(v)) is not None), None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -19,17 +20,20 @@ from .core import Entry, explain_object
 from .manifest import ManifestError, load_manifests
 from .report import entry_table
 
+if TYPE_CHECKING:
+    from ..spec import PlatformSpec
+
 __all__ = ["explain"]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
-def _usage(message: str) -> None:
+def _usage(message: str) -> NoReturn:
     err.print(f"[red]error:[/] {message}")
     sys.exit(2)
 
 
-def _load_spec(path: str):
+def _load_spec(path: str) -> PlatformSpec:
     from ..load import load_spec
 
     try:
@@ -70,6 +74,6 @@ def explain(workload: str, spec_file: str, namespace: str | None, fmt: str) -> N
     if fmt == "json":
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
     else:
-        for e in entries:
-            out.print(entry_table(e))
+        for entry in entries:
+            out.print(entry_table(entry))
     sys.exit(_exit_code(entries))

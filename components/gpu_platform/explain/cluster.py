@@ -57,7 +57,9 @@ class RenderedPlatform:
     def namespace_object(self, name: str) -> dict[str, Any]:
         """The Namespace as the cluster holds it: the rendered team namespace, else only its name label."""
         found = next((d for d in self._queues.namespaces if d["metadata"]["name"] == name), None)
-        ns = copy.deepcopy(found) if found else {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        ns: dict[str, Any] = (
+            copy.deepcopy(found) if found else {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        )
         ns["metadata"].setdefault("labels", {})[NAMESPACE_NAME_LABEL] = name
         return ns
 

@@ -99,7 +99,8 @@ def _request(
 
 
 def _not_modelled(obj: dict[str, Any], namespace: str, why: str) -> Entry:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     return Entry(
         str(obj.get("kind")), str(meta.get("name", "")), namespace, None, stages=[{"stage": "kind", "note": why}]
     )
@@ -121,7 +122,8 @@ def _modelled(obj: dict[str, Any]) -> str | None:
 
 def explain_object(platform: RenderedPlatform, obj: dict[str, Any], namespace: str | None) -> list[Entry]:
     """One entry per pod template of `obj` in `namespace` (default: its own, else `default`)."""
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     ns = namespace or (meta.get("namespace") if isinstance(meta.get("namespace"), str) else None) or "default"
     why = _modelled(obj)
     if why:

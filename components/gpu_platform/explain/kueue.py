@@ -84,7 +84,8 @@ def _map_at(parent: dict[str, Any], key: str) -> dict[str, Any]:
     """`parent[key]` as a mutable map (absent or null: a new empty one)."""
     if parent.get(key) is None:
         parent[key] = {}
-    return parent[key]
+    found: dict[str, Any] = parent[key]
+    return found
 
 
 def _labels(meta: dict[str, Any]) -> dict[str, str]:

@@ -147,7 +147,8 @@ def _list_items(node: dict[str, Any], keys: tuple[str, ...]) -> int:
 
 
 def _check_host_paths(spec: dict[str, Any], path: Path) -> None:
-    volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
+    volumes = spec.get("volumes")
+    volumes = volumes if isinstance(volumes, list) else []
     for v in volumes:
         host = v.get("hostPath") if isinstance(v, dict) else None
         p = host.get("path") if isinstance(host, dict) else None

@@ -117,13 +117,14 @@ def pod_templates(obj: dict[str, Any]) -> list[PodTemplate]:
     if kind in ("Deployment", "StatefulSet"):
         return [PodTemplate(("spec", "template"), "main", _int(spec.get("replicas"), 1))]
     if kind == "JobSet":
+        jobs = spec.get("replicatedJobs")
         return [
             PodTemplate(
                 ("spec", "replicatedJobs", i, "template", "spec", "template"),
                 str(r.get("name", i)),
                 _int(r.get("replicas"), 1) * _int(get_path(r, ("template", "spec", "parallelism")), 1),
             )
-            for i, r in enumerate(spec.get("replicatedJobs") if isinstance(spec.get("replicatedJobs"), list) else [])
+            for i, r in enumerate(jobs if isinstance(jobs, list) else [])
             if isinstance(r, dict)
         ]
     if kind == "PyTorchJob":
@@ -149,7 +150,8 @@ def pod_templates(obj: dict[str, Any]) -> list[PodTemplate]:
             if isinstance(w, dict)
         ]
     if kind == "LeaderWorkerSet":
-        lwt = spec.get("leaderWorkerTemplate") if isinstance(spec.get("leaderWorkerTemplate"), dict) else {}
+        lwt = spec.get("leaderWorkerTemplate")
+        lwt = lwt if isinstance(lwt, dict) else {}
         replicas, size = _int(spec.get("replicas"), 1), max(_int(lwt.get("size"), 1), 1)
         out = []
         if lwt.get("leaderTemplate"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
@@ -29,7 +30,7 @@ class GpuOperator(pulumi.ComponentResource):
 
     namespace: pulumi.Output[str]
     device_plugin_config: pulumi.Output[str]
-    release_status: pulumi.Output[dict]
+    release_status: pulumi.Output[dict[str, Any]]
 
     def __init__(self, name: str, args: GpuOperatorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         token, own = registration("GpuOperator", opts)

@@ -37,7 +37,8 @@ __all__ = [
 def _asg_name(resources: Any) -> str | None:
     """Name of the node group's Auto Scaling group (None until the node group exists)."""
     try:
-        return resources[0].autoscaling_groups[0].name
+        name: str | None = resources[0].autoscaling_groups[0].name
+        return name
     except (IndexError, TypeError, AttributeError):
         return None
 
@@ -46,7 +47,9 @@ def _protect(pool: NodePool) -> bool | None:
     return True if pool.protect else None  # else inherit
 
 
-def _cluster_network(spec: PlatformSpec, parent: pulumi.Resource) -> tuple[pulumi.Output, pulumi.Output]:
+def _cluster_network(
+    spec: PlatformSpec, parent: pulumi.Resource
+) -> tuple[pulumi.Output[str | None], pulumi.Output[str | None]]:
     """The cluster's VPC id and cluster security group id (the EFA group lives in that VPC)."""
     cluster = aws.eks.get_cluster_output(name=input_of(spec.cluster_name), opts=pulumi.InvokeOptions(parent=parent))
     vpc = cluster.vpc_config  # None only under mocks that answer no invokes

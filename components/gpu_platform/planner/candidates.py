@@ -50,6 +50,10 @@ def allowed_types(demand: Demand, tier: DemandTier, catalog: Catalog) -> list[In
     return [t for t in types if t is not None and t.cloud == cloud and gpu_fits(tier, t.gpu_model, catalog)]
 
 
+# per tier of the demand: the resource and units per GPU a candidate serves it with, None when it cannot
+_Serves = tuple[tuple[str, int] | None, ...]
+
+
 def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[str, int] | None:
     """(unit kind, units per GPU) when `cand` can serve `tier`, else None."""
     if cand.mode not in accepted_modes(tier):
@@ -58,7 +62,7 @@ def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[
     if tier.kind == "gpus":
         return ("gpu", 1)
     if tier.kind == "mig":
-        profile = tier.mig.profile
+        profile = tier.mig_demand.profile
         if cand.mode == SharingMode.MIG:
             n = dict(cand.layout or ()).get(profile, 0)
             return (profile, n) if n > 0 else None
@@ -71,7 +75,7 @@ def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[
 def _seat_capacity(tier: DemandTier, cand: Candidate, gpu: GpuModel | None) -> tuple[str, int] | None:
     """PerGpu is the most seats a GPU may hold: any pool with that many replicas or fewer serves the tier,
     unless `exactDensity` asks for exactly perGpu."""
-    seats, replicas = tier.seats, cand.replicas or 0
+    seats, replicas = tier.seat_demand, cand.replicas or 0
     if replicas > seats.per_gpu or (seats.exact_density and replicas != seats.per_gpu):
         return None
     if cand.mode == SharingMode.MPS and (gpu is None or replicas > gpu.mps_max_clients):
@@ -84,11 +88,11 @@ def _mig_profiles(demand: Demand, itype: InstanceType, catalog: Catalog) -> tupl
     return tuple(
         sorted(
             {
-                t.mig.profile
+                t.mig_demand.profile
                 for t in demand.tiers
                 if t.kind == "mig"
                 and SharingMode.MIG in accepted_modes(t)
-                and t.mig.profile in known
+                and t.mig_demand.profile in known
                 and itype in allowed_types(demand, t, catalog)
             }
         )
@@ -97,7 +101,7 @@ def _mig_profiles(demand: Demand, itype: InstanceType, catalog: Catalog) -> tupl
 
 def _shapes_for(demand: Demand, itype: InstanceType, catalog: Catalog) -> list[Candidate]:
     shapes = [Candidate(itype, SharingMode.EXCLUSIVE)]
-    shared = {(m, t.seats.per_gpu) for t in demand.tiers if t.kind == "seats" for m in accepted_modes(t)}
+    shared = {(m, t.seat_demand.per_gpu) for t in demand.tiers if t.kind == "seats" for m in accepted_modes(t)}
     shapes += [Candidate(itype, m, r) for m, r in sorted(shared)]
     profiles = _mig_profiles(demand, itype, catalog)
     if profiles:
@@ -124,9 +128,9 @@ def build_candidates(demand: Demand, catalog: Catalog) -> list[Candidate]:
     return _undominated(out)
 
 
-def _undominated(found: list[tuple[Candidate, tuple]]) -> list[Candidate]:
+def _undominated(found: list[tuple[Candidate, _Serves]]) -> list[Candidate]:
     """Drop a candidate when a no-dearer one of the same shape serves every tier it serves, the same way."""
-    groups: dict[tuple, list[tuple[Candidate, tuple]]] = {}
+    groups: dict[tuple[object, ...], list[tuple[Candidate, _Serves]]] = {}
     for cand, serves in found:
         key = (cand.mode, cand.replicas, cand.layout, cand.itype.gpu_count)
         groups.setdefault(key, []).append((cand, serves))

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..spec import SharingMode
 from .candidates import Candidate
-from .knapsack import Item, Table, best_values, maximal_fillings, pick
+from .knapsack import Filling, Item, Table, best_values, maximal_fillings, pick
 
 __all__ = [
     "Column",
@@ -30,6 +30,9 @@ __all__ = [
     "within_plan",
     "without_dominated",
 ]
+
+# kind -> (its knapsack items, their table): the pricing of one candidate's pools
+_Tables = dict[str, tuple[list[Item], Table]]
 
 
 @dataclass(frozen=True)
@@ -164,16 +167,16 @@ def within_plan(group: Group, plan: tuple[Column, ...]) -> Group:
     return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
 
 
-def _tables(group: Group, cand: int, duals: dict[int, float]) -> dict[str, tuple[list[Item], Table]]:
+def _tables(group: Group, cand: int, duals: dict[int, float]) -> _Tables:
     cap = group.max_nodes(cand)
-    out = {}
+    out: _Tables = {}
     for kind in group.slots[cand]:
         items = group.items(cand, kind, duals)
         out[kind] = (items, best_values(items, group.per_node[(cand, kind)] * cap))
     return out
 
 
-def _reduced_all(group: Group, cand: int, tables: dict, duals: Duals) -> np.ndarray:
+def _reduced_all(group: Group, cand: int, tables: _Tables, duals: Duals) -> np.ndarray:
     """Reduced cost of the best pool of `cand` with n nodes, at index n - 1, for n = 1..max_nodes."""
     nodes = np.arange(1, group.max_nodes(cand) + 1)
     out = group.price[cand] * nodes + duals.cands.get(cand, 0.0)
@@ -194,7 +197,7 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
     return found, bound
 
 
-def _best_column(group: Group, cand: int, nodes: int, tables: dict) -> Column:
+def _best_column(group: Group, cand: int, nodes: int, tables: _Tables) -> Column:
     tiers = [t for k, (items, tab) in tables.items() for t in pick(items, tab, group.per_node[(cand, k)] * nodes)]
     return Column(cand, nodes, frozenset(tiers))
 
@@ -209,8 +212,10 @@ def merged(group: Group, cand: int, tiers: Iterable[int]) -> Column:
     return Column(cand, nodes, tiers)
 
 
-def _kind_fillings(group: Group, cand: int, nodes: int, tables: dict, budget: float, limit: int):
-    out = []
+def _kind_fillings(
+    group: Group, cand: int, nodes: int, tables: _Tables, budget: float, limit: int
+) -> list[list[Filling]] | None:
+    out: list[list[Filling]] = []
     for kind, (items, tab) in tables.items():
         cap = group.per_node[(cand, kind)] * nodes
         best = tab.value(cap)
@@ -221,7 +226,7 @@ def _kind_fillings(group: Group, cand: int, nodes: int, tables: dict, budget: fl
     return out
 
 
-def _combine(per_kind: list, budget: float) -> list[frozenset[int]]:
+def _combine(per_kind: list[list[Filling]], budget: float) -> list[frozenset[int]]:
     combos: list[tuple[float, frozenset[int]]] = [(0.0, frozenset())]
     for fills in per_kind:
         combos = [(lost + more, tiers | s) for lost, tiers in combos for more, s in fills if lost + more <= budget]
@@ -237,8 +242,8 @@ def enumerate_columns(group: Group, duals: Duals, slack: float, limit: int) -> l
     for cand in set(group.slots) - group.direct:
         tables = _tables(group, cand, duals.tiers)
         reduced = _reduced_all(group, cand, tables, duals)
-        for n in np.flatnonzero(reduced <= slack) + 1:
-            n, budget = int(n), slack - float(reduced[n - 1])
+        for found in np.flatnonzero(reduced <= slack) + 1:
+            n, budget = int(found), slack - float(reduced[found - 1])
             per_kind = _kind_fillings(group, cand, n, tables, budget, limit)
             if per_kind is None:
                 return None

@@ -137,7 +137,21 @@ class DemandTier(_Model):
     @property
     def units(self) -> int:
         """Units demanded: GPUs, MIG instances or seats."""
-        return self.gpus or (self.mig.instances if self.mig else self.seats.count)
+        return self.gpus or (self.mig.instances if self.mig else self.seat_demand.count)
+
+    @property
+    def mig_demand(self) -> MigDemand:
+        """`mig` of a mig tier."""
+        if self.mig is None:
+            raise ValueError(f"tier {self.name!r} asks for {self.kind}, not MIG instances")
+        return self.mig
+
+    @property
+    def seat_demand(self) -> SeatDemand:
+        """`seats` of a seats tier."""
+        if self.seats is None:
+            raise ValueError(f"tier {self.name!r} asks for {self.kind}, not seats")
+        return self.seats
 
     @property
     def effective_isolation(self) -> Isolation:
@@ -289,9 +303,7 @@ def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[
             wants.append(f"a GPU of model {' or '.join(sorted(models))}")
         if tier.min_gpu_memory_gib is not None:
             wants.append(f"a GPU with at least {tier.min_gpu_memory_gib} GiB")
-        have = sorted(
-            {f"{t.gpu_model} ({catalog.gpu(t.gpu_model).memory_gb} GB)" for t in types if catalog.gpu(t.gpu_model)}
-        )
+        have = sorted({f"{t.gpu_model} ({gpu.memory_gb} GB)" for t in types if (gpu := catalog.gpu(t.gpu_model))})
         if tier.gpu_model_names:
             path, fix = f"tiers[{i}].gpuModel", "name a model these types have, or allow types that have it"
         elif tier.min_gpu_memory_gib is not None:

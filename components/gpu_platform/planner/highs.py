@@ -49,7 +49,7 @@ def solve_mip(
     `start` is a feasible solution to begin from; `floor` a lower bound on the optimum known from elsewhere
     (the search stops once the incumbent is within `rel_gap` of it, and the bound returned is at least it).
     """
-    h = highspy.Highs()
+    h = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's Highs.__init__ is not annotated
     h.setOptionValue("output_flag", _LOG)
     h.setOptionValue("time_limit", max(float(time_limit), 0.05))
     h.setOptionValue("mip_rel_gap", rel_gap)
@@ -103,7 +103,7 @@ class ColumnLP:
     basis between solves, so each round re-optimises from the last basis instead of starting over."""
 
     def __init__(self, row_lo: np.ndarray, row_hi: np.ndarray) -> None:
-        self._h = highspy.Highs()
+        self._h = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's Highs.__init__ is not annotated
         self._h.setOptionValue("output_flag", False)
         self._h.setOptionValue("threads", 1)
         self._h.setOptionValue("presolve", "off")  # presolve would discard the basis kept between solves

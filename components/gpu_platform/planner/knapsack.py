@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Item", "Table", "best_values", "maximal_fillings", "pick"]
+__all__ = ["Filling", "Item", "Table", "best_values", "maximal_fillings", "pick"]
 
 Item = tuple[int, int, float]
 """(tier index, weight in units, value)."""

@@ -11,13 +11,17 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from .columns import Column, Group, merged
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["improve", "rounded"]
 
 
-def rounded(group: Group, cols: list[Column], x) -> dict[int, int]:
+def rounded(group: Group, cols: list[Column], x: np.ndarray) -> dict[int, int]:
     """Tier -> candidate: where the LP solution `x` over `cols` serves most of each tier."""
     share: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     for col, v in zip(cols, x, strict=True):

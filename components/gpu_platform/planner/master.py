@@ -62,7 +62,7 @@ class _Master:
 
     def __init__(self, group: Group, cols: list[Column]) -> None:
         self.group, self.tiers, self.cands = group, sorted(group.units), sorted(group.slots)
-        self.row = {t: i for i, t in enumerate(self.tiers)}
+        self.row: dict[int | tuple[str, int], int] = {t: i for i, t in enumerate(self.tiers)}
         self.row.update({("cand", c): len(self.tiers) + i for i, c in enumerate(self.cands)})
         self.lp = ColumnLP(
             np.concatenate([np.ones(len(self.tiers)), np.full(len(self.cands), -np.inf)]),
@@ -134,7 +134,7 @@ def _generate(
         converged = not new or value - bound <= gap * abs(value)
         rounds -= 1
         if converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
-            return center, bound, converged, x
+            return (center if center is not None else duals), bound, converged, x
         known.update(new)
         cols += new
         lp.add(new)
@@ -224,7 +224,7 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             too_many, slack = slack, _next_slack(solved, slack, math.inf, bound) if failed < _ENUM_TRIES else 0.0
             continue
         searched = True
-        found = solve_cover(
+        covered = solve_cover(
             within_plan(within_gap(group, duals, slack), best.columns),
             listed + list(best.columns),
             deadline - time.perf_counter(),
@@ -232,14 +232,14 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             list(best.columns),
             bound,
         )
-        best = found if found is not None and found.cost < best.cost else best
-        if found is not None and found.optimal and found.cost <= bound + slack:
+        best = covered if covered is not None and covered.cost < best.cost else best
+        if covered is not None and covered.optimal and covered.cost <= bound + slack:
             return GroupPlan(best.columns, best.cost, best.cost, True)
-        if found is not None:  # no plan within the slack is missing, so the program's bound holds up to it
-            proven = max(proven, min(found.bound, bound + slack))
+        if covered is not None:  # no plan within the slack is missing, so the program's bound holds up to it
+            proven = max(proven, min(covered.bound, bound + slack))
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
     if not searched and time.perf_counter() < deadline:  # the compact model gets the time left
-        found = solve_cover(
+        covered = solve_cover(
             replace(group, direct=set(group.slots)),
             [],
             deadline - time.perf_counter(),
@@ -247,8 +247,8 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             list(best.columns),
             bound,
         )
-        best = found if found is not None and found.cost < best.cost else best
-        proven = max(proven, found.bound if found is not None else proven)
+        best = covered if covered is not None and covered.cost < best.cost else best
+        proven = max(proven, covered.bound if covered is not None else proven)
     proven = next_cost(set(group.price.values()), proven)
     if searched and best.cost > proven + REL_GAP * best.cost and time.perf_counter() < deadline:
         branched = branch_and_price(group, generated, best.columns, best.cost, proven, deadline, REL_GAP)

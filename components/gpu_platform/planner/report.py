@@ -43,7 +43,7 @@ def spec_fragment(plan: Plan) -> dict[str, Any]:
         pool = plan.pool_of(t.name)
         tier: dict[str, Any] = {"name": t.name, "pool": pool.name}
         if pool.candidate.mode == SharingMode.MIG:
-            tier["resource"] = mig_resource(t.mig.profile)
+            tier["resource"] = mig_resource(t.mig_demand.profile)
         if t.priority is not None:  # else the spec's default ladder by sharing mode applies
             tier["priority"] = t.priority
         if t.description:
@@ -63,8 +63,8 @@ def _tier_need(plan: Plan, name: str) -> str:
     if t.kind == "gpus":
         return f"{name}: {t.gpus} GPUs"
     if t.kind == "mig":
-        return f"{name}: {t.mig.instances}x {t.mig.profile}"
-    return f"{name}: {t.seats.count} seats /{t.seats.per_gpu}"
+        return f"{name}: {t.mig_demand.instances}x {t.mig_demand.profile}"
+    return f"{name}: {t.seat_demand.count} seats /{t.seat_demand.per_gpu}"
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:

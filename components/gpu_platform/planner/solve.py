@@ -123,12 +123,15 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
     return out
 
 
-def _solve(demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], time_limit: float):
+def _solve(
+    demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], time_limit: float
+) -> tuple[list[Column], float, bool]:
     """The pools of every group and the summed lower bound: (columns, bound, proven optimal)."""
     deadline = time.perf_counter() + time_limit
     mig_tiers = {t for t, tier in enumerate(demand.tiers) if accepted_modes(tier)[0] == SharingMode.MIG}
     itype_of = {c: cand.itype.name for c, cand in enumerate(cands)}
-    columns, bound, optimal = [], 0.0, True
+    columns: list[Column] = []
+    bound, optimal = 0.0, True
     for group in sorted(split_groups([t.units for t in demand.tiers], pairs, cands), key=lambda g: len(g.units)):
         solved = solve_group(without_dominated(group), max(deadline - time.perf_counter(), 0.05))
         columns += prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
@@ -166,13 +169,15 @@ def _pool_name(cand: Candidate, taken: set[str], longest: int) -> str:
     return name
 
 
-def _mig_figures(demand: Demand, pools: list[PlannedPool], tier_pool: dict[str, str], deadline: float):
+def _mig_figures(
+    demand: Demand, pools: list[PlannedPool], tier_pool: dict[str, str], deadline: float
+) -> tuple[MigFigures, ...]:
     per_model: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     by_name = {p.name: p for p in pools}
     for tier in demand.tiers:
         pool = by_name[tier_pool[tier.name]]
         if tier.kind == "mig" and pool.candidate.mode == SharingMode.MIG:
-            per_model[pool.candidate.itype.gpu_model][tier.mig.profile] += tier.mig.instances
+            per_model[pool.candidate.itype.gpu_model][tier.mig_demand.profile] += tier.mig_demand.instances
     out = []
     for model, counts in sorted(per_model.items()):
         exact = pack(model, counts, max(deadline - time.perf_counter(), 0.0))
@@ -199,17 +204,18 @@ def _gpus_needed(demand: Demand, pool_of: dict[str, PlannedPool]) -> int:
     for tier in demand.tiers:
         pool = pool_of[tier.name]
         if tier.kind == "seats":
-            seats[pool.name] += tier.seats.count
+            seats[pool.name] += tier.seat_demand.count
             per_gpu[pool.name] = pool.candidate.units_per_gpu["gpu"]
         elif pool.candidate.mode != SharingMode.MIG:
             whole += tier.units
     return whole + sum(math.ceil(n / per_gpu[name]) for name, n in seats.items())
 
 
-def _pools(demand: Demand, cands: list[Candidate], columns: list[Column]):
+def _pools(demand: Demand, cands: list[Candidate], columns: list[Column]) -> tuple[list[PlannedPool], dict[str, str]]:
     """The planned pools (exclusive first) and the pool each tier routes to."""
     taken: set[str] = set()
-    pools, tier_pool = [], {}
+    pools: list[PlannedPool] = []
+    tier_pool: dict[str, str] = {}
     grow = 1 + demand.headroom_percent / 100
     for col in sorted(columns, key=lambda col: (cands[col.cand].mode != SharingMode.EXCLUSIVE, col.cand)):
         name = _pool_name(cands[col.cand], taken, _NAME_MAX[demand.cloud or Cloud.AWS])

@@ -17,24 +17,31 @@ def _serves(group: Group, cand: int, tier: int) -> bool:
     return any(tier in ts for ts in group.slots[cand].values())
 
 
-def _move(group: Group, pools: dict[int, Column], tier: int, home: int) -> bool:
+def _move(group: Group, pools: dict[int, Column | None], tier: int, home: int) -> bool:
     """Move `tier` from whole GPUs at `home` into a MIG pool with room; True when it moved."""
+    home_pool = pools[home]
+    if home_pool is None:
+        return False
     for cand, pool in pools.items():
-        if cand in group.direct or not _serves(group, cand, tier):
+        if pool is None or cand in group.direct or not _serves(group, cand, tier):
             continue
         grown = merged(group, cand, pool.tiers | {tier})
         if grown.nodes <= pool.nodes:
             pools[cand] = grown
-            rest = pools[home].tiers - {tier}
+            rest = home_pool.tiers - {tier}
             pools[home] = merged(group, home, rest) if rest else None
             return True
     return False
 
 
-def _split(group: Group, pools: dict[int, Column], home: int, mig_tiers: set[int], itype_of: dict[int, str]) -> None:
+def _split(
+    group: Group, pools: dict[int, Column | None], home: int, mig_tiers: set[int], itype_of: dict[int, str]
+) -> None:
     """Move the MIG tiers of the exclusive pool `home` into a new MIG pool of the same instance type, when the
     two pools together need no more nodes than `home` alone."""
     pool = pools[home]
+    if pool is None:
+        return
     moving, rest = pool.tiers & mig_tiers, pool.tiers - mig_tiers
     kept = merged(group, home, rest) if rest else None
     for cand in sorted(set(group.slots) - group.direct - set(pools)):
@@ -48,11 +55,12 @@ def _split(group: Group, pools: dict[int, Column], home: int, mig_tiers: set[int
 
 def prefer_mig(group: Group, pools: list[Column], mig_tiers: set[int], itype_of: dict[int, str]) -> list[Column]:
     """`pools` with MIG tiers on whole GPUs moved to MIG pools where that costs nothing."""
-    by_cand = {p.cand: p for p in pools}
+    by_cand: dict[int, Column | None] = {p.cand: p for p in pools}
     for home in [c for c in by_cand if c in group.direct]:
-        for tier in sorted(by_cand[home].tiers & mig_tiers):
+        home_pool = by_cand[home]
+        for tier in sorted(home_pool.tiers & mig_tiers) if home_pool is not None else ():
             if by_cand.get(home) is not None:
                 _move(group, by_cand, tier, home)
-        if by_cand.get(home) is not None and by_cand[home].tiers & mig_tiers:
+        if (left := by_cand.get(home)) is not None and left.tiers & mig_tiers:
             _split(group, by_cand, home, mig_tiers, itype_of)
     return [p for p in by_cand.values() if p is not None]

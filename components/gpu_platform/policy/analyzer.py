@@ -20,7 +20,12 @@ from .resources import StackResource
 
 __all__ = ["PackProcess", "PackStartError", "start_plugin", "stop_plugin"]
 
-_LEVELS = {"advisory": 0, "mandatory": 1, "disabled": 2, "remediate": 3}
+_LEVELS = {
+    "advisory": analyzer_pb2.ADVISORY,
+    "mandatory": analyzer_pb2.MANDATORY,
+    "disabled": analyzer_pb2.DISABLED,
+    "remediate": analyzer_pb2.REMEDIATE,
+}
 
 
 class PackStartError(RuntimeError):
@@ -37,12 +42,14 @@ def _struct(props: dict[str, Any]) -> struct_pb2.Struct:
     return s
 
 
-def start_plugin(cmd: list[str], timeout: float, label: str) -> tuple[subprocess.Popen, grpc.Channel]:
+def start_plugin(cmd: list[str], timeout: float, label: str) -> tuple[subprocess.Popen[bytes], grpc.Channel]:
     """Start a Pulumi plugin process and connect to it as the engine does: the plugin prints its gRPC port as
     the first line of stdout. Raises PackStartError (naming `label`) when no port comes within `timeout`."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
-    line = proc.stdout.readline().decode().strip() if ready else ""
+    stdout = proc.stdout
+    assert stdout is not None  # stdout=PIPE
+    ready, _, _ = select.select([stdout], [], [], timeout)
+    line = stdout.readline().decode().strip() if ready else ""
     if not line.isdigit():
         stop_plugin(proc, None)
         raise PackStartError(f"{label} printed no port within {timeout}s: {line!r}")
@@ -51,7 +58,7 @@ def start_plugin(cmd: list[str], timeout: float, label: str) -> tuple[subprocess
     return proc, channel
 
 
-def stop_plugin(proc: subprocess.Popen | None, channel: grpc.Channel | None) -> None:
+def stop_plugin(proc: subprocess.Popen[bytes] | None, channel: grpc.Channel | None) -> None:
     """Close the channel, terminate the process (kill it after 10 s) and close its pipes."""
     if channel is not None:
         channel.close()
@@ -63,7 +70,8 @@ def stop_plugin(proc: subprocess.Popen | None, channel: grpc.Channel | None) -> 
             proc.kill()
             proc.wait(timeout=10)
     for pipe in (proc.stdout, proc.stderr) if proc else ():
-        pipe.close()
+        if pipe is not None:
+            pipe.close()
 
 
 class PackProcess:
@@ -77,7 +85,7 @@ class PackProcess:
         python: str | Path = sys.executable,
     ) -> None:
         self.pack_dir, self.timeout, self.engine, self.python = Path(pack_dir), timeout, engine, str(python)
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.channel: grpc.Channel | None = None
         self.stub: analyzer_pb2_grpc.AnalyzerStub | None = None
 
@@ -90,13 +98,21 @@ class PackProcess:
     def __exit__(self, *exc: object) -> None:
         stop_plugin(self.proc, self.channel)
 
+    @property
+    def _stub(self) -> analyzer_pb2_grpc.AnalyzerStub:
+        if self.stub is None:
+            raise PackStartError("the pack is not running; allowed: calls inside `with PackProcess(...)`")
+        return self.stub
+
     def info(self) -> analyzer_pb2.AnalyzerInfo:
         """GetAnalyzerInfo: the pack's name, policies, levels and initial config."""
-        return self.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=self.timeout)
+        info: analyzer_pb2.AnalyzerInfo = self._stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=self.timeout)
+        return info
 
     def plugin_info(self) -> plugin_pb2.PluginInfo:
         """GetPluginInfo: the pulumi-policy version."""
-        return self.stub.GetPluginInfo(empty_pb2.Empty(), timeout=self.timeout)
+        info: plugin_pb2.PluginInfo = self._stub.GetPluginInfo(empty_pb2.Empty(), timeout=self.timeout)
+        return info
 
     def configure(self, config: dict[str, dict[str, Any]]) -> None:
         """Configure: per policy `{enforcementLevel, ...properties}`, as the engine sends it."""
@@ -107,19 +123,21 @@ class PackProcess:
             req.policyConfig[name].CopyFrom(
                 analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=_struct(props))
             )
-        self.stub.Configure(req, timeout=self.timeout)
+        self._stub.Configure(req, timeout=self.timeout)
 
     def analyze(self, r: StackResource) -> analyzer_pb2.AnalyzeResponse:
         """Analyze one resource (resource policies)."""
-        return self.stub.Analyze(_analyze_request(r), timeout=self.timeout)
+        response: analyzer_pb2.AnalyzeResponse = self._stub.Analyze(_analyze_request(r), timeout=self.timeout)
+        return response
 
     def remediate(self, r: StackResource) -> analyzer_pb2.RemediateResponse:
         """Remediate one resource (remediation policies): the properties each policy would set."""
-        return self.stub.Remediate(_analyze_request(r), timeout=self.timeout)
+        response: analyzer_pb2.RemediateResponse = self._stub.Remediate(_analyze_request(r), timeout=self.timeout)
+        return response
 
     def analyze_future(self, r: StackResource) -> Any:
         """Start Analyze of one resource without waiting (a grpc future; `.result()` gives the response)."""
-        return self.stub.Analyze.future(_analyze_request(r), timeout=self.timeout)
+        return self._stub.Analyze.future(_analyze_request(r), timeout=self.timeout)
 
     def analyze_stack(self, resources: list[StackResource]) -> analyzer_pb2.AnalyzeResponse:
         """AnalyzeStack over every resource (stack policies)."""
@@ -135,4 +153,5 @@ class PackProcess:
             )
             for key, urns in r.property_dependencies.items():
                 ar.propertyDependencies[key].urns.extend(urns)
-        return self.stub.AnalyzeStack(req, timeout=self.timeout)
+        response: analyzer_pb2.AnalyzeResponse = self._stub.AnalyzeStack(req, timeout=self.timeout)
+        return response

@@ -86,12 +86,13 @@ def pool_costs(resources: list[Any], cfg: PolicyConfig) -> list[PoolCost]:
             continue
         pool = gpu_pool(r.resource_type, r.name, r.props)
         shape = _shape(r) if pool else None
-        if shape is None:
+        if pool is None or shape is None:
             continue
         itype, nodes = shape
         if r.resource_type == "aws:eks/nodeGroup:NodeGroup":
             prices = [_price(cfg, str(t)) for t in items(dig(r.props, "instanceTypes"))]
-            price = max(prices) if prices and None not in prices else None  # mixed types: the dearest
+            known = [p for p in prices if p is not None]
+            price = max(known) if prices and len(known) == len(prices) else None  # mixed types: the dearest
         else:
             price = _price(cfg, itype)
         out.append(PoolCost(pool.name, itype, nodes, None if price is None else price * nodes))
@@ -116,6 +117,7 @@ def check_budget(args: StackValidationArgs, report_violation: Report) -> None:
         args.not_applicable(
             f"no budgetHourly set; GPU node pools at max size cost ${total:,.2f}/hour: {_summary(costs)}"
         )
+        return  # not reached: not_applicable raises
     unknown = [c for c in costs if c.hourly is None]
     if unknown and total <= cfg.budget_hourly:
         report_violation(

@@ -100,7 +100,7 @@ def items(value: Any) -> Sequence[Any]:
 def dig(value: Any, *path: str | int, default: Any = None) -> Any:
     """The value at `path` inside nested mappings/lists, or `default` when any step is missing."""
     for step in path:
-        if type(step) is int:
+        if isinstance(step, int):
             seq = items(value)
             if step >= len(seq):
                 return default

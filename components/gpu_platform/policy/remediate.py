@@ -32,7 +32,7 @@ def gpu_launch_template(resource_type: str, props: Mapping[str, Any]) -> bool:
 
 
 def _imdsv1_allowed(props: Mapping[str, Any]) -> bool:
-    return dig(props, "metadataOptions", "httpTokens") != "required"
+    return bool(dig(props, "metadataOptions", "httpTokens") != "required")
 
 
 def remediate_imdsv2(args: ResourceValidationArgs) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +45,7 @@ def k8s_type_token(api_version: str, kind: str) -> str:
 
 
 def _helm_props(doc: dict[str, Any]) -> dict[str, Any]:
-    props = {k: doc[k] for k in ("name", "chart", "version", "namespace", "values") if k in doc}
+    props: dict[str, Any] = {k: doc[k] for k in ("name", "chart", "version", "namespace", "values") if k in doc}
     if doc.get("repository"):
         props["repositoryOpts"] = {"repo": doc["repository"]}
     return props
@@ -122,7 +123,7 @@ def _check_state(state: Any, where: str) -> None:
             raise UnsupportedDocumentError(f"{where}.{key} is {shown}; expected {want}")
 
 
-_STATE_FIELDS = (
+_STATE_FIELDS: tuple[tuple[str, str, Callable[[Any], bool]], ...] = (
     ("type", "a string", lambda v: isinstance(v, str)),
     ("urn", "a string", lambda v: isinstance(v, str)),
     ("id", "a string", lambda v: v is None or isinstance(v, str)),

@@ -25,7 +25,7 @@ from . import (
 )
 from .resources import StackResource
 
-__all__ = ["run_policies"]
+__all__ = ["Violation", "run_policies"]
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def operator_configs(resources: list[Any], release: Any) -> tuple[str, set[str] 
     return dp_name, (set(dp) if dp is not None else None), mig_name, _mig_names(mig)
 
 
-def _pool_gaps(labels: Any, rel: str, configs: tuple) -> list[str]:
+def _pool_gaps(labels: Any, rel: str, configs: tuple[str, set[str] | None, str, set[str] | None]) -> list[str]:
     dp_name, dp_keys, mig_name, mig_keys = configs
     gaps = []
     dp = labels.get(DEVICE_PLUGIN_CONFIG_LABEL)
@@ -79,7 +79,7 @@ def _pool_gaps(labels: Any, rel: str, configs: tuple) -> list[str]:
             f"{DEVICE_PLUGIN_CONFIG_LABEL}={dp} but release {rel!r} has no device-plugin config "
             f"(ConfigMap {dp_name or '<unset>'!r} not found; set devicePlugin.config)"
         )
-    elif dp and dp not in dp_keys:
+    elif dp and dp_keys is not None and dp not in dp_keys:
         gaps.append(
             f"{DEVICE_PLUGIN_CONFIG_LABEL}={dp} is not an entry of ConfigMap {dp_name!r} "
             f"(has: {', '.join(sorted(dp_keys)) or 'nothing'})"
@@ -113,6 +113,7 @@ def check_sharing_configs_exist(args: StackValidationArgs, report_violation: Rep
     release = next((r for r in resources if _is_operator(r)), None)
     if release is None:
         args.not_applicable("no GPU Operator Helm release in this stack")
+        return  # not reached: not_applicable raises
     rel = str(dig(release.props, "name", default=release.name))
     configs = operator_configs(resources, release)
     for r, pool in pools:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..contract import GPU_TAINT, KUEUE_PRIORITY_LABEL, NODE_CONTROL_PATHS, NVIDIA_RESOURCE_PREFIX
@@ -109,7 +109,7 @@ def _scan(value: Any) -> list[Mapping[str, Any]]:
             if not _POD_KEYS.isdisjoint(node.keys()) and (pod := _pod_like(node)) is not None:
                 found.append(pod)
                 continue
-            children = list(node.values())
+            children: Sequence[Any] = list(node.values())
         else:
             children = items(node)
         if depth < _SCAN_DEPTH:
@@ -323,7 +323,7 @@ def _kueue_priority_gaps(props: Any, templates: list[Mapping[str, Any]], cfg: Po
     """Kueue orders and preempts a workload by this label: it must be the priority of one of its GPU tiers."""
     given = dig(props, "metadata", "labels", KUEUE_PRIORITY_LABEL)
     tiers = {str(dig(t, "metadata", "labels", cfg.tier_key, default="")) for t in templates}
-    classes = sorted({cfg.tiers[t].priority_class for t in tiers if t in cfg.tiers and cfg.tiers[t].priority_class})
+    classes = sorted({pc for t in tiers if t in cfg.tiers and (pc := cfg.tiers[t].priority_class)})
     if given is None or not classes or str(given) in classes:
         return []
     return [f"label {KUEUE_PRIORITY_LABEL}={given} is not the priority of its tiers ({', '.join(classes)})"]

@@ -3,7 +3,7 @@
 from typing import Any
 
 import pulumi
-from pulumi.errors import InputPropertiesError
+from pulumi.errors import InputPropertiesError, InputPropertyErrorDetails
 from pulumi.provider.experimental.component import ComponentProvider
 
 from .. import platform
@@ -62,6 +62,8 @@ class SpecComponentProvider(ComponentProvider):
                 raise SpecError([Finding("", f"spec too large: {e}")]) from None
             spec = parse_spec(to_spec_data(dict(inputs)))
         except SpecError as e:
-            errors = [{"property_path": f.path, "reason": f.message} for f in e.findings]
+            errors: list[InputPropertyErrorDetails] = [
+                {"property_path": f.path, "reason": f.message} for f in e.findings
+            ]
             raise InputPropertiesError(str(e), errors) from None
         return platform.GpuPlatformArgs(spec=spec)

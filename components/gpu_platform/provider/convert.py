@@ -53,7 +53,8 @@ def _output(value: Any, known: bool, secret: bool) -> pulumi.Output[Any]:
     # pulumi/pulumi v3.259.0 sdk/python/lib/pulumi/provider/server.py `_select_value` builds its Outputs the same way.
     loop = asyncio.get_event_loop()
     futures = [loop.create_future() for _ in range(4)]
-    for future, result in zip(futures, (set(), value if known else None, known, secret), strict=True):
+    results: tuple[Any, ...] = (set(), value if known else None, known, secret)
+    for future, result in zip(futures, results, strict=True):
         future.set_result(result)
     return pulumi.Output(futures[0], futures[1], futures[2], futures[3])
 

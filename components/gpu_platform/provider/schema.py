@@ -13,7 +13,11 @@ __all__ = ["package_schema", "schema_text"]
 
 def package_schema() -> dict[str, Any]:
     """The schema the SDK's analyzer infers from the hosted components, as the provider serves it."""
-    return json.loads(SpecComponentProvider(COMPONENTS, PACKAGE, None, package_version()).schema)
+    schema = SpecComponentProvider(COMPONENTS, PACKAGE, None, package_version()).schema
+    if schema is None:
+        raise RuntimeError("the component provider inferred no schema")
+    data: dict[str, Any] = json.loads(schema)
+    return data
 
 
 def schema_text() -> str:

@@ -3,6 +3,7 @@
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+import pulumi
 from pulumi.provider import main
 
 from ..options import PACKAGE
@@ -10,7 +11,7 @@ from .component import GpuPlatform, SpecComponentProvider
 
 __all__ = ["COMPONENTS", "package_version", "serve"]
 
-COMPONENTS = [GpuPlatform]
+COMPONENTS: list[type[pulumi.ComponentResource]] = [GpuPlatform]
 
 
 def package_version() -> str:

@@ -90,8 +90,8 @@ def check_queue_capacity(spec: PlatformSpec) -> Iterator[Finding]:
 def _cohort_root(spec: PlatformSpec, cohort: str) -> str:
     parents = {c.name: c.parent for c in spec.scheduling.cohorts}
     seen = {cohort}
-    while parents.get(cohort) and parents[cohort] not in seen:
-        cohort = parents[cohort]
+    while (parent := parents.get(cohort)) and parent not in seen:
+        cohort = parent
         seen.add(cohort)
     return cohort
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -42,7 +43,7 @@ class GpuQueues(pulumi.ComponentResource):
         scheduling = args.spec.scheduling
         if scheduling.create_namespaces:
             keep = child_options(self, opts, retain_on_delete=scheduling.retain_namespaces)
-            self.namespaces = k8s.k8s_objects(name, q.namespaces, keep)
+            self.namespaces: Sequence[pulumi.CustomResource] = k8s.k8s_objects(name, q.namespaces, keep)
         else:
             self.namespaces = k8s.namespace_patches(name, q.namespaces, child)
         self.priority_classes = k8s.k8s_objects(name, q.priority_classes, child)
