@@ -36,7 +36,7 @@ lint: $(VENV)/.dev  ## ruff lint and format check on everything, mypy --strict o
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: $(VENV)/.dev
+test: $(VENV)/.dev lint  ## lint first (so CI, which runs `make test`, lints too), then every test tier
 	$(BIN)/python -m pytest
 
 golden: $(VENV)/.dev
