@@ -120,6 +120,7 @@ def test_makefile_installs_runtime_for_synth_and_dev_for_test():
     make = (ROOT / "Makefile").read_text()
     deps = dict(re.findall(r"^([\w.$()/-]+):[ \t]*([^\n#]*)", make, flags=re.M))
     assert deps["synth"].split() == ["$(VENV)/.runtime"]
-    assert deps["test"].split() == ["$(VENV)/.dev"]
+    assert deps["test"].split() == ["$(VENV)/.dev", "lint"]  # CI runs `make test`, so it lints first
+    assert deps["lint"].split() == ["$(VENV)/.dev"]
     runtime = make.split("$(VENV)/.runtime: pyproject.toml", 1)[1].split("\n\n", 1)[0]
     assert "pip install --quiet -e .\n" in runtime and "[" not in runtime  # no extras for rendering
