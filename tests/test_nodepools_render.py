@@ -16,62 +16,7 @@ from gpu_platform.nodepools.eks import (
 from gpu_platform.nodepools.gke import gke_partition_count, render_gke_node_pool
 from gpu_platform.nodepools.render import render_node_pool, render_nodepool_artifacts
 from gpu_platform.synth import dump_documents
-from helpers.specs import pool, tier
-
-
-def gke_data(stack: str = "gke-native", **pool_overrides) -> dict:
-    """A small GKE spec: exclusive, time-sliced, MPS and one-profile MIG pools on a2 machines."""
-    pools = [
-        {
-            "name": "gpu-train",
-            "instanceType": "a2-ultragpu-8g",
-            "sharing": {"mode": "exclusive"},
-            "maxSize": 4,
-            "gcp": {"zones": ["us-central1-a"]},
-        },
-        {
-            "name": "gpu-dev",
-            "instanceType": "a2-highgpu-1g",
-            "sharing": {"mode": "time-slicing", "replicas": 4},
-            "maxSize": 2,
-        },
-        {"name": "gpu-ci", "instanceType": "a2-highgpu-1g", "sharing": {"mode": "mps", "replicas": 8}, "maxSize": 2},
-        {
-            "name": "gpu-infer",
-            "instanceType": "a2-highgpu-8g",
-            "sharing": {"mode": "mig", "migLayout": {"1g.5gb": 7}},
-            "minSize": 1,
-            "maxSize": 3,
-        },
-    ]
-    for p in pools:
-        p.update(pool_overrides.get(p["name"], {}))
-    return {
-        "cloud": "gcp",
-        "clusterName": "ml-gke",
-        "labelDomain": "gpu.example.com",
-        "gcp": {
-            "project": "proj",
-            "location": "us-central1",
-            "zones": ["us-central1-a", "us-central1-c"],
-            "gpuStack": stack,
-            "serviceAccount": "gpu-nodes@proj.iam.gserviceaccount.com",
-        },
-        "nodePools": pools,
-        "tiers": [
-            {"name": "train", "pool": "gpu-train", "priority": 100},
-            {"name": "dev", "pool": "gpu-dev", "priority": 10},
-            {"name": "ci", "pool": "gpu-ci", "priority": 1},
-            {
-                "name": "infer",
-                "pool": "gpu-infer",
-                "priority": 50,
-                # GKE's own device plugin advertises MIG partitions as nvidia.com/gpu
-                **({"resource": "nvidia.com/mig-1g.5gb"} if stack == "gpu-operator" else {}),
-            },
-        ],
-    }
-
+from helpers.specs import gke_data, pool, tier
 
 # --- EKS -----------------------------------------------------------------------------------------------------
 

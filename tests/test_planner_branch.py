@@ -16,18 +16,7 @@ from gpu_platform.planner.candidates import build_candidates
 from gpu_platform.planner.columns import split_groups, without_dominated
 from gpu_platform.planner.demand import catalog_of
 from gpu_platform.planner.solve import _pairs
-from helpers.planner import brute_force_hourly, demand
-
-
-def _assert_plan(group, cols):
-    served = [t for c in cols for t in c.tiers]
-    assert sorted(served) == sorted(group.units)  # every tier in exactly one pool
-    assert len({c.cand for c in cols}) == len(cols)  # one pool per candidate
-    for col in cols:
-        for kind, tiers in group.slots[col.cand].items():
-            load = sum(group.units[t] for t in col.tiers if t in tiers)
-            assert load <= group.per_node[(col.cand, kind)] * col.nodes
-        assert all(any(t in ts for ts in group.slots[col.cand].values()) for t in col.tiers)
+from helpers.planner import assert_valid_columns, brute_force_hourly, demand
 
 
 def _least_sum_at_least(prices, x):
@@ -82,7 +71,7 @@ def test_branch_and_price_from_the_greedy_plan_is_exact(tiers):
         _, root, _, _ = master._generate(group, cols, math.inf)
         start_cost = sum(group.cost(c) for c in start)
         result = branch_and_price(group, cols, tuple(start), start_cost, root, math.inf, 1e-6)
-        _assert_plan(group, result.columns)
+        assert_valid_columns(group, result.columns)
         assert result.cost == pytest.approx(sum(group.cost(c) for c in result.columns))
         assert result.cost <= start_cost + 1e-9
         assert root - 1e-6 <= result.bound <= result.cost + 1e-6
@@ -113,6 +102,6 @@ def test_branch_and_price_cut_short_keeps_a_valid_plan_and_a_true_bound(seed):
     _, root, _, _ = master._generate(group, cols, math.inf)
     start_cost = sum(group.cost(c) for c in start)
     result = branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 0.5, 1e-6)
-    _assert_plan(group, result.columns)
+    assert_valid_columns(group, result.columns)
     optimum = sum(p.hourly for p in full.pools if any(int(name[1:]) in group.units for name in p.tiers))
     assert root - 1e-6 <= result.bound <= optimum + 1e-6 <= result.cost + 2e-6

@@ -20,7 +20,7 @@ from gpu_platform.planner.demand import catalog_of
 from gpu_platform.planner.highs import ColumnLP, solve_mip
 from gpu_platform.planner.local import improve
 from gpu_platform.planner.solve import _pairs
-from helpers.planner import demand
+from helpers.planner import assert_valid_columns, demand
 
 
 def _brute_min(cost, a, lo, hi, col_hi):
@@ -108,17 +108,6 @@ def _big_group(tiers: int, seed: int):
     return without_dominated(max(groups, key=lambda g: len(g.units)))
 
 
-def _assert_plan(group, cols):
-    served = [t for c in cols for t in c.tiers]
-    assert sorted(served) == sorted(group.units)  # every tier in exactly one pool
-    assert len({c.cand for c in cols}) == len(cols)  # one pool per candidate
-    for col in cols:
-        for kind, tiers in group.slots[col.cand].items():
-            load = sum(group.units[t] for t in col.tiers if t in tiers)
-            assert load <= group.per_node[(col.cand, kind)] * col.nodes
-        assert all(any(t in ts for ts in group.slots[col.cand].values()) for t in col.tiers)
-
-
 @pytest.mark.parametrize("seed", [1, 3])
 def test_dive_and_local_search_give_a_valid_plan_above_the_bound(seed):
     group = _big_group(24, seed)
@@ -128,13 +117,13 @@ def test_dive_and_local_search_give_a_valid_plan_above_the_bound(seed):
     assert converged
     greedy_where = {t: c.cand for c in start for t in c.tiers}
     greedy = improve(group, greedy_where, math.inf)
-    _assert_plan(group, greedy)
+    assert_valid_columns(group, greedy)
     assert sum(group.cost(c) for c in greedy) <= sum(group.cost(c) for c in start) + 1e-9  # never worse
     for fix in (0.7, 0.95):
         where = master._assignment_dive(group, cols, math.inf, fix)
         assert set(where) == set(group.units)
         plan = improve(group, where, math.inf)
-        _assert_plan(group, plan)
+        assert_valid_columns(group, plan)
         assert sum(group.cost(c) for c in plan) >= bound - 1e-6  # the bound is a bound
 
 
@@ -164,5 +153,5 @@ def test_local_search_never_raises_cost(tiers):
             for c in set(where.values())
         )
         after = improve(group, where, math.inf)
-        _assert_plan(group, after)
+        assert_valid_columns(group, after)
         assert sum(group.cost(c) for c in after) <= before + 1e-9

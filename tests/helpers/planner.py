@@ -79,3 +79,15 @@ def brute_force_hourly(d) -> float:
             nodes[c] = max(nodes.get(c, 0), math.ceil(units / per_node))
         best = min(best, sum(n * cands[c].itype.hourly_usd for c, n in nodes.items()))
     return best
+
+
+def assert_valid_columns(group: Any, cols: Any) -> None:
+    """Every tier of `group` in exactly one pool, one pool per candidate, each pool's load within its nodes."""
+    served = [t for c in cols for t in c.tiers]
+    assert sorted(served) == sorted(group.units)  # every tier in exactly one pool
+    assert len({c.cand for c in cols}) == len(cols)  # one pool per candidate
+    for col in cols:
+        for kind, tiers in group.slots[col.cand].items():
+            load = sum(group.units[t] for t in col.tiers if t in tiers)
+            assert load <= group.per_node[(col.cand, kind)] * col.nodes
+        assert all(any(t in ts for ts in group.slots[col.cand].values()) for t in col.tiers)
