@@ -80,11 +80,13 @@ def _where(urn: str) -> str:
 
 def violations_table(violations: list[Violation], title: str) -> Table:
     """A table of violations: policy, level, resource, message."""
+    from .policy.config import Enforcement
+
     table = Table(title=title, title_justify="left", show_lines=True)
     for col in ("policy", "level", "resource", "message"):
         table.add_column(col, overflow="fold")
     for v in violations:
-        style = "red" if v.enforcement == "mandatory" else "yellow"
+        style = "red" if v.enforcement is Enforcement.MANDATORY else "yellow"
         table.add_row(v.policy, f"[{style}]{v.enforcement.value}[/]", _where(v.urn), v.message)
     return table
 
@@ -123,6 +125,7 @@ def print_violations(violations: list[Violation], title: str) -> None:
 def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     """Run the policy pack over FILE (`pulumi stack export` or `pulumi preview --json`); exit 1 on a mandatory one."""
     from .policy.budget import pool_costs
+    from .policy.config import Enforcement
     from .policy.resources import UnsupportedDocumentError, from_document
     from .policy.runner import run_policies
 
@@ -134,7 +137,7 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     except GpuPlatformError as e:
         fail(e)
     violations = run_policies(resources, cfg)
-    mandatory = [v for v in violations if v.enforcement == "mandatory"]
+    mandatory = [v for v in violations if v.enforcement is Enforcement.MANDATORY]
     if violations:
         print_violations(violations, f"{file}: {len(violations)} policy violation(s)")
     costs = pool_costs(resources, cfg)

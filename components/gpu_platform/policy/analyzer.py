@@ -16,15 +16,17 @@ import grpc
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, plugin_pb2
 
+from .config import Enforcement
 from .resources import StackResource
 
 __all__ = ["PackProcess", "PackStartError", "start_plugin", "stop_plugin"]
 
+# Each level's EnforcementLevel number on the wire; keys are StrEnum members, so the config's plain strings find them.
 _LEVELS = {
-    "advisory": analyzer_pb2.ADVISORY,
-    "mandatory": analyzer_pb2.MANDATORY,
-    "disabled": analyzer_pb2.DISABLED,
-    "remediate": analyzer_pb2.REMEDIATE,
+    Enforcement.ADVISORY: analyzer_pb2.ADVISORY,
+    Enforcement.MANDATORY: analyzer_pb2.MANDATORY,
+    Enforcement.DISABLED: analyzer_pb2.DISABLED,
+    Enforcement.REMEDIATE: analyzer_pb2.REMEDIATE,
 }
 
 
@@ -119,7 +121,7 @@ class PackProcess:
         req = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, value in config.items():
             props = {k: v for k, v in value.items() if k != "enforcementLevel"}
-            level = _LEVELS[value.get("enforcementLevel", "mandatory")]
+            level = _LEVELS[value.get("enforcementLevel", Enforcement.MANDATORY)]
             req.policyConfig[name].CopyFrom(
                 analyzer_pb2.PolicyConfig(enforcementLevel=level, properties=_struct(props))
             )
