@@ -20,6 +20,7 @@ from gpu_platform.policy import POLICIES, PolicyKind, PolicySeverity
 from gpu_platform.policy.props import PoolKind, gpu_pool
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.synth import render_all
+from helpers.specs import pool, pool_path
 
 
 def test_severity_is_a_closed_set_that_reads_as_its_value():
@@ -51,35 +52,35 @@ def test_render_error_of_several_findings_keeps_each(dev_data):
 
 
 @pytest.mark.parametrize(
-    ("pool", "sharing", "path"),
+    ("index", "sharing", "path"),
     [
         (2, {"mode": "time-slicing", "replicas": 1}, "nodePools[2]"),
         (3, {"mode": "mps", "replicas": 60}, "nodePools[3]"),
         (1, {"mode": "mig", "migLayout": {"3g.40gb": 1}, "replicas": 1}, "nodePools[1]"),
     ],
 )
-def test_device_plugin_render_error_names_the_pool_by_index(dev_data, pool, sharing, path):
-    dev_data["nodePools"][pool]["sharing"] = sharing
+def test_device_plugin_render_error_names_the_pool_by_index(dev_data, index, sharing, path):
+    dev_data["nodePools"][index]["sharing"] = sharing
     with pytest.raises(RenderError) as exc:
         render_gpu_operator(PlatformSpec.model_validate(dev_data))
     assert exc.value.path == path
-    assert dev_data["nodePools"][pool]["name"] not in exc.value.path
+    assert dev_data["nodePools"][index]["name"] not in exc.value.path
     assert str(exc.value) == f"{path}: {exc.value.message}"
 
 
 def test_mig_render_errors_name_the_field_like_validation(dev_data):
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 2, "1g.10gb": 1}
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 2, "1g.10gb": 1}
     with pytest.raises(RenderError) as exc:
         render_mig_parted_config(PlatformSpec.model_validate(dev_data))
-    assert exc.value.path == "nodePools[1].sharing.migLayout"
+    assert exc.value.path == f"{pool_path(dev_data, 'gpu-infer')}.sharing.migLayout"
     assert exc.value.message.startswith("{'1g.10gb': 1, '3g.40gb': 2} is not a valid placement")
-    dev_data["nodePools"][1]["instanceType"] = "p5.48xlarge"  # H100: MIG-capable, fits
-    dev_data["nodePools"][1]["sharing"] = {"mode": "mig", "migLayout": {"3g.40gb": 2}}
-    dev_data["nodePools"][2]["instanceType"] = "g5.xlarge"  # A10G: no MIG
-    dev_data["nodePools"][2]["sharing"] = {"mode": "mig", "migLayout": {"1g.10gb": 1}}
+    pool(dev_data, "gpu-infer")["instanceType"] = "p5.48xlarge"  # H100: MIG-capable, fits
+    pool(dev_data, "gpu-infer")["sharing"] = {"mode": "mig", "migLayout": {"3g.40gb": 2}}
+    pool(dev_data, "gpu-dev")["instanceType"] = "g5.xlarge"  # A10G: no MIG
+    pool(dev_data, "gpu-dev")["sharing"] = {"mode": "mig", "migLayout": {"1g.10gb": 1}}
     with pytest.raises(RenderError) as exc:
         render_mig_parted_config(PlatformSpec.model_validate(dev_data))
-    assert exc.value.path == "nodePools[2].sharing.mode"
+    assert exc.value.path == f"{pool_path(dev_data, 'gpu-dev')}.sharing.mode"
 
 
 def test_checks_take_the_path_from_the_error_not_its_text(dev_data):

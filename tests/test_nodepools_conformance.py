@@ -8,6 +8,7 @@ import pytest
 
 from gpu_platform.nodepools.eks import render_eks_node_group
 from gpu_platform.spec import AmiType, CapacityType, PlatformSpec
+from helpers import specs
 
 pytestmark = pytest.mark.conformance
 
@@ -107,7 +108,7 @@ def test_rendered_eks_inputs_match_the_pulumi_aws_input_types(dev_data):
     from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_template
 
     efa = json.loads(json.dumps(dev_data))
-    efa["nodePools"][1]["aws"] = {"efa": True}  # EFA and placement on a MIG pool too
+    specs.pool(efa, "gpu-infer")["aws"] = {"efa": True}  # EFA and placement on a MIG pool too
     for spec in [*_variants(dev_data), PlatformSpec.model_validate(efa)]:
         for pool in spec.node_pools:
             _check_input(aws.eks.NodeGroupArgs, render_eks_node_group(spec, pool), f"{pool.name}-ng")

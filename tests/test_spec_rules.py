@@ -6,6 +6,7 @@ import pytest
 
 from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
+from helpers.specs import pool, pool_path, team, team_path, tier, tier_path
 
 
 def _set(data, path, value):
@@ -235,18 +236,18 @@ def test_rule_reports_field_path(dev_data, mutations, path, words):
 
 
 def test_all_errors_reported_at_once(dev_data):
-    dev_data["nodePools"][0]["instanceType"] = "p9.huge"
-    dev_data["nodePools"][2]["sharing"]["replicas"] = 1
-    dev_data["tiers"][1]["resource"] = "nvidia.com/gpu"
-    dev_data["teams"][1]["namespaces"] = ["research"]
+    pool(dev_data, "gpu-train")["instanceType"] = "p9.huge"
+    pool(dev_data, "gpu-dev")["sharing"]["replicas"] = 1
+    tier(dev_data, "inference")["resource"] = "nvidia.com/gpu"
+    team(dev_data, "production")["namespaces"] = ["research"]
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
     paths = {f.path for f in exc.value.findings}
     assert {
-        "nodePools[0].instanceType",
-        "nodePools[2].sharing.replicas",
-        "tiers[1].resource",
-        "teams[1].namespaces[0]",
+        f"{pool_path(dev_data, 'gpu-train')}.instanceType",
+        f"{pool_path(dev_data, 'gpu-dev')}.sharing.replicas",
+        f"{tier_path(dev_data, 'inference')}.resource",
+        f"{team_path(dev_data, 'production')}.namespaces[0]",
     } <= paths
 
 
@@ -256,7 +257,7 @@ def test_custom_instance_type_and_price_override(dev_data):
         "priceOverrides": {"p4de.24xlarge": 20.0},
         "discountPercent": 10,
     }
-    dev_data["nodePools"][0]["instanceType"] = "p5.4xlarge"
+    pool(dev_data, "gpu-train")["instanceType"] = "p5.4xlarge"
     spec = parse_spec(dev_data)
     assert spec.hardware.instance("p5.4xlarge").hourly_usd == 6.88
     assert spec.hardware.instance("p4de.24xlarge").hourly_usd == 20.0
@@ -264,10 +265,10 @@ def test_custom_instance_type_and_price_override(dev_data):
 
 
 def test_single_profile_mig_tier_defaults_resource(dev_data):
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"1g.10gb": 7}
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": 7}
     dev_data["tiers"] = [t for t in dev_data["tiers"] if t["name"] != "finetune"]
-    dev_data["tiers"][1].pop("resource")
-    dev_data["teams"][1]["quotas"] = {"inference": 4}
+    tier(dev_data, "inference").pop("resource")
+    team(dev_data, "production")["quotas"] = {"inference": 4}
     spec = parse_spec(dev_data)
     assert spec.resource_of(spec.tiers_by_name["inference"]) == "nvidia.com/mig-1g.10gb"
 
@@ -278,12 +279,12 @@ def test_spec_is_frozen(dev_spec):
 
 
 def test_default_priority_ladder_follows_sharing(dev_data):
-    for tier in dev_data["tiers"]:
-        tier.pop("priority")
+    for t in dev_data["tiers"]:
+        t.pop("priority")
     spec = parse_spec(dev_data)
     got = {t.name: spec.priority_of(t) for t in spec.tiers}
     assert got == {"train": 100000, "inference": 50000, "finetune": 49000, "dev": 10000, "ci": 1000}
-    dev_data["tiers"][3]["priority"] = 7
+    tier(dev_data, "dev")["priority"] = 7
     assert parse_spec(dev_data).priority_of(parse_spec(dev_data).tiers_by_name["dev"]) == 7
 
 
@@ -308,18 +309,21 @@ def test_beta_mutating_admission_policy_warns_about_feature_gate(dev_data):
 
 
 def test_structural_and_cross_field_errors_come_together(dev_data):
-    dev_data["nodePools"][0]["sharng"] = {"mode": "mig"}  # typo: structural
-    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"1g.10gb": 8}  # placement: cross-field
-    dev_data["teams"][1]["namespaces"] = ["research"]  # ownership: cross-field
+    pool(dev_data, "gpu-train")["sharng"] = {"mode": "mig"}  # typo: structural
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": 8}  # placement: cross-field
+    team(dev_data, "production")["namespaces"] = ["research"]  # ownership: cross-field
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
     paths = [f.path for f in exc.value.findings]
-    assert paths[0] == "nodePools[0].sharng"
-    assert {"nodePools[1].sharing.migLayout", "teams[1].namespaces[0]"} <= set(paths)
+    assert paths[0] == f"{pool_path(dev_data, 'gpu-train')}.sharng"
+    assert {
+        f"{pool_path(dev_data, 'gpu-infer')}.sharing.migLayout",
+        f"{team_path(dev_data, 'production')}.namespaces[0]",
+    } <= set(paths)
 
 
 def test_cross_field_errors_inside_a_broken_object_wait_for_its_fix(dev_data):
-    dev_data["teams"][0]["cohort"] = 5  # structural; the borrowing rule on the same team must not fire on a guess
+    team(dev_data, "research")["cohort"] = 5  # structural; the borrowing rule on the same team must not fire on a guess
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
-    assert [f.path for f in exc.value.findings] == ["teams[0].cohort"]
+    assert [f.path for f in exc.value.findings] == [f"{team_path(dev_data, 'research')}.cohort"]
