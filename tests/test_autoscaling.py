@@ -12,7 +12,7 @@ import yaml
 from gpu_platform.autoscaling.checks import check_autoscaling
 from gpu_platform.autoscaling.keda import queue_depth_query, render_keda_values, render_scaled_objects
 from gpu_platform.autoscaling.render import render_autoscaling_artifacts
-from gpu_platform.errors import SpecError
+from gpu_platform.errors import Severity, SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.validation import DOMAIN_CHECKS, check_spec
 from helpers.exporters import app_queue_depth
@@ -130,7 +130,7 @@ def test_check_is_registered():
 
 def test_dev_example_is_valid_and_warns_nothing(dev_data):
     spec = _spec(dev_data)
-    assert not [f for f in check_spec(spec) if f.path.startswith("autoscaling") and f.severity != "info"]
+    assert not [f for f in check_spec(spec) if f.path.startswith("autoscaling") and f.severity is not Severity.INFO]
 
 
 @pytest.mark.parametrize(
@@ -207,7 +207,7 @@ def test_threshold_is_an_exact_string(dev_data, reference):
 
 def test_keda_without_scalers_warns(dev_data):
     dev_data["autoscaling"] = {"keda": {"enabled": True, "scalers": []}}
-    warnings = [str(f) for f in check_spec(parse_spec(dev_data)) if f.severity == "warning"]
+    warnings = [str(f) for f in check_spec(parse_spec(dev_data)) if f.severity is Severity.WARNING]
     assert any(w.startswith("autoscaling.keda:") and "external.metrics.k8s.io" in w for w in warnings)
 
 
@@ -219,7 +219,7 @@ def test_scaler_without_keda_is_an_error(dev_data):
 def test_scaler_on_an_exclusive_tier_warns(dev_data):
     team(dev_data, "research")["quotas"]["train"] = 16
     spec = _spec(dev_data, tier="train")
-    warnings = [str(f) for f in check_spec(spec) if f.severity == "warning" and f.path.startswith("autoscaling")]
+    warnings = [str(f) for f in check_spec(spec) if f.severity is Severity.WARNING and f.path.startswith("autoscaling")]
     assert any("not time-sliced" in w for w in warnings)
 
 

@@ -7,6 +7,7 @@ import runpy
 import pytest
 
 from conftest import ROOT
+from gpu_platform.errors import Severity
 
 EXAMPLES = [ROOT / "Pulumi.dev.yaml", ROOT / "examples" / "aws-1000-a100.yaml", ROOT / "examples" / "gke-a2.yaml"]
 
@@ -17,7 +18,7 @@ def test_example_validates_without_errors(path):
     from gpu_platform.validation import check_spec
 
     spec = load_spec(path)
-    assert not [f for f in check_spec(spec) if f.severity == "error"]
+    assert not [f for f in check_spec(spec) if f.severity is Severity.ERROR]
 
 
 def test_thousand_gpu_example_has_thousand_gpus_across_all_modes():

@@ -8,6 +8,7 @@ import pulumi
 import pytest
 from pulumi.runtime.rpc import _special_secret_sig, _special_sig_key
 
+from gpu_platform.errors import Severity
 from helpers.specs import pool, tier
 
 SECRET = {_special_sig_key: _special_secret_sig}
@@ -48,7 +49,7 @@ def test_inputs_are_deferred_and_say_so(pulumi_mocks, dev_data):
     assert spec.aws.subnet_ids[1] == "subnet-b" and not isinstance(spec.aws.subnet_ids[1], Deferred)
     notes = {f.path: f for f in seen["findings"] if "Pulumi Input" in f.message}
     assert set(notes) == {"clusterName", "aws.nodeRoleArn", "aws.subnetIds[0]"}
-    assert all(f.severity == "info" and "checked when it resolves" in f.message for f in notes.values())
+    assert all(f.severity is Severity.INFO and "checked when it resolves" in f.message for f in notes.values())
 
 
 def test_what_shapes_the_platform_stays_plain(pulumi_mocks, dev_data):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_platform.errors import SpecError
+from gpu_platform.errors import Severity, SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.checks import check_node_pools
 from gpu_platform.spec import PlatformSpec
@@ -13,11 +13,11 @@ from helpers.specs import findings, gke_data, pool, pool_path, tier
 
 
 def _errors(data: dict) -> list[str]:
-    return [str(f) for f in check_spec(PlatformSpec.model_validate(data)) if f.severity == "error"]
+    return [str(f) for f in check_spec(PlatformSpec.model_validate(data)) if f.severity is Severity.ERROR]
 
 
 def _warnings(data: dict) -> list[str]:
-    return [str(f) for f in check_spec(PlatformSpec.model_validate(data)) if f.severity == "warning"]
+    return [str(f) for f in check_spec(PlatformSpec.model_validate(data)) if f.severity is Severity.WARNING]
 
 
 def test_check_is_registered():
@@ -55,7 +55,7 @@ def test_gke_native_warns_sharing_replaces_pool_and_mig_resource_names():
     warnings = findings(gke_data(), "warning")
     replace = [f for f in warnings if "replaces the pool" in f.message and f.path.endswith(".sharing")]
     assert [f.path for f in replace] == [f"nodePools[{i}].sharing" for i in range(4)]
-    infos = [str(f) for f in check_node_pools(parse_spec(gke_data())) if f.severity == "info"]
+    infos = [str(f) for f in check_node_pools(parse_spec(gke_data())) if f.severity is Severity.INFO]
     mig = [i for i in infos if "advertises the 1g.5gb partitions as nvidia.com/gpu" in i]
     assert len(mig) == 1 and mig[0].startswith("nodePools[3].sharing.migLayout")
     assert not [w for w in _warnings(gke_data("gpu-operator")) if "replaces the pool" in w and ".sharing:" in w]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpu_platform.errors import Severity
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.addons import render_node_addons
 from gpu_platform.nodepools.autoscaler import render_cluster_autoscaler_release
@@ -83,7 +84,8 @@ def test_dev_pool_over_two_subnets_gets_efa_but_no_placement_group(dev_spec):
     assert len(lt["networkInterfaces"]) == 4 and "placement" not in lt
     [info] = [f for f in check_spec(dev_spec) if f.path == "nodePools[0].aws.subnetIds"]
     assert (
-        info.severity == "info" and "gets no cluster placement group because its subnets may span zones" in info.message
+        info.severity is Severity.INFO
+        and "gets no cluster placement group because its subnets may span zones" in info.message
     )
 
 

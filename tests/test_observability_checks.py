@@ -13,6 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from gpu_platform.cli import main
+from gpu_platform.errors import Severity
 from gpu_platform.load import parse_spec
 from gpu_platform.observability.alerts import alert_rules
 from gpu_platform.observability.checks import check_observability, duration_seconds, exact_number
@@ -145,7 +146,7 @@ def test_boundary_durations_pass_promtool(tmp_path, dev_data):
         "strandedFor": "1s",
     }
     spec = parse_spec(dev_data)
-    assert [f for f in check_observability(spec) if f.severity == "error"] == []
+    assert [f for f in check_observability(spec) if f.severity is Severity.ERROR] == []
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(spec)}))
     res = run(promtool, "check", "rules", "rules.yaml", cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr

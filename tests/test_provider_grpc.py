@@ -10,6 +10,7 @@ from google.protobuf import json_format
 from pulumi.runtime.proto import engine_pb2
 
 from conftest import ROOT
+from gpu_platform.errors import Severity
 from helpers.provider_rpc import STACK_URN, ProviderProcess, property_errors, python_side
 from helpers.specs import pool, team
 
@@ -83,7 +84,7 @@ def test_validation_warnings_reach_the_engine_log(fresh):
     data = read_spec_data(ROOT / "Pulumi.dev.yaml")
     fresh.construct(TOKEN, "gpu-platform", data, parent=STACK_URN)
     warnings = {m for sev, m, _ in fresh.engine.logs if sev == engine_pb2.WARNING}
-    expected = {str(f) for f in check_spec(parse_spec(data)) if f.severity == "warning"}
+    expected = {str(f) for f in check_spec(parse_spec(data)) if f.severity is Severity.WARNING}
     assert expected and expected <= warnings
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_platform.errors import SpecError
+from gpu_platform.errors import Severity, SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.queues.checks import check_queues, tier_capacity
 from gpu_platform.validation import DOMAIN_CHECKS, check_spec
@@ -40,7 +40,7 @@ def test_capacity_mig_profile_count_and_time_sliced_slices(dev_data):
 
 def test_dev_stack_has_no_queue_errors_or_warnings(dev_spec):
     findings = list(check_queues(dev_spec))
-    assert [f for f in findings if f.severity != "info"] == []
+    assert [f for f in findings if f.severity is not Severity.INFO] == []
     assert {f.path for f in findings} == {"tiers[4]", "teams[0].borrowingLimit.train"}
 
 
@@ -57,14 +57,16 @@ def test_single_team_quota_above_pool_capacity_is_an_error(dev_data):
 
 def test_quota_at_exactly_capacity_is_fine(dev_data):
     team(dev_data, "research")["quotas"]["train"] = 128
-    assert [f for f in check_queues(parse_spec(dev_data)) if f.severity != "info"] == []
+    assert [f for f in check_queues(parse_spec(dev_data)) if f.severity is not Severity.INFO] == []
 
 
 def test_overcommitted_quotas_are_a_warning_with_numbers(dev_data):
     team(dev_data, "production")["quotas"]["train"] = 120  # research 16 + production 120 = 136 > 128
     spec = parse_spec(dev_data)  # warnings do not fail validation
     [w] = [
-        f for f in check_spec(spec) if f.severity == "warning" and not f.path.startswith(("autoscaling", "nodePools"))
+        f
+        for f in check_spec(spec)
+        if f.severity is Severity.WARNING and not f.path.startswith(("autoscaling", "nodePools"))
     ]
     assert w.path == tier_path(dev_data, "train")
     assert "sum to 136 nvidia.com/gpu (research 16, production 120)" in w.message
@@ -75,14 +77,14 @@ def test_overcommitted_quotas_are_a_warning_with_numbers(dev_data):
 def test_tiers_sharing_a_pool_resource_share_its_capacity(dev_data):
     dev_data["tiers"].append({"name": "train-low", "pool": "gpu-train", "priority": 500})
     team(dev_data, "production")["quotas"]["train-low"] = 120
-    [w] = [f for f in check_queues(parse_spec(dev_data)) if f.severity == "warning"]
+    [w] = [f for f in check_queues(parse_spec(dev_data)) if f.severity is Severity.WARNING]
     assert "tier train/train-low sum to 136" in w.message
 
 
 def test_mig_overcommit_counts_slices(dev_data):
     team(dev_data, "production")["quotas"]["inference"] = 60
     team(dev_data, "research")["quotas"]["inference"] = 5  # 65 > 8 nodes x 8 GPUs x 1 slice
-    [w] = [f for f in check_queues(parse_spec(dev_data)) if f.severity == "warning"]
+    [w] = [f for f in check_queues(parse_spec(dev_data)) if f.severity is Severity.WARNING]
     assert (
         w.path == tier_path(dev_data, "inference")
         and "65 nvidia.com/mig-3g.40gb" in w.message
@@ -92,7 +94,7 @@ def test_mig_overcommit_counts_slices(dev_data):
 
 def test_tier_without_quota_is_a_note_only_with_kueue(dev_data):
     [note] = [f for f in check_queues(parse_spec(dev_data)) if f.path == tier_path(dev_data, "ci")]
-    assert note.severity == "info" and "tier ci" in note.message
+    assert note.severity is Severity.INFO and "tier ci" in note.message
     dev_data["scheduling"] = {"kueue": {"enabled": False}}
     assert not [f for f in check_queues(parse_spec(dev_data)) if f.path == tier_path(dev_data, "ci")]
 
@@ -120,7 +122,7 @@ def test_volcano_reserved_queue_names(dev_data):
     assert not [f for f in check_queues(parse_spec(dev_data)) if f.path == "teams[1].name"]
     dev_data["scheduling"]["volcano"] = {"enabled": True}
     [err] = [f for f in check_queues(parse_spec_unchecked(dev_data)) if f.path == "teams[1].name"]
-    assert err.severity == "error" and "built-in Volcano queue" in err.message
+    assert err.severity is Severity.ERROR and "built-in Volcano queue" in err.message
 
 
 def test_unknown_kueue_integration_and_strategy_are_errors(dev_data):
@@ -129,7 +131,7 @@ def test_unknown_kueue_integration_and_strategy_are_errors(dev_data):
     )
     findings = {f.path: f for f in check_queues(parse_spec_unchecked(dev_data))}
     bad = findings["scheduling.kueue.integrations[2]"]
-    assert bad.severity == "error" and "'kubeflow.org/pytorchjobs'" in bad.message
+    assert bad.severity is Severity.ERROR and "'kubeflow.org/pytorchjobs'" in bad.message
     assert "kubeflow.org/pytorchjob," in bad.message  # the allowed names are listed
     assert "scheduling.kueue.integrations[1]" not in findings  # pod is a Kueue integration
     strategy = findings["scheduling.kueue.queueingStrategy"]

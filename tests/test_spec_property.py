@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import DEV_STACK
-from gpu_platform.errors import SpecError
+from gpu_platform.errors import Severity, SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.synth import render_all
 from gpu_platform.validation import check_spec
@@ -82,5 +82,5 @@ def test_mutations_give_a_spec_or_a_spec_error(data):
         assert e.findings, "a SpecError always carries at least one finding"
         assert all(isinstance(f.path, str) and f.message for f in e.findings)
         return
-    assert not [f for f in check_spec(spec) if f.severity == "error"]
+    assert not [f for f in check_spec(spec) if f.severity is Severity.ERROR]
     render_all(spec)

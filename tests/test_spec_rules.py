@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_platform.errors import SpecError
+from gpu_platform.errors import Severity, SpecError
 from gpu_platform.load import parse_spec
 from helpers.specs import pool, pool_path, team, team_path, tier, tier_path
 
@@ -304,7 +304,7 @@ def test_beta_mutating_admission_policy_warns_about_feature_gate(dev_data):
 
     dev_data["kubernetesVersion"] = "1.34"
     dev_data["admission"] = {"mutation": "mutating-admission-policy"}
-    warnings = [f for f in check_spec(parse_spec(dev_data)) if f.severity == "warning"]
+    warnings = [f for f in check_spec(parse_spec(dev_data)) if f.severity is Severity.WARNING]
     assert any(f.path == "admission.mutation" and "feature gate" in f.message for f in warnings)
 
 
