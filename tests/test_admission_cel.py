@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from gpu_platform.admission.cel import (
     cel_get,
     cel_has,
+    cel_has_path,
     cel_list,
     cel_literal,
     cel_map,
@@ -160,3 +161,16 @@ def test_get_guards_the_map_itself_by_default_and_takes_a_default():
         obj = {"metadata": {"annotations": present}}
         assert to_plain(evaluate(expression, {"object": to_cel(obj)})) == expected
     assert cel_has("a", "a.b") == "has(a) && has(a.b)"
+
+
+def test_cel_has_path_guards_every_step_of_a_dotted_path():
+    expression = cel_has_path("object", "spec.template.spec")
+    assert expression == "has(object.spec) && has(object.spec.template) && has(object.spec.template.spec)"
+    assert cel_has_path("x", "resources") == "has(x.resources)"
+    for obj, expected in (
+        ({"spec": {"template": {"spec": {}}}}, True),
+        ({"spec": {"template": {}}}, False),
+        ({"spec": {}}, False),
+        ({}, False),
+    ):
+        assert to_plain(evaluate(expression, {"object": to_cel(obj)})) is expected

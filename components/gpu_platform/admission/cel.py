@@ -17,6 +17,7 @@ __all__ = [
     "cel_map",
     "cel_get",
     "cel_has",
+    "cel_has_path",
     "cel_str",
     "gpu_requested",
     "json_pointer",
@@ -90,6 +91,12 @@ def cel_literal(value: CelValue) -> str:
 def cel_has(*fields: str) -> str:
     """CEL: every one of the field selections is set, `has(a) && has(a.b)`."""
     return " && ".join(f"has({f})" for f in fields)
+
+
+def cel_has_path(root: str, path: str) -> str:
+    """CEL: every step of the dotted `path` below `root` is set, `has(root.a) && has(root.a.b)`."""
+    parts = path.split(".")
+    return cel_has(*(f"{root}.{'.'.join(parts[:i])}" for i in range(1, len(parts) + 1)))
 
 
 def cel_get(mapping: str, key: str, default: str = "''", guards: Sequence[str] | None = None) -> str:

@@ -34,7 +34,7 @@ from ..contract import (
 )
 from ..queues.priorities import priority_class_name
 from ..spec import PlatformSpec, Tier
-from .cel import MAX_CONTAINERS, cel_get, cel_list, cel_literal, cel_map, cel_str, json_pointer, jsonpatch
+from .cel import MAX_CONTAINERS, cel_get, cel_has_path, cel_list, cel_literal, cel_map, cel_str, json_pointer, jsonpatch
 
 __all__ = [
     "JOB_KINDS",
@@ -89,15 +89,13 @@ class JobKind:
 
 def _one(path: str) -> Slot:
     """The single template at `path` (dotted, below `object`)."""
-    parts = path.split(".")
-    exists = " && ".join(f"has(object.{'.'.join(parts[:i])})" for i in range(1, len(parts) + 1))
-    return Slot(exists, f"object.{path}", json_pointer(*parts))
+    return Slot(cel_has_path("object", path), f"object.{path}", json_pointer(*path.split(".")))
 
 
 def _indexed(items: str, below: str) -> tuple[Slot, ...]:
     """Templates at `object.<items>[i].<below>` for i < MAX_TEMPLATE_GROUPS."""
     parts = items.split(".")
-    has = " && ".join(f"has(object.{'.'.join(parts[:i])})" for i in range(1, len(parts) + 1))
+    has = cel_has_path("object", items)
     return tuple(
         Slot(
             f"{has} && size(object.{items}) > {i}",
@@ -110,10 +108,7 @@ def _indexed(items: str, below: str) -> tuple[Slot, ...]:
 
 def _every(items: str, below: str) -> str:
     """CEL list of `object.<items>[*].<below>` for every item that has it."""
-    parts = items.split(".")
-    has = " && ".join(f"has(object.{'.'.join(parts[:i])})" for i in range(1, len(parts) + 1))
-    steps = below.split(".")
-    inner = " && ".join(f"has(x.{'.'.join(steps[:i])})" for i in range(1, len(steps) + 1))
+    has, inner = cel_has_path("object", items), cel_has_path("x", below)
     return f"({has} ? object.{items}.filter(x, {inner}).map(x, x.{below}) : [])"
 
 
