@@ -39,8 +39,8 @@ def test_validate_and_synth_import_no_sdk(spec):
     assert loaded == [], f"validate and synth of {spec} load {', '.join(loaded)}: import it only where it is needed"
 
 
-# The package root and every domain package but the planner (whose solver is its purpose): importing one loads no
-# Pulumi SDK, cloud SDK or solver; components import their SDK when first used.
+# The package root and every domain package: importing one loads no Pulumi SDK, cloud SDK or solver; components
+# import their SDK when first used, the planner its solver when `plan` runs.
 @pytest.mark.parametrize(
     "package",
     [
@@ -54,6 +54,8 @@ def test_validate_and_synth_import_no_sdk(spec):
         "gpu_platform.policy",
         "gpu_platform.explain",
         "gpu_platform.provider",
+        "gpu_platform.planner",
+        "gpu_platform.cli",
     ],
 )
 def test_package_import_loads_nothing_heavy(package):

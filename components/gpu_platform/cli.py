@@ -18,18 +18,13 @@ from .audit import audit
 from .console import err, fail, load_or_fail, out, print_findings, spec_source
 from .errors import GpuPlatformError, Severity
 from .observability.cost_cli import cost
+from .planner.cli import plan_command
 from .preflight_cli import preflight
 
 if TYPE_CHECKING:
     from .spec import PlatformSpec
 
 __all__ = ["main"]
-
-
-def _plan_command() -> click.Command:
-    from .planner.cli import plan_command  # the planner imports scipy and highspy (about 1 s): only for `plan`
-
-    return plan_command
 
 
 def _explain_command() -> click.Command:
@@ -39,7 +34,7 @@ def _explain_command() -> click.Command:
 
 
 # Commands whose modules are slow to import: name -> the function that imports the command, called when it is used.
-DEFERRED_COMMANDS: dict[str, Callable[[], click.Command]] = {"explain": _explain_command, "plan": _plan_command}
+DEFERRED_COMMANDS: dict[str, Callable[[], click.Command]] = {"explain": _explain_command}
 
 
 class _Group(click.Group):
@@ -152,7 +147,7 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
     print_findings([f for f in findings if f.severity != Severity.ERROR])
 
 
-for _command in (audit, cost, preflight):
+for _command in (audit, cost, plan_command, preflight):
     main.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
