@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .columns import Column, Group, merged
+from .highs import Race
 from .local import improve
 
 __all__ = ["branch_and_price", "next_cost"]
@@ -30,25 +31,32 @@ __all__ = ["branch_and_price", "next_cost"]
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
 _INTEGRAL = 1 - 1e-6  # a tier served at least this much on one candidate counts as assigned there
+_SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 _LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
 
 
-def next_cost(prices: set[float], x: float) -> float:
+def next_cost(prices: set[float], x: float, box: dict[float, tuple[float, float]] | None = None) -> float:
     """The least cost at least `x` (less a rounding margin) that whole nodes at `prices` can add up to; `x`
-    itself when there are too many prices to try. Every plan costs such a sum, so this is a bound when `x` is."""
+    itself when there are too many prices to try. Every plan costs such a sum, so this is a bound when `x` is.
+    With `box` (price -> (least, most) nodes at that price), only node counts within it count: inf when no
+    count in the box reaches `x`."""
     ps = sorted(p for p in prices if p > 0)
     if not ps or x <= 0 or len(ps) > _LATTICE_PRICES:
         return x
-    counts = [np.arange(math.ceil(x / p) + 1) * p for p in ps[1:]]
+    box = box or {}
+    lo = [max(0, math.ceil(box.get(p, (0.0, math.inf))[0] - 1e-9)) for p in ps]
+    hi = [box.get(p, (0.0, math.inf))[1] for p in ps]
+    counts = [np.arange(lo[i], max(lo[i], min(hi[i], math.ceil(x / p))) + 1) * p for i, p in enumerate(ps) if i]
     if math.prod(len(c) for c in counts) > _LATTICE_STEPS:
         return x
     partial = np.zeros(1)
     for c in counts:
         partial = (partial[:, None] + c[None, :]).ravel()
-    rest = np.maximum(x - partial, 0.0)
-    best = float((partial + np.ceil(rest / ps[0] - 1e-9) * ps[0]).min())
-    return max(x, best - 1e-9 * max(1.0, best))
+    cheapest = np.maximum(np.ceil(np.maximum(x - partial, 0.0) / ps[0] - 1e-9), lo[0])
+    total = np.where(cheapest <= hi[0], partial + cheapest * ps[0], np.inf)
+    best = float(total.min())
+    return max(x, best - 1e-9 * max(1.0, best)) if best < math.inf else math.inf
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,7 @@ class _Node:
     fixed: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): only that candidate serves the tier
     forbidden: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): that candidate does not serve it
     retries: int = 0  # times its column generation stopped short of converging with an integral LP
+    box: tuple[tuple[float, float], ...] = ()  # (least, most) nodes per price class, cheapest class first
 
 
 def _restricted(group: Group, node: _Node) -> Group:
@@ -78,9 +87,9 @@ def _restricted(group: Group, node: _Node) -> Group:
     return replace(group, slots=slots)
 
 
-def _allowed(sub: Group, col: Column) -> bool:
-    kinds = sub.slots.get(col.cand, {})
-    return all(any(t in ts for ts in kinds.values()) for t in col.tiers)
+def _masks(sub: Group, bit: dict[int, int]) -> dict[int, int]:
+    """Per candidate, the tiers it may serve at a node, as a bit mask."""
+    return {c: sum(bit[t] for t in {t for ts in kinds.values() for t in ts}) for c, kinds in sub.slots.items()}
 
 
 def branch_and_price(
@@ -91,43 +100,81 @@ def branch_and_price(
     root_bound: float,
     deadline: float,
     rel_gap: float,
+    race: Race | None = None,
 ) -> BranchResult:
     """Search the assignments of `group` until the best plan is proven within `rel_gap` or the deadline.
 
     `columns` are pools known to price well (the root's generated columns), `best` the best plan known and
-    `root_bound` a lower bound already proven for the whole group.
+    `root_bound` a lower bound already proven for the whole group. With `race`, a search on another thread
+    (`cover.solve_cover`) shares its best plan's cost (which prunes here, so the bound returned may rest on
+    that plan) and this search publishes its bound there.
     """
-    from .master import _full, _generate  # the column generation loop (imported here: master imports this module)
+    from .master import _full, _generate, _Master  # column generation (master imports this module)
 
-    pool = list(dict.fromkeys(columns))
+    # One LP for the whole search: the columns a node does not allow are fixed at 0 there, so each node
+    # re-optimises from the last basis instead of building its LP again.
     prices = set(group.price.values())
-    heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node())]
-    count, explored = 1, 0
+    ordered = sorted(prices)
+    boxed = len(ordered) <= _LATTICE_PRICES
+    cols = list(dict.fromkeys(columns))
+    # Counters: the node total of each price class, when the cost lattice applies.
+    first = len(ordered) if boxed else 0
+    lp = _Master(group, cols, {c: [ordered.index(p)] for c, p in group.price.items()} if boxed else None)
+    bit = {t: 1 << i for i, t in enumerate(sorted(group.units))}
+    mask = [sum(bit[t] for t in c.tiers) for c in cols]
+    have = set(cols)
+    heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node(box=((0.0, math.inf),) * first))]
+    count, explored = 1, 0  # ties in bound go newest first: a child re-optimises from its parent's basis
     stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
+    tried: set[frozenset[tuple[int, int]]] = set()  # LP roundings the local search already improved
+    began, searching = time.perf_counter(), 0.0  # local search gets at most _SEARCH_SHARE of the time
 
-    while heap and time.perf_counter() < deadline:
+    cutoff = best_cost
+    while heap and time.perf_counter() < deadline and not (race and race.stop):
+        cutoff = min(best_cost, race.best) if race else best_cost
+        if race:  # the least bound still open is proven
+            race.bound = max(race.bound, min([heap[0][0], *stuck]))
+            if race.bound >= cutoff - rel_gap * cutoff:
+                break
         bound, _, node = heapq.heappop(heap)
-        if bound >= best_cost - rel_gap * best_cost:
+        if bound >= cutoff - rel_gap * cutoff:
             continue
         explored += 1
         sub = _restricted(group, node)
         if any(not any(t in ts for kinds in sub.slots.values() for ts in kinds.values()) for t in group.units):
             continue  # a tier no candidate may serve: no plan here
-        cols = [c for c in pool if c.tiers and _allowed(sub, c)]
-        have = set(cols)
-        cols += [c for c in _full(sub) if c.tiers and c not in have]
-        _, node_bound, converged, x = _generate(sub, cols, deadline, None, _ROUNDS, best_cost, rel_gap)
-        pool += cols[len(have) :]
-        node_bound = next_cost(prices, max(node_bound, bound))
-        if node_bound >= best_cost - rel_gap * best_cost:
+        full = [c for c in _full(sub) if c.tiers and c not in have]
+        have.update(full)
+        cols += full
+        lp.add(full)
+        mask += [sum(bit[t] for t in c.tiers) for c in full]
+        allow = _masks(sub, bit)
+        lp.set_box(node.box)
+        lp.allow_only(
+            np.fromiter(
+                (m & ~allow.get(c.cand, 0) == 0 for c, m in zip(cols, mask, strict=True)), dtype=bool, count=len(cols)
+            )
+        )
+        before = len(cols)
+        _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, cutoff, rel_gap, have)
+        mask += [sum(bit[t] for t in c.tiers) for c in cols[before:]]
+        node_bound = next_cost(prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
+        if node_bound >= cutoff - rel_gap * cutoff:
             continue
         share: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-        for col, v in zip(cols, x, strict=True):
-            for t in col.tiers if v > 1e-9 else ():
-                share[t][col.cand] += float(v)
+        for j in np.flatnonzero(x > 1e-9):
+            for t in cols[j].tiers:
+                share[t][cols[j].cand] += float(x[j])
         where = {t: max(sh.items(), key=lambda kv: kv[1])[0] for t, sh in share.items()}
-        if len(where) == len(group.units):
+        if (
+            len(where) == len(group.units)
+            and searching <= _SEARCH_SHARE * (time.perf_counter() - began)
+            and (seen := frozenset(where.items())) not in tried
+        ):
+            tried.add(seen)
+            clock = time.perf_counter()
             found = improve(sub, where, deadline)
+            searching += time.perf_counter() - clock
             cost = sum(group.cost(c) for c in found)
             if cost < best_cost - 1e-9:
                 best, best_cost = tuple(found), cost
@@ -145,8 +192,22 @@ def branch_and_price(
             if node.retries >= _RETRIES:
                 stuck.append(node_bound)
             else:
-                heapq.heappush(heap, (node_bound, count, replace(node, retries=node.retries + 1)))
+                heapq.heappush(heap, (node_bound, -count, replace(node, retries=node.retries + 1)))
                 count += 1
+            continue
+        totals = lp.totals(x)
+        split = [
+            (abs(r - math.floor(r) - 0.5), k, r) for k, r in enumerate(totals) if 1e-6 < r - math.floor(r) < 1 - 1e-6
+        ]
+        if split:  # a price class's node total is fractional: at most its floor, or at least its ceiling
+            _, k, r = min(split)
+            (lo, hi), box = node.box[k], list(node.box)
+            for child_box in ((lo, float(math.floor(r))), (float(math.ceil(r)), hi)):
+                box[k] = child_box
+                child = next_cost(prices, node_bound, dict(zip(ordered, box, strict=True)))
+                if child < cutoff - rel_gap * cutoff:  # else no node count in the child's box pays
+                    heapq.heappush(heap, (child, -count, replace(node, box=tuple(box), retries=0)))
+                    count += 1
             continue
         tier = min(open_, key=lambda t: abs(max(open_[t].values()) - 0.5))
         cand = max(open_[tier].items(), key=lambda kv: kv[1])[0]
@@ -154,7 +215,14 @@ def branch_and_price(
             replace(node, fixed=node.fixed | {(tier, cand)}),
             replace(node, forbidden=node.forbidden | {(tier, cand)}),
         ):
-            heapq.heappush(heap, (node_bound, count, child))
+            heapq.heappush(heap, (node_bound, -count, child))
             count += 1
-    bound = min([b for b, _, _ in heap] + stuck + [best_cost])
+    import collections  # DEBUG
+    import os
+
+    if os.environ.get("BP_DEBUG"):
+        print("left", len(heap), collections.Counter((round(b, 2), n.box) for b, _, n in heap).most_common(12))
+        print("depths", collections.Counter(len(n.fixed) + len(n.forbidden) for b, _, n in heap).most_common(12))
+    cutoff = min(best_cost, race.best) if race else best_cost
+    bound = min([b for b, _, _ in heap] + stuck + [cutoff])
     return BranchResult(best, best_cost, max(min(bound, best_cost), root_bound), explored)

@@ -46,10 +46,13 @@ class Column:
 
 @dataclass(frozen=True)
 class Duals:
-    """LP duals: per tier (its cover row) and per candidate (at most one pool of it), both >= 0."""
+    """LP duals: per tier (its cover row) and per candidate (at most one pool of it), both >= 0; under a branch
+    on node totals, the price each node of a candidate adds and the constant those rows add to the bound."""
 
     tiers: dict[int, float]
     cands: dict[int, float]
+    per_node: dict[int, float] = field(default_factory=dict)
+    offset: float = 0.0
 
 
 @dataclass
@@ -131,11 +134,9 @@ def _route_reduced(group: Group, cand: int, tier: int, items: list[Item], duals:
     (kind,) = group.slots[cand]
     per_node, others = group.per_node[(cand, kind)], [it for it in items if it[0] != tier]
     table = best_values(others, per_node * group.max_nodes(cand))
+    price = group.price[cand] + duals.per_node.get(cand, 0.0)
     return min(
-        group.price[cand] * n
-        + duals.cands.get(cand, 0.0)
-        - duals.tiers[tier]
-        - table.value(per_node * n - group.units[tier])
+        price * n + duals.cands.get(cand, 0.0) - duals.tiers[tier] - table.value(per_node * n - group.units[tier])
         for n in range(1, group.max_nodes(cand) + 1)
         if per_node * n >= group.units[tier]
     )
@@ -167,19 +168,30 @@ def within_plan(group: Group, plan: tuple[Column, ...]) -> Group:
     return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
 
 
-def _tables(group: Group, cand: int, duals: dict[int, float]) -> _Tables:
+def _tables(
+    group: Group, cand: int, duals: dict[int, float], shared: dict[tuple[Item, ...], Table] | None = None
+) -> _Tables:
+    """The knapsack table of each unit kind of `cand`. With `shared`, candidates whose kind holds the same
+    items at the same duals (the layouts that offer one MIG profile) share one table: it is built for the
+    items' total weight, and a knapsack table's entry at capacity w does not depend on larger capacities."""
     cap = group.max_nodes(cand)
     out: _Tables = {}
     for kind in group.slots[cand]:
         items = group.items(cand, kind, duals)
-        out[kind] = (items, best_values(items, group.per_node[(cand, kind)] * cap))
+        if shared is None:
+            out[kind] = (items, best_values(items, group.per_node[(cand, kind)] * cap))
+            continue
+        key = tuple(items)
+        if key not in shared:
+            shared[key] = best_values(items, sum(w for _, w, _ in items))
+        out[kind] = (items, shared[key])
     return out
 
 
 def _reduced_all(group: Group, cand: int, tables: _Tables, duals: Duals) -> np.ndarray:
     """Reduced cost of the best pool of `cand` with n nodes, at index n - 1, for n = 1..max_nodes."""
     nodes = np.arange(1, group.max_nodes(cand) + 1)
-    out = group.price[cand] * nodes + duals.cands.get(cand, 0.0)
+    out = (group.price[cand] + duals.per_node.get(cand, 0.0)) * nodes + duals.cands.get(cand, 0.0)
     for kind, (_, tab) in tables.items():
         out -= tab.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(tab.best) - 1)]
     return out
@@ -187,9 +199,10 @@ def _reduced_all(group: Group, cand: int, tables: _Tables, duals: Duals) -> np.n
 
 def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
     """The most negative reduced-cost columns of each candidate, and the Lagrangian bound of these duals."""
-    found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values())
+    found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
+    shared: dict[tuple[Item, ...], Table] = {}
     for cand in group.slots:
-        tables = _tables(group, cand, duals.tiers)
+        tables = _tables(group, cand, duals.tiers, shared)
         reduced = _reduced_all(group, cand, tables, duals)
         bound += min(0.0, float(reduced.min(initial=0.0)))  # an optimal plan has at most one pool per candidate
         best = np.argsort(reduced)[:per_cand]

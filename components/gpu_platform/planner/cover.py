@@ -16,7 +16,7 @@ from scipy.optimize import LinearConstraint
 from scipy.sparse import lil_array
 
 from .columns import Column, Group
-from .highs import solve_mip
+from .highs import Race, solve_mip
 
 __all__ = ["Cover", "solve_cover"]
 
@@ -112,10 +112,12 @@ def solve_cover(
     rel_gap: float,
     start: list[Column] | None = None,
     floor: float = -math.inf,
+    race: Race | None = None,
 ) -> Cover | None:
     """The cheapest plan of `group` whose MIG pools are among `cols` (cost inf when there is none); None when
     the time limit stops the search before it finds one. `start` is a plan to begin from (its MIG pools must
-    be among `cols`), `floor` a lower bound proven outside this program."""
+    be among `cols`), `floor` a lower bound proven outside this program; `race` shares plans and bounds with a
+    search on another thread (`highs.Race`)."""
     prog = _Program(group, cols)
     rows = prog.rows()
     res = solve_mip(
@@ -128,6 +130,7 @@ def solve_cover(
         rel_gap,
         prog.solution(start) if start else None,
         floor,
+        race=race,
     )
     if res.status == "infeasible":  # no plan is made of these columns and direct pools
         return Cover((), math.inf, True, math.inf)

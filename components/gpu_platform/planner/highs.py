@@ -17,9 +17,20 @@ import highspy
 import numpy as np
 from scipy.sparse import csc_array
 
-__all__ = ["solve_mip", "ColumnLP"]
+__all__ = ["solve_mip", "ColumnLP", "Race"]
 
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
+
+
+@dataclass
+class Race:
+    """What an integer program on one thread and branch-and-price on another tell each other: the cost of the
+    best plan either has found, the best lower bound either has proven, and whether to stop. HiGHS releases
+    the GIL while it solves, so the two searches use both cores."""
+
+    best: float
+    bound: float
+    stop: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,11 +54,13 @@ def solve_mip(
     start: np.ndarray | None = None,
     floor: float = -math.inf,
     threads: int = 1,
+    race: Race | None = None,
 ) -> MipResult:
     """Min cost @ x with row_lo <= a @ x <= row_hi, 0 <= x <= col_hi, x integer.
 
     `start` is a feasible solution to begin from; `floor` a lower bound on the optimum known from elsewhere
     (the search stops once the incumbent is within `rel_gap` of it, and the bound returned is at least it).
+    With `race`, the incumbent's cost is published there, and the search also stops at its bound or signal.
     """
     h = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's Highs.__init__ is not annotated
     h.setOptionValue("output_flag", _LOG)
@@ -73,8 +86,8 @@ def solve_mip(
         sol.col_value = list(map(float, start))
         sol.value_valid = True
         h.setSolution(sol)
-    if floor > -math.inf:
-        _stop_at(h, floor, rel_gap)
+    if floor > -math.inf or race is not None:
+        _stop_at(h, floor, rel_gap, race)
     h.solve()
     status = h.getModelStatus()
     info = h.getInfo()
@@ -83,16 +96,25 @@ def solve_mip(
     has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
     x = np.asarray(h.getSolution().col_value) if has_x else None
     value = float(info.objective_function_value) if has_x else math.inf
-    bound = max(float(info.mip_dual_bound), floor)
+    bound = max(float(info.mip_dual_bound), floor, race.bound if race is not None else -math.inf)
     done = status == highspy.HighsModelStatus.kOptimal or (has_x and value <= bound + rel_gap * abs(value))
     return MipResult("optimal" if done else "limit", x, value, min(bound, value))
 
 
-def _stop_at(h: highspy.Highs, floor: float, rel_gap: float) -> None:
-    """Interrupt the search once its incumbent is within `rel_gap` of `floor` (a proven lower bound)."""
+def _stop_at(h: highspy.Highs, floor: float, rel_gap: float, race: Race | None = None) -> None:
+    """Interrupt the search once its incumbent is within `rel_gap` of `floor` (a proven lower bound), or of the
+    bound `race` holds, or when `race` says stop."""
 
     def check(event: highspy.highs.HighsCallbackEvent) -> None:
-        if event.data_out.objective_function_value <= floor + rel_gap * abs(floor):
+        value = event.data_out.objective_function_value
+        low = floor
+        if race is not None:
+            race.best = min(race.best, value)
+            low = max(low, race.bound)
+            if race.stop:
+                event.interrupt()
+                return
+        if value <= low + rel_gap * abs(low):
             event.interrupt()
 
     h.cbMipInterrupt += check
@@ -142,6 +164,24 @@ class ColumnLP:
             idx = np.array(columns, dtype=np.int32)
             zero = np.zeros(len(idx))
             self._h.changeColsBounds(len(idx), idx, zero, zero)
+            self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
+
+    def row_bounds(self, first: int, low: list[float], high: list[float]) -> None:
+        """Set the bounds of rows first, first + 1, ... (infinite bounds allowed)."""
+        if low:
+            inf = highspy.kHighsInf
+            idx = np.arange(first, first + len(low), dtype=np.int32)
+            lo = np.where(np.isinf(low), -inf, low).astype(float)
+            hi = np.where(np.isinf(high), inf, high).astype(float)
+            self._h.changeRowsBounds(len(idx), idx, lo, hi)
+            self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
+
+    def allow_only(self, allowed: np.ndarray) -> None:
+        """Fix the columns where `allowed` is False at 0 and free the others (no upper bound)."""
+        n = len(allowed)
+        if n:
+            upper = np.where(allowed, highspy.kHighsInf, 0.0)
+            self._h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), upper)
             self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:

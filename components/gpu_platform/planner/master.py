@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.sparse import csc_array
 
-from .branch import branch_and_price, next_cost
+from .branch import _LATTICE_PRICES, branch_and_price, next_cost
 from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
-from .highs import ColumnLP
+from .highs import ColumnLP, Race
 from .local import improve, rounded
 
 __all__ = ["solve_group", "REL_GAP", "merged"]
@@ -43,6 +44,7 @@ _DIVE_SHARE = 0.4  # of the time left, at most, for the dives that find the firs
 _DIVE_ROUNDS = 4  # pricing rounds, at most, after each fixing
 _DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this much on one candidate; one dive
 # per threshold (the first is quicker, the second slower and often better)
+_ARTIFICIAL = 1e3  # $/hour per node, as a multiple of the dearest node, of going outside a branch's node totals
 _FIRST_SLACK = 4e-3  # the first listing holds the pools within 0.4 % of the bound; then the slack doubles
 
 
@@ -58,39 +60,96 @@ class GroupPlan:
 
 class _Master:
     """The column model's LP: a cover row (>= 1) per tier, a convexity row (<= 1) per candidate, grown by
-    columns on one HiGHS instance that re-optimises from its last basis."""
+    columns on one HiGHS instance that re-optimises from its last basis.
 
-    def __init__(self, group: Group, cols: list[Column]) -> None:
+    With `counters` (candidate -> the counters it counts towards, numbered from 0), one more row per counter
+    counts the nodes of its candidates' pools, between bounds a branch sets (`box`); each such row has two
+    artificial columns priced at `_ARTIFICIAL` per node, so the LP stays feasible and a node whose box no plan
+    fits gets a bound far above any plan (a plan of the box has them at 0, so the bound holds for all of them).
+    """
+
+    def __init__(self, group: Group, cols: list[Column], counters: dict[int, list[int]] | None = None) -> None:
         self.group, self.tiers, self.cands = group, sorted(group.units), sorted(group.slots)
         self.row: dict[int | tuple[str, int], int] = {t: i for i, t in enumerate(self.tiers)}
         self.row.update({("cand", c): len(self.tiers) + i for i, c in enumerate(self.cands)})
+        self.counters = counters or {}
+        count = 1 + max((k for ks in self.counters.values() for k in ks), default=-1)
+        self.box_row = len(self.row)  # the first class row
         self.lp = ColumnLP(
-            np.concatenate([np.ones(len(self.tiers)), np.full(len(self.cands), -np.inf)]),
-            np.concatenate([np.full(len(self.tiers), np.inf), np.ones(len(self.cands))]),
+            np.concatenate([np.ones(len(self.tiers)), np.full(len(self.cands) + count, -np.inf)]),
+            np.concatenate([np.full(len(self.tiers), np.inf), np.ones(len(self.cands)), np.full(count, np.inf)]),
         )
+        self.extra = 2 * count  # artificial columns, ahead of the pools
+        if count:
+            rows = np.repeat(np.arange(self.box_row, self.box_row + count), 2)
+            big = _ARTIFICIAL * max(group.price.values())
+            self.lp.add(
+                np.full(self.extra, big),
+                csc_array(
+                    (np.tile([1.0, -1.0], count), rows, np.arange(self.extra + 1)),
+                    shape=(self.box_row + count, self.extra),
+                ),
+            )
+        self.box: tuple[tuple[float, float], ...] = ((0.0, math.inf),) * count
         self.cols: list[Column] = []
         self.add(cols)
 
     def add(self, cols: list[Column]) -> None:
         """Append columns to the LP."""
-        rows = [sorted([self.row[t] for t in col.tiers] + [self.row[("cand", col.cand)]]) for col in cols]
-        ptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-        idx = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(ptr[-1]))
-        a = csc_array((np.ones(len(idx)), idx, ptr), shape=(len(self.row), len(cols)))
+        n_rows = self.box_row + len(self.box)
+        entries = [
+            sorted(
+                [(self.row[t], 1.0) for t in col.tiers]
+                + [(self.row[("cand", col.cand)], 1.0)]
+                + [(self.box_row + k, float(col.nodes)) for k in self.counters.get(col.cand, ())]
+            )
+            for col in cols
+        ]
+        ptr = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int64)
+        idx = np.fromiter((i for e in entries for i, _ in e), dtype=np.int64, count=int(ptr[-1]))
+        val = np.fromiter((v for e in entries for _, v in e), dtype=float, count=int(ptr[-1]))
+        a = csc_array((val, idx, ptr), shape=(n_rows, len(cols)))
         self.lp.add(np.array([self.group.cost(c) for c in cols], dtype=float), a)
         self.cols += cols
+
+    def set_box(self, box: tuple[tuple[float, float], ...]) -> None:
+        """Bound each price class's node total: (low, high) per class."""
+        self.box = box
+        self.lp.row_bounds(self.box_row, [lo for lo, _ in box], [hi for _, hi in box])
+
+    def allow_only(self, allowed: np.ndarray) -> None:
+        """Fix the pools where `allowed` is False at 0 and free the others."""
+        self.lp.allow_only(np.concatenate([np.ones(self.extra, dtype=bool), allowed]))
+
+    def totals(self, x: np.ndarray) -> list[float]:
+        """Nodes per counter in the LP solution `x`."""
+        out = [0.0] * len(self.box)
+        for j in np.flatnonzero(x > 1e-9):
+            for k in self.counters.get(self.cols[j].cand, ()):
+                out[k] += float(x[j]) * self.cols[j].nodes
+        return out
 
     def solve(self) -> tuple[Duals, float, np.ndarray]:
         """The duals (clipped at 0), the value and the solution of the LP over the columns so far."""
         value, x, y = self.lp.solve()
-        n = len(self.tiers)
+        n, k = len(self.tiers), len(self.cands)
+        per_counter, offset = [], 0.0
+        big = _ARTIFICIAL * max(self.group.price.values())
+        for (lo, hi), v in zip(self.box, y[n + k :], strict=True):
+            # >= 0 when the low bound binds; a dual toward an infinite bound gives no bound, so it is cut to 0
+            v = min(max(float(v), -big), big)
+            v = 0.0 if (v > 0 and lo <= 0) or (v < 0 and hi == math.inf) else v
+            per_counter.append(-v)
+            offset += v * (lo if v > 0 else hi) if v else 0.0
         return (
             Duals(
                 {t: max(0.0, float(v)) for t, v in zip(self.tiers, y[:n], strict=True)},
-                {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n:], strict=True)},
+                {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n : n + k], strict=True)},
+                {c: sum(per_counter[k] for k in ks) for c, ks in self.counters.items()},
+                offset,
             ),
             value,
-            x,
+            x[self.extra :],
         )
 
 
@@ -99,6 +158,8 @@ def _mix(a: Duals, b: Duals, weight: float) -> Duals:
     return Duals(
         {t: weight * v + (1 - weight) * b.tiers[t] for t, v in a.tiers.items()},
         {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()},
+        {c: weight * v + (1 - weight) * b.per_node[c] for c, v in a.per_node.items()},
+        weight * a.offset + (1 - weight) * b.offset,
     )
 
 
@@ -110,16 +171,18 @@ def _generate(
     rounds: float = math.inf,
     cutoff: float = math.inf,
     gap: float = _CG_GAP,
+    known: set[Column] | None = None,
 ) -> tuple[Duals, float, bool, np.ndarray]:
     """Column generation: the duals with the best Lagrangian bound found, that bound, whether it converged, and
     the last LP solution over `cols` (which grows by the columns generated). It also stops once the bound
     reaches `cutoff` (the cost of a known plan: nothing cheaper is left to find); it has converged when the bound
-    is within the relative `gap` of the LP value.
+    is within the relative `gap` of the LP value. `known`, when given, is the set of `cols` (kept up to date here).
 
     Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
     and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
     """
-    known, center, bound = set(cols), None, -math.inf
+    known = set(cols) if known is None else known
+    center, bound = None, -math.inf
     lp = lp or _Master(group, cols)
     while True:
         duals, value, x = lp.solve()
@@ -213,9 +276,36 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             found = improve(group, where, deadline)
             cost = sum(group.cost(c) for c in found)
             best = Cover(tuple(found), cost, False) if cost < best.cost - 1e-9 else best
+    prices = set(group.price.values())
+    if len(prices) > _LATTICE_PRICES:  # no cost lattice: the listings (or the compact model) alone
+        best, proven, optimal = _listings(group, duals, bound, converged, best, deadline, None)
+        proven = best.cost if optimal else proven
+        return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
+    # The listings' integer programs run on a second thread (HiGHS releases the GIL while it solves) beside
+    # branch-and-price; each stops when the other's plan meets its bound or the other proves the optimum.
+    race = Race(best.cost, next_cost(prices, bound))
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(_listings, group, duals, bound, converged, best, deadline, race)
+        branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
+        race.stop = True
+        listed, proven, optimal = future.result()
+    best = Cover(branched.columns, branched.cost, False) if branched.cost < listed.cost else listed
+    proven = next_cost(prices, max(proven, branched.bound))
+    if optimal and best.cost >= listed.cost - 1e-9:
+        return GroupPlan(best.columns, best.cost, best.cost, True)
+    return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
+
+
+def _listings(
+    group: Group, duals: Duals, bound: float, converged: bool, best: Cover, deadline: float, race: Race | None
+) -> tuple[Cover, float, bool]:
+    """Steps 3 and 4: list the MIG pools within a slack of the bound and solve the cover program over them,
+    or the compact model when no listing holds few enough pools. (best plan, proven bound, proven optimal)."""
+    proven = bound
     solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound if converged else 0.0
     searched, failed = False, 0  # whether a cover program over listed pools ran; listings that held too many
-    while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack:
+    stopped = lambda: race is not None and race.stop  # noqa: E731
+    while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack and not stopped():
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
         listed = enumerate_columns(group, duals, slack, _ENUM_LIMIT)
@@ -231,14 +321,17 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             REL_GAP,
             list(best.columns),
             bound,
+            race,
         )
         best = covered if covered is not None and covered.cost < best.cost else best
         if covered is not None and covered.optimal and covered.cost <= bound + slack:
-            return GroupPlan(best.columns, best.cost, best.cost, True)
+            if race is not None:
+                race.stop = True
+            return best, best.cost, True
         if covered is not None:  # no plan within the slack is missing, so the program's bound holds up to it
             proven = max(proven, min(covered.bound, bound + slack))
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
-    if not searched and time.perf_counter() < deadline:  # the compact model gets the time left
+    if not searched and time.perf_counter() < deadline and not stopped():  # the compact model gets the time left
         covered = solve_cover(
             replace(group, direct=set(group.slots)),
             [],
@@ -246,15 +339,13 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             REL_GAP,
             list(best.columns),
             bound,
+            race,
         )
         best = covered if covered is not None and covered.cost < best.cost else best
         proven = max(proven, covered.bound if covered is not None else proven)
-    proven = next_cost(set(group.price.values()), proven)
-    if searched and best.cost > proven + REL_GAP * best.cost and time.perf_counter() < deadline:
-        branched = branch_and_price(group, generated, best.columns, best.cost, proven, deadline, REL_GAP)
-        best = Cover(branched.columns, branched.cost, False) if branched.cost < best.cost else best
-        proven = max(proven, branched.bound)
-    return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
+        if covered is not None and covered.optimal and race is not None:
+            race.stop = True
+    return best, proven, False
 
 
 def _next_slack(solved: float, too_many: float, needed: float, bound: float) -> float:
