@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from gpu_platform.planner import master
 from gpu_platform.planner.branch import branch_and_price, next_cost
 from gpu_platform.planner.candidates import build_candidates
-from gpu_platform.planner.columns import split_groups, without_dominated
+from gpu_platform.planner.columns import merged, split_groups, without_dominated
 from gpu_platform.planner.demand import catalog_of
+from gpu_platform.planner.highs import Race
 from gpu_platform.planner.solve import _pairs
 from helpers.planner import assert_valid_columns, brute_force_hourly, demand
 
@@ -105,3 +106,95 @@ def test_branch_and_price_cut_short_keeps_a_valid_plan_and_a_true_bound(seed):
     assert_valid_columns(group, result.columns)
     optimum = sum(p.hourly for p in full.pools if any(int(name[1:]) in group.units for name in p.tiers))
     assert root - 1e-6 <= result.bound <= optimum + 1e-6 <= result.cost + 2e-6
+
+
+def _least_sum_in_box(prices, x, box):
+    best = math.inf
+    ranges = [range(int(lo), int(min(hi, math.ceil(x / p) + lo)) + 1) for p, (lo, hi) in zip(prices, box, strict=True)]
+    for counts in itertools.product(*ranges):
+        total = sum(n * p for n, p in zip(counts, prices, strict=True))
+        if total >= x - 1e-9:
+            best = min(best, total)
+    return best
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.integers(50, 5000).map(lambda c: c / 100), min_size=1, max_size=3, unique=True),
+    st.integers(0, 30000).map(lambda c: c / 100),
+    st.lists(st.tuples(st.integers(0, 40), st.one_of(st.none(), st.integers(0, 40))), min_size=3, max_size=3),
+)
+def test_next_cost_within_a_box_is_the_least_sum_of_node_counts_in_the_box(prices, x, spans):
+    box = [(float(lo), math.inf if extra is None else float(lo + extra)) for lo, extra in spans[: len(prices)]]
+    got = next_cost(set(prices), x, dict(zip(sorted(prices), box, strict=True)))
+    want = _least_sum_in_box(sorted(prices), x, box)
+    if want == math.inf:
+        assert got == math.inf  # no node counts in the box reach x: no plan there
+    else:
+        assert x <= got <= want + 1e-9
+        assert got == pytest.approx(want, rel=1e-5, abs=1e-6) or x == 0
+
+
+def _every_plan(group):
+    """(cost, nodes per price) of every routing of the group's tiers to its candidates."""
+    options = {t: [c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())] for t in group.units}
+    tiers = sorted(options)
+    for routing in itertools.product(*(options[t] for t in tiers)):
+        on = {}
+        for t, c in zip(tiers, routing, strict=True):
+            on.setdefault(c, []).append(t)
+        cols = [merged(group, c, ts) for c, ts in on.items()]
+        nodes = {}
+        for col in cols:
+            nodes[group.price[col.cand]] = nodes.get(group.price[col.cand], 0) + col.nodes
+        yield sum(group.cost(col) for col in cols), nodes
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=2, max_size=4), st.integers(0, 3), st.integers(-2, 2), st.booleans())
+def test_the_bound_under_node_totals_holds_for_every_plan_within_them(tiers, cls, shift, upper):
+    # The LP with a price class's node total bounded (a branch of branch-and-price) prices with the row's dual;
+    # its Lagrangian bound is checked against every plan whose totals lie in the box, found by brute force.
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    for group in _groups(d):
+        prices = sorted(set(group.price.values()))
+        plans = list(_every_plan(group))
+        price = prices[cls % len(prices)]
+        cheapest = min(plans, key=lambda p: p[0])[1].get(price, 0)
+        edge = max(cheapest + shift, 0)
+        box = [(0.0, math.inf)] * len(prices)
+        box[prices.index(price)] = (0.0, float(edge)) if upper else (float(edge), math.inf)
+        inside = [
+            cost
+            for cost, nodes in plans
+            if all(lo <= nodes.get(p, 0) <= hi for p, (lo, hi) in zip(prices, box, strict=True))
+        ]
+        cols = list({*master._greedy(group), *master._full(group)})
+        lp = master._Master(group, cols, {c: [prices.index(p)] for c, p in group.price.items()})
+        lp.set_box(tuple(box))
+        _, bound, converged, _ = master._generate(group, cols, math.inf, lp, gap=1e-9)
+        assert converged
+        if inside:
+            assert bound <= min(inside) + 1e-6
+            assert next_cost(set(prices), bound, dict(zip(prices, box, strict=True))) <= min(inside) + 1e-6
+        else:  # no plan fits the box: the bound rises past every plan, by the artificial columns' price
+            assert bound > max(cost for cost, _ in plans)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=2, max_size=4))
+def test_a_plan_found_on_the_other_thread_prunes_and_proves(tiers):
+    # Told through the race that a plan at the optimum exists, branch-and-price from the greedy plan proves it
+    # (the bound it returns may rest on that plan) and never returns a bound above it.
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    for group in _groups(d):
+        optimum = min(cost for cost, _ in _every_plan(group))
+        start = master._greedy(group)
+        cols = list({*start, *master._full(group)})
+        _, root, _, _ = master._generate(group, cols, math.inf)
+        race = Race(optimum, root)
+        start_cost = sum(group.cost(c) for c in start)
+        result = branch_and_price(group, cols, tuple(start), start_cost, root, math.inf, 1e-6, race)
+        assert result.bound == pytest.approx(optimum, rel=1e-6)
+        assert race.bound <= optimum * (1 + 1e-6)
+        assert_valid_columns(group, result.columns)

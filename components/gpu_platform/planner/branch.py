@@ -217,12 +217,6 @@ def branch_and_price(
         ):
             heapq.heappush(heap, (node_bound, -count, child))
             count += 1
-    import collections  # DEBUG
-    import os
-
-    if os.environ.get("BP_DEBUG"):
-        print("left", len(heap), collections.Counter((round(b, 2), n.box) for b, _, n in heap).most_common(12))
-        print("depths", collections.Counter(len(n.fixed) + len(n.forbidden) for b, _, n in heap).most_common(12))
     cutoff = min(best_cost, race.best) if race else best_cost
     bound = min([b for b, _, _ in heap] + stuck + [cutoff])
     return BranchResult(best, best_cost, max(min(bound, best_cost), root_bound), explored)
