@@ -204,9 +204,9 @@ def branch_and_price(
             (lo, hi), box = node.box[k], list(node.box)
             for child_box in ((lo, float(math.floor(r))), (float(math.ceil(r)), hi)):
                 box[k] = child_box
-                child = next_cost(prices, node_bound, dict(zip(ordered, box, strict=True)))
-                if child < cutoff - rel_gap * cutoff:  # else no node count in the child's box pays
-                    heapq.heappush(heap, (child, -count, replace(node, box=tuple(box), retries=0)))
+                least = next_cost(prices, node_bound, dict(zip(ordered, box, strict=True)))
+                if least < cutoff - rel_gap * cutoff:  # else no node count in the child's box pays
+                    heapq.heappush(heap, (least, -count, replace(node, box=tuple(box), retries=0)))
                     count += 1
             continue
         tier = min(open_, key=lambda t: abs(max(open_[t].values()) - 0.5))

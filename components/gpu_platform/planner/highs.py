@@ -173,7 +173,8 @@ class ColumnLP:
             idx = np.arange(first, first + len(low), dtype=np.int32)
             lo = np.where(np.isinf(low), -inf, low).astype(float)
             hi = np.where(np.isinf(high), inf, high).astype(float)
-            self._h.changeRowsBounds(len(idx), idx, lo, hi)
+            # in highspy 1.15's module, not in its type stub
+            self._h.changeRowsBounds(len(idx), idx, lo, hi)  # type: ignore[attr-defined]
             self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
 
     def allow_only(self, allowed: np.ndarray) -> None:

@@ -304,7 +304,10 @@ def _listings(
     proven = bound
     solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound if converged else 0.0
     searched, failed = False, 0  # whether a cover program over listed pools ran; listings that held too many
-    stopped = lambda: race is not None and race.stop  # noqa: E731
+
+    def stopped() -> bool:
+        return race is not None and race.stop
+
     while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack and not stopped():
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
