@@ -17,7 +17,7 @@ from gpu_platform.planner import master
 from gpu_platform.planner.candidates import build_candidates
 from gpu_platform.planner.columns import split_groups, without_dominated
 from gpu_platform.planner.demand import catalog_of
-from gpu_platform.planner.highs import ColumnLP, solve_mip
+from gpu_platform.planner.highs import ColumnLP, Race, solve_mip
 from gpu_platform.planner.local import improve
 from gpu_platform.planner.solve import _pairs
 from helpers.planner import assert_valid_columns, demand
@@ -69,6 +69,37 @@ def test_solve_mip_stops_when_the_incumbent_meets_an_outside_bound():
     # A floor below the optimum is only a floor: the bound reported stays at most the cost.
     low = solve_mip(cost, a, np.array([6.0]), np.array([np.inf]), np.array([5.0, 5.0]), 10, 1e-9, floor=1.0)
     assert low.cost == pytest.approx(9.0) and 1.0 <= low.bound <= 9.0 + 1e-9
+
+
+def _knapsack_cover(n=40, seed=3):
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(10, 60, (6, n)).astype(float)
+    return (
+        rng.integers(50, 100, n).astype(float),
+        csc_array(weights),
+        weights.sum(axis=1) / 2.3,
+        np.full(6, np.inf),
+        np.ones(n),
+    )
+
+
+def test_the_race_gets_each_incumbent_and_its_bound_stops_the_search():
+    cost, a, lo, hi, col_hi = _knapsack_cover()
+    alone = solve_mip(cost, a, lo, hi, col_hi, 30, 1e-9)
+    assert alone.status == "optimal"
+    # Another search proved the optimum: this one stops as soon as its incumbent meets it, and says optimal.
+    race = Race(best=math.inf, bound=alone.cost)
+    told = solve_mip(cost, a, lo, hi, col_hi, 30, 1e-9, race=race)
+    assert told.status == "optimal" and told.cost == pytest.approx(alone.cost)
+    assert race.best == pytest.approx(told.cost)  # every incumbent was published; the last is the plan
+    # A bound below the optimum stops nothing early and is never reported above the plan.
+    low = Race(best=math.inf, bound=alone.cost - 50)
+    res = solve_mip(cost, a, lo, hi, col_hi, 30, 1e-9, race=low)
+    assert res.cost == pytest.approx(alone.cost) and alone.cost - 50 <= res.bound <= res.cost + 1e-9
+    # Told to stop, it stops at its first callback, keeping its starting plan.
+    stopped = Race(best=math.inf, bound=-math.inf, stop=True)
+    res = solve_mip(cost, a, lo, hi, col_hi, 30, 1e-9, start=col_hi.copy(), race=stopped)
+    assert res.status == "limit" and res.cost == pytest.approx(cost.sum())
 
 
 @settings(max_examples=20, deadline=None)

@@ -106,7 +106,7 @@ def _stop_at(h: highspy.Highs, floor: float, rel_gap: float, race: Race | None =
     bound `race` holds, or when `race` says stop."""
 
     def check(event: highspy.highs.HighsCallbackEvent) -> None:
-        value = event.data_out.objective_function_value
+        value = event.data_out.mip_primal_bound  # the incumbent's cost (inf before the first)
         low = floor
         if race is not None:
             race.best = min(race.best, value)

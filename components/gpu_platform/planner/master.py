@@ -286,8 +286,10 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     race = Race(best.cost, next_cost(prices, bound))
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(_listings, group, duals, bound, converged, best, deadline, race)
-        branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
-        race.stop = True
+        try:
+            branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
+        finally:
+            race.stop = True  # also on an interrupt: the other thread's search stops at its next callback
         listed, proven, optimal = future.result()
     best = Cover(branched.columns, branched.cost, False) if branched.cost < listed.cost else listed
     proven = next_cost(prices, max(proven, branched.bound))
