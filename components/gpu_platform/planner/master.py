@@ -12,15 +12,18 @@
    Otherwise s doubles, up to the gap of the best plan found, until the time limit.
 4. When column generation does not converge in its share of the time, or no listing holds few enough pools
    (large groups), the compact model, where every pool is modelled directly, gets the time left.
-5. The bound is rounded up to the least cost whole nodes can add up to (`branch.next_cost`); when the listings
-   stop before the time limit without a proof, branch-and-price (`branch.branch_and_price`) gets the rest.
+5. The bound is rounded up to the least cost whole nodes can add up to (`branch.next_cost`). With at most three
+   node prices, steps 3-4 run on a second thread; when they have not ended after `_RACE_AFTER` seconds,
+   branch-and-price (`branch.branch_and_price`) joins them on the main thread, the two sharing plans and
+   bounds through a `highs.Race` (HiGHS releases the GIL while it solves). When the listings stop early
+   without a proof, branch-and-price gets the time left.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -45,6 +48,7 @@ _DIVE_ROUNDS = 4  # pricing rounds, at most, after each fixing
 _DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this much on one candidate; one dive
 # per threshold (the first is quicker, the second slower and often better)
 _ARTIFICIAL = 1e3  # $/hour per node, as a multiple of the dearest node, of going outside a branch's node totals
+_RACE_AFTER = 0.5  # seconds the listings run alone before branch-and-price joins them
 _FIRST_SLACK = 4e-3  # the first listing holds the pools within 0.4 % of the bound; then the slack doubles
 
 
@@ -286,14 +290,26 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     race = Race(best.cost, next_cost(prices, bound))
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(_listings, group, duals, bound, converged, best, deadline, race)
-        try:
-            branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
-        finally:
-            race.stop = True  # also on an interrupt: the other thread's search stops at its next callback
+        # The listings alone first, for a moment: most groups end there, with the same plan on every run.
+        done, _ = wait([future], timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0)))
+        branched = None
+        if not done:
+            try:
+                branched = branch_and_price(
+                    group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race
+                )
+            finally:
+                race.stop = True  # also on an interrupt: the other thread's search stops at its next callback
         listed, proven, optimal = future.result()
-    best = Cover(branched.columns, branched.cost, False) if branched.cost < listed.cost else listed
-    proven = next_cost(prices, max(proven, branched.bound))
-    if optimal and best.cost >= listed.cost - 1e-9:
+    if branched is None and not optimal and time.perf_counter() < deadline:  # the listings stopped short
+        floor = next_cost(prices, proven)
+        branched = branch_and_price(group, generated, listed.columns, listed.cost, floor, deadline, REL_GAP)
+    best = listed
+    if branched is not None:
+        proven = max(proven, branched.bound)  # it may rest on the listings' plan, which stays when no dearer
+        best = Cover(branched.columns, branched.cost, False) if branched.cost < listed.cost else listed
+    proven = next_cost(prices, proven)
+    if optimal and best is listed:
         return GroupPlan(best.columns, best.cost, best.cost, True)
     return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
 
