@@ -31,6 +31,7 @@ __all__ = ["branch_and_price", "next_cost"]
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
 _INTEGRAL = 1 - 1e-6  # a tier served at least this much on one candidate counts as assigned there
+_LP_COLUMNS = 2_000  # columns in the search's LP before it is rebuilt with the ones nodes used
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 _LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -95,6 +96,10 @@ def _branch_on(group: Group, open_: dict[int, dict[int, float]]) -> tuple[int, i
     return tier, max(open_[tier].items(), key=lambda kv: (kv[1], -kv[0]))[0]
 
 
+def _mask(col: Column, bit: dict[int, int]) -> int:
+    return sum(bit[t] for t in col.tiers)
+
+
 def _masks(sub: Group, bit: dict[int, int]) -> dict[int, int]:
     """Per candidate, the tiers it may serve at a node, as a bit mask."""
     return {c: sum(bit[t] for t in {t for ts in kinds.values() for t in ts}) for c, kinds in sub.slots.items()}
@@ -127,10 +132,13 @@ def branch_and_price(
     cols = list(dict.fromkeys(columns))
     # Counters: the node total of each price class, when the cost lattice applies.
     first = len(ordered) if boxed else 0
-    lp = _Master(group, cols, {c: [ordered.index(p)] for c, p in group.price.items()} if boxed else None)
+    counters = {c: [ordered.index(p)] for c, p in group.price.items()} if boxed else None
+    lp = _Master(group, cols, counters)
     bit = {t: 1 << i for i, t in enumerate(sorted(group.units))}
     mask = [sum(bit[t] for t in c.tiers) for c in cols]
     have = set(cols)
+    used: set[int] = set()  # columns some node's LP solution used since the LP was last built
+    limit = max(_LP_COLUMNS, 2 * len(cols))
     heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node(box=((0.0, math.inf),) * first))]
     count, explored = 1, 0  # ties in bound go newest first: a child re-optimises from its parent's basis
     stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
@@ -163,8 +171,26 @@ def branch_and_price(
                 (m & ~allow.get(c.cand, 0) == 0 for c, m in zip(cols, mask, strict=True)), dtype=bool, count=len(cols)
             )
         )
+        if len(cols) > limit:  # rebuild the LP with the pools nodes used; pricing brings others back
+            cols = [cols[j] for j in sorted(used)]
+            mask, have, used = [_mask(c, bit) for c in cols], set(cols), set()
+            lp = _Master(group, cols, counters)
+            cols += (full := [c for c in _full(sub) if c.tiers and c not in have])
+            lp.add(full)
+            have.update(full)
+            mask += [_mask(c, bit) for c in full]
+            lp.set_box(node.box)
+            lp.allow_only(
+                np.fromiter(
+                    (m & ~allow.get(c.cand, 0) == 0 for c, m in zip(cols, mask, strict=True)),
+                    dtype=bool,
+                    count=len(cols),
+                )
+            )
+            limit = max(_LP_COLUMNS, 2 * len(cols))
         before = len(cols)
         _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, cutoff, rel_gap, have)
+        used.update(int(j) for j in np.flatnonzero(x > 1e-9))
         mask += [sum(bit[t] for t in c.tiers) for c in cols[before:]]
         node_bound = next_cost(prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
         if node_bound >= cutoff - rel_gap * cutoff:
