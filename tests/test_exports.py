@@ -150,6 +150,7 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.master", "_full"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_generate"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_greedy"): "the solver tests check each stage of the master problem",
+    ("gpu_platform.planner.master", "_Master"): "branch-and-price and its tests run column generation on it",
     ("gpu_platform.planner.solve", "_pairs"): "the solver tests check the MIG pairing on its own",
 }
 

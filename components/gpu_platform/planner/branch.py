@@ -26,14 +26,14 @@ from .columns import Column, Group, merged
 from .highs import Race
 from .local import improve
 
-__all__ = ["branch_and_price", "next_cost"]
+__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
 _INTEGRAL = 1 - 1e-6  # a tier served at least this much on one candidate counts as assigned there
 _LP_COLUMNS = 2_000  # columns in the search's LP before it is rebuilt with the ones nodes used
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
-_LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
+LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
 
 
@@ -43,7 +43,7 @@ def next_cost(prices: set[float], x: float, box: dict[float, tuple[float, float]
     With `box` (price -> (least, most) nodes at that price), only node counts within it count: inf when no
     count in the box reaches `x`."""
     ps = sorted(p for p in prices if p > 0)
-    if not ps or x <= 0 or len(ps) > _LATTICE_PRICES:
+    if not ps or x <= 0 or len(ps) > LATTICE_PRICES:
         return x
     box = box or {}
     lo = [max(0, math.ceil(box.get(p, (0.0, math.inf))[0] - 1e-9)) for p in ps]
@@ -128,7 +128,7 @@ def branch_and_price(
     # re-optimises from the last basis instead of building its LP again.
     prices = set(group.price.values())
     ordered = sorted(prices)
-    boxed = len(ordered) <= _LATTICE_PRICES
+    boxed = len(ordered) <= LATTICE_PRICES
     cols = list(dict.fromkeys(columns))
     # Counters: the node total of each price class, when the cost lattice applies.
     first = len(ordered) if boxed else 0

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.sparse import csc_array
 
-from .branch import _LATTICE_PRICES, branch_and_price, next_cost
+from .branch import LATTICE_PRICES, branch_and_price, next_cost
 from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
 from .highs import ColumnLP, Race
@@ -281,7 +281,7 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             cost = sum(group.cost(c) for c in found)
             best = Cover(tuple(found), cost, False) if cost < best.cost - 1e-9 else best
     prices = set(group.price.values())
-    if len(prices) > _LATTICE_PRICES:  # no cost lattice: the listings (or the compact model) alone
+    if len(prices) > LATTICE_PRICES:  # no cost lattice: the listings (or the compact model) alone
         best, proven, optimal = _listings(group, duals, bound, converged, best, deadline, None)
         proven = best.cost if optimal else proven
         return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
