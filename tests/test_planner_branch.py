@@ -20,9 +20,12 @@ from gpu_platform.planner.solve import _pairs
 from helpers.planner import assert_valid_columns, brute_force_hourly, demand
 
 
-def _least_sum_at_least(prices, x):
+def _least_sum_at_least(prices, x, box=None):
+    """The least sum of whole nodes at `prices` that reaches x, each count within its (least, most) in `box`."""
+    box = box or [(0, math.inf)] * len(prices)
+    ranges = [range(int(lo), int(min(hi, math.ceil(x / p) + lo)) + 1) for p, (lo, hi) in zip(prices, box, strict=True)]
     best = math.inf
-    for counts in itertools.product(*(range(math.ceil(x / p) + 1) for p in prices)):
+    for counts in itertools.product(*ranges):
         total = sum(n * p for n, p in zip(counts, prices, strict=True))
         if total >= x - 1e-9:
             best = min(best, total)
@@ -108,16 +111,6 @@ def test_branch_and_price_cut_short_keeps_a_valid_plan_and_a_true_bound(seed):
     assert root - 1e-6 <= result.bound <= optimum + 1e-6 <= result.cost + 2e-6
 
 
-def _least_sum_in_box(prices, x, box):
-    best = math.inf
-    ranges = [range(int(lo), int(min(hi, math.ceil(x / p) + lo)) + 1) for p, (lo, hi) in zip(prices, box, strict=True)]
-    for counts in itertools.product(*ranges):
-        total = sum(n * p for n, p in zip(counts, prices, strict=True))
-        if total >= x - 1e-9:
-            best = min(best, total)
-    return best
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.integers(50, 5000).map(lambda c: c / 100), min_size=1, max_size=3, unique=True),
@@ -127,7 +120,7 @@ def _least_sum_in_box(prices, x, box):
 def test_next_cost_within_a_box_is_the_least_sum_of_node_counts_in_the_box(prices, x, spans):
     box = [(float(lo), math.inf if extra is None else float(lo + extra)) for lo, extra in spans[: len(prices)]]
     got = next_cost(set(prices), x, dict(zip(sorted(prices), box, strict=True)))
-    want = _least_sum_in_box(sorted(prices), x, box)
+    want = _least_sum_at_least(sorted(prices), x, box)
     if want == math.inf:
         assert got == math.inf  # no node counts in the box reach x: no plan there
     else:
