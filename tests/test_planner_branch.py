@@ -129,18 +129,31 @@ def test_next_cost_within_a_box_is_the_least_sum_of_node_counts_in_the_box(price
 
 
 def _every_plan(group):
-    """(cost, nodes per price) of every routing of the group's tiers to its candidates."""
+    """(cost, nodes per price, nodes each price's candidates could still add) of every routing of the group's
+    tiers to its candidates. Idle nodes make a plan dearer, but it is still a plan: a branch's bound holds
+    for plans padded with them too."""
     options = {t: [c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())] for t in group.units}
     tiers = sorted(options)
     for routing in itertools.product(*(options[t] for t in tiers)):
         on = {}
         for t, c in zip(tiers, routing, strict=True):
             on.setdefault(c, []).append(t)
-        cols = [merged(group, c, ts) for c, ts in on.items()]
-        nodes = {}
-        for col in cols:
-            nodes[group.price[col.cand]] = nodes.get(group.price[col.cand], 0) + col.nodes
-        yield sum(group.cost(col) for col in cols), nodes
+        used = {c: merged(group, c, ts).nodes for c, ts in on.items()}
+        nodes, spare = {}, {}
+        for c in group.slots:
+            p = group.price[c]
+            nodes[p] = nodes.get(p, 0) + used.get(c, 0)
+            spare[p] = spare.get(p, 0) + group.max_nodes(c) - used.get(c, 0)
+        yield sum(group.price[c] * n for c, n in used.items()), nodes, spare
+
+
+def _cheapest_in_box(plans, box):
+    """The least cost of a plan, padded with idle nodes where the box asks for more, within the box."""
+    best = math.inf
+    for cost, nodes, spare in plans:
+        if all(nodes[p] <= hi and lo - nodes[p] <= spare[p] for p, (lo, hi) in box.items()):
+            best = min(best, cost + sum(max(0, lo - nodes[p]) * p for p, (lo, _) in box.items()))
+    return best
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -153,25 +166,18 @@ def test_the_bound_under_node_totals_holds_for_every_plan_within_them(tiers, cls
         prices = sorted(set(group.price.values()))
         plans = list(_every_plan(group))
         price = prices[cls % len(prices)]
-        cheapest = min(plans, key=lambda p: p[0])[1].get(price, 0)
+        cheapest = min(plans, key=lambda p: p[0])[1][price]
         edge = max(cheapest + shift, 0)
-        box = [(0.0, math.inf)] * len(prices)
-        box[prices.index(price)] = (0.0, float(edge)) if upper else (float(edge), math.inf)
-        inside = [
-            cost
-            for cost, nodes in plans
-            if all(lo <= nodes.get(p, 0) <= hi for p, (lo, hi) in zip(prices, box, strict=True))
-        ]
+        box = {p: (0, math.inf) for p in prices}
+        box[price] = (0, edge) if upper else (edge, math.inf)
+        want = _cheapest_in_box(plans, box)
         cols = list({*master._greedy(group), *master._full(group)})
         lp = master._Master(group, cols, {c: [prices.index(p)] for c, p in group.price.items()})
-        lp.set_box(tuple(box))
+        lp.set_box(tuple((float(lo), float(hi)) for lo, hi in box.values()))
         _, bound, converged, _ = master._generate(group, cols, math.inf, lp, gap=1e-9)
         assert converged
-        if inside:
-            assert bound <= min(inside) + 1e-6
-            assert next_cost(set(prices), bound, dict(zip(prices, box, strict=True))) <= min(inside) + 1e-6
-        else:  # no plan fits the box: the bound rises past every plan, by the artificial columns' price
-            assert bound > max(cost for cost, _ in plans)
+        assert bound <= want + 1e-6
+        assert next_cost(set(prices), bound, box) <= want + 1e-6
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -181,7 +187,7 @@ def test_a_plan_found_on_the_other_thread_prunes_and_proves(tiers):
     # (the bound it returns may rest on that plan) and never returns a bound above it.
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
     for group in _groups(d):
-        optimum = min(cost for cost, _ in _every_plan(group))
+        optimum = min(cost for cost, _, _ in _every_plan(group))
         start = master._greedy(group)
         cols = list({*start, *master._full(group)})
         _, root, _, _ = master._generate(group, cols, math.inf)
@@ -191,3 +197,24 @@ def test_a_plan_found_on_the_other_thread_prunes_and_proves(tiers):
         assert result.bound == pytest.approx(optimum, rel=1e-6)
         assert race.bound <= optimum * (1 + 1e-6)
         assert_valid_columns(group, result.columns)
+
+
+def test_next_cost_of_an_empty_box_is_infinite_whichever_price_it_is_on():
+    assert next_cost({1.0, 2.0}, 5.0, {2.0: (3.0, 2.0)}) == math.inf
+    assert next_cost({1.0, 2.0}, 5.0, {1.0: (3.0, 2.0)}) == math.inf
+    assert next_cost({1.0, 2.0}, 0.0, {2.0: (1.0, 0.0)}) == math.inf
+
+
+def test_a_plan_cut_short_at_once_never_reports_a_negative_bound():
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_plan import random_demand
+
+    from gpu_platform.planner import plan
+
+    result = plan(random_demand(64, 3), 0.1)  # stops before column generation gets far
+    assert 0 <= result.cost_bound <= result.hourly
+    assert 0 <= result.gap <= 1

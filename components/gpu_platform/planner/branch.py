@@ -42,10 +42,12 @@ def next_cost(prices: set[float], x: float, box: dict[float, tuple[float, float]
     itself when there are too many prices to try. Every plan costs such a sum, so this is a bound when `x` is.
     With `box` (price -> (least, most) nodes at that price), only node counts within it count: inf when no
     count in the box reaches `x`."""
+    box = box or {}
+    if any(lo > hi for lo, hi in box.values()):
+        return math.inf  # an empty box: no plan
     ps = sorted(p for p in prices if p > 0)
     if not ps or x <= 0 or len(ps) > LATTICE_PRICES:
         return x
-    box = box or {}
     lo = [max(0, math.ceil(box.get(p, (0.0, math.inf))[0] - 1e-9)) for p in ps]
     hi = [box.get(p, (0.0, math.inf))[1] for p in ps]
     counts = [np.arange(lo[i], max(lo[i], min(hi[i], math.ceil(x / p))) + 1) * p for i, p in enumerate(ps) if i]
@@ -148,8 +150,9 @@ def branch_and_price(
     cutoff = best_cost
     while heap and time.perf_counter() < deadline and not (race and race.stop):
         cutoff = min(best_cost, race.best) if race else best_cost
-        if race:  # the least bound still open is proven
-            race.bound = max(race.bound, min([heap[0][0], *stuck]))
+        if race:  # share the best plan; the least bound still open (or that plan's cost) is proven
+            race.best = cutoff
+            race.bound = max(race.bound, min([heap[0][0], *stuck, cutoff]))
             if race.bound >= cutoff - rel_gap * cutoff:
                 break
         bound, _, node = heapq.heappop(heap)
@@ -230,8 +233,12 @@ def branch_and_price(
                 count += 1
             continue
         totals = lp.totals(x)
-        split = [
-            (abs(r - math.floor(r) - 0.5), k, r) for k, r in enumerate(totals) if 1e-6 < r - math.floor(r) < 1 - 1e-6
+        split = [  # a total outside the node's box (artificial columns still in use) is not branched on
+            (abs(r - math.floor(r) - 0.5), k, r)
+            for k, r in enumerate(totals)
+            if 1e-6 < r - math.floor(r) < 1 - 1e-6
+            and node.box[k][0] <= math.floor(r)
+            and math.ceil(r) <= node.box[k][1]
         ]
         if split:  # a price class's node total is fractional: at most its floor, or at least its ceiling
             _, k, r = min(split)

@@ -118,6 +118,13 @@ def _stop_at(h: highspy.Highs, floor: float, rel_gap: float, race: Race | None =
             event.interrupt()
 
     h.cbMipInterrupt += check
+    if race is not None:  # the root node's work (strong branching, sub-MIPs) runs simplex without MIP callbacks
+
+        def stop(event: highspy.highs.HighsCallbackEvent) -> None:
+            if race.stop:
+                event.interrupt()
+
+        h.cbSimplexInterrupt += stop
 
 
 class ColumnLP:

@@ -22,8 +22,8 @@
 from __future__ import annotations
 
 import math
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -288,19 +288,32 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     # The listings' integer programs run on a second thread (HiGHS releases the GIL while it solves) beside
     # branch-and-price; each stops when the other's plan meets its bound or the other proves the optimum.
     race = Race(best.cost, next_cost(prices, bound))
-    with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(_listings, group, duals, bound, converged, best, deadline, race)
+    out: list[tuple[Cover, float, bool] | BaseException] = []
+
+    def listings() -> None:
+        try:
+            out.append(_listings(group, duals, bound, converged, best, deadline, race))
+        except BaseException as exc:  # handed to the main thread
+            out.append(exc)
+
+    # A daemon thread: an interrupt in the main thread is not held up by a HiGHS search that has not yet reached
+    # a callback; it stops at its next one (race.stop) or at the time limit.
+    worker = threading.Thread(target=listings, name="gpu-platform-listings", daemon=True)
+    worker.start()
+    branched = None
+    try:
         # The listings alone first, for a moment: most groups end there, with the same plan on every run.
-        done, _ = wait([future], timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0)))
-        branched = None
-        if not done:
-            try:
-                branched = branch_and_price(
-                    group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race
-                )
-            finally:
-                race.stop = True  # also on an interrupt: the other thread's search stops at its next callback
-        listed, proven, optimal = future.result()
+        worker.join(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0)))
+        if worker.is_alive():
+            branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
+            race.stop = True
+        worker.join()
+    except BaseException:  # an interrupt: the other thread's search stops at its next callback
+        race.stop = True
+        raise
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    listed, proven, optimal = out[0]
     if branched is None and not optimal and time.perf_counter() < deadline:  # the listings stopped short
         floor = next_cost(prices, proven)
         branched = branch_and_price(group, generated, listed.columns, listed.cost, floor, deadline, REL_GAP)

@@ -135,7 +135,7 @@ def _solve(
     for group in sorted(split_groups([t.units for t in demand.tiers], pairs, cands), key=lambda g: len(g.units)):
         solved = solve_group(without_dominated(group), max(deadline - time.perf_counter(), 0.05))
         columns += prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
-        bound, optimal = bound + solved.bound, optimal and solved.optimal
+        bound, optimal = bound + max(solved.bound, 0.0), optimal and solved.optimal  # no plan costs less than 0
     return columns, bound, optimal
 
 
