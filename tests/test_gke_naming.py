@@ -16,34 +16,20 @@ from gpu_platform.nodepools.gke import (
     render_gke_node_pool,
     replacement_fields,
 )
+from helpers.specs import gke_data
 
 NP = "gcp:container/nodePool:NodePool"
 GKE_NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")  # the GKE API's node pool name rule
 
 
 def _data(**pool):
-    """A one-pool GKE spec; `pool` overrides fields of the pool."""
-    return {
-        "cloud": "gcp",
-        "clusterName": "ml-gke",
-        "labelDomain": "gpu.example.com",
-        "gcp": {
-            "project": "proj",
-            "location": "us-central1",
-            "zones": ["us-central1-a"],
-            "serviceAccount": "gpu-nodes@proj.iam.gserviceaccount.com",
-        },
-        "nodePools": [
-            {
-                "name": "gpu-dev",
-                "instanceType": "a2-highgpu-1g",
-                "sharing": {"mode": "time-slicing", "replicas": 4},
-                "maxSize": 2,
-                **pool,
-            }
-        ],
-        "tiers": [{"name": "dev", "pool": pool.get("name", "gpu-dev")}],
-    }
+    """A one-pool GKE spec (the time-sliced pool of `gke_data`, one zone); `pool` overrides fields of the pool."""
+    data = gke_data(**{"gpu-dev": pool})
+    data["gcp"]["zones"] = ["us-central1-a"]
+    del data["gcp"]["gpuStack"]
+    data["nodePools"] = [p for p in data["nodePools"] if p["name"] == pool.get("name", "gpu-dev")]
+    data["tiers"] = [{"name": "dev", "pool": data["nodePools"][0]["name"]}]
+    return data
 
 
 def _name(data):

@@ -18,6 +18,7 @@ import heapq
 import math
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -98,13 +99,14 @@ def _branch_on(group: Group, open_: dict[int, dict[int, float]]) -> tuple[int, i
     return tier, max(open_[tier].items(), key=lambda kv: (kv[1], -kv[0]))[0]
 
 
-def _mask(col: Column, bit: dict[int, int]) -> int:
-    return sum(bit[t] for t in col.tiers)
+def _mask(tiers: Iterable[int], bit: dict[int, int]) -> int:
+    """`tiers` as a bit mask."""
+    return sum(bit[t] for t in set(tiers))
 
 
 def _masks(sub: Group, bit: dict[int, int]) -> dict[int, int]:
     """Per candidate, the tiers it may serve at a node, as a bit mask."""
-    return {c: sum(bit[t] for t in {t for ts in kinds.values() for t in ts}) for c, kinds in sub.slots.items()}
+    return {c: _mask((t for ts in kinds.values() for t in ts), bit) for c, kinds in sub.slots.items()}
 
 
 def branch_and_price(
@@ -120,14 +122,14 @@ def branch_and_price(
     """Search the assignments of `group` until the best plan is proven within `rel_gap` or the deadline.
 
     `columns` are pools known to price well (the root's generated columns), `best` the best plan known and
-    `root_bound` a lower bound already proven for the whole group. With `race`, a search on another thread
-    (`cover.solve_cover`) shares its best plan's cost (which prunes here, so the bound returned may rest on
-    that plan) and this search publishes its bound there.
+    `root_bound` a lower bound already proven for the whole group. With `race`, this search and one on another
+    thread (`cover.solve_cover`) share their best plan's cost (which prunes here, so the bound returned may rest
+    on the other's plan) and their proven bounds.
     """
     from .master import _full, _generate, _Master  # column generation (master imports this module)
 
-    # One LP for the whole search: the columns a node does not allow are fixed at 0 there, so each node
-    # re-optimises from the last basis instead of building its LP again.
+    # One LP for the search: the columns a node does not allow are fixed at 0 there, so each node re-optimises
+    # from the last basis instead of building its LP again (rebuilt only when it holds too many columns).
     prices = set(group.price.values())
     ordered = sorted(prices)
     boxed = len(ordered) <= LATTICE_PRICES
@@ -137,7 +139,7 @@ def branch_and_price(
     counters = {c: [ordered.index(p)] for c, p in group.price.items()} if boxed else None
     lp = _Master(group, cols, counters)
     bit = {t: 1 << i for i, t in enumerate(sorted(group.units))}
-    mask = [sum(bit[t] for t in c.tiers) for c in cols]
+    mask = [_mask(c.tiers, bit) for c in cols]
     have = set(cols)
     used: set[int] = set()  # columns some node's LP solution used since the LP was last built
     limit = max(_LP_COLUMNS, 2 * len(cols))
@@ -162,11 +164,16 @@ def branch_and_price(
         sub = _restricted(group, node)
         if any(not any(t in ts for kinds in sub.slots.values() for ts in kinds.values()) for t in group.units):
             continue  # a tier no candidate may serve: no plan here
+        if len(cols) > limit:  # rebuild the LP with the pools nodes used; pricing brings others back
+            cols = [cols[j] for j in sorted(used)]
+            mask, have, used = [_mask(c.tiers, bit) for c in cols], set(cols), set()
+            lp = _Master(group, cols, counters)
+            limit = max(_LP_COLUMNS, 2 * len(cols))
         full = [c for c in _full(sub) if c.tiers and c not in have]
         have.update(full)
         cols += full
         lp.add(full)
-        mask += [sum(bit[t] for t in c.tiers) for c in full]
+        mask += [_mask(c.tiers, bit) for c in full]
         allow = _masks(sub, bit)
         lp.set_box(node.box)
         lp.allow_only(
@@ -174,27 +181,10 @@ def branch_and_price(
                 (m & ~allow.get(c.cand, 0) == 0 for c, m in zip(cols, mask, strict=True)), dtype=bool, count=len(cols)
             )
         )
-        if len(cols) > limit:  # rebuild the LP with the pools nodes used; pricing brings others back
-            cols = [cols[j] for j in sorted(used)]
-            mask, have, used = [_mask(c, bit) for c in cols], set(cols), set()
-            lp = _Master(group, cols, counters)
-            cols += (full := [c for c in _full(sub) if c.tiers and c not in have])
-            lp.add(full)
-            have.update(full)
-            mask += [_mask(c, bit) for c in full]
-            lp.set_box(node.box)
-            lp.allow_only(
-                np.fromiter(
-                    (m & ~allow.get(c.cand, 0) == 0 for c, m in zip(cols, mask, strict=True)),
-                    dtype=bool,
-                    count=len(cols),
-                )
-            )
-            limit = max(_LP_COLUMNS, 2 * len(cols))
         before = len(cols)
         _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, cutoff, rel_gap, have)
         used.update(int(j) for j in np.flatnonzero(x > 1e-9))
-        mask += [sum(bit[t] for t in c.tiers) for c in cols[before:]]
+        mask += [_mask(c.tiers, bit) for c in cols[before:]]
         node_bound = next_cost(prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
         if node_bound >= cutoff - rel_gap * cutoff:
             continue

@@ -129,12 +129,17 @@ def without_dominated(group: Group) -> Group:
     return Group(group.units, keep, group.per_node, {c: group.price[c] for c in keep}, group.direct)
 
 
+def _node_price(group: Group, cand: int, duals: Duals) -> float:
+    """What one more node of `cand` costs at these duals: its price, plus the dual of a branch's node total."""
+    return group.price[cand] + duals.per_node.get(cand, 0.0)
+
+
 def _route_reduced(group: Group, cand: int, tier: int, items: list[Item], duals: Duals) -> float:
     """The least reduced cost of a pool of one-kind `cand` that serves `tier`."""
     (kind,) = group.slots[cand]
     per_node, others = group.per_node[(cand, kind)], [it for it in items if it[0] != tier]
     table = best_values(others, per_node * group.max_nodes(cand))
-    price = group.price[cand] + duals.per_node.get(cand, 0.0)
+    price = _node_price(group, cand, duals)
     return min(
         price * n + duals.cands.get(cand, 0.0) - duals.tiers[tier] - table.value(per_node * n - group.units[tier])
         for n in range(1, group.max_nodes(cand) + 1)
@@ -191,7 +196,7 @@ def _tables(
 def _reduced_all(group: Group, cand: int, tables: _Tables, duals: Duals) -> np.ndarray:
     """Reduced cost of the best pool of `cand` with n nodes, at index n - 1, for n = 1..max_nodes."""
     nodes = np.arange(1, group.max_nodes(cand) + 1)
-    out = (group.price[cand] + duals.per_node.get(cand, 0.0)) * nodes + duals.cands.get(cand, 0.0)
+    out = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
     for kind, (_, tab) in tables.items():
         out -= tab.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(tab.best) - 1)]
     return out
