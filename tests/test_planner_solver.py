@@ -186,3 +186,31 @@ def test_local_search_never_raises_cost(tiers):
         after = improve(group, where, math.inf)
         assert_valid_columns(group, after)
         assert sum(group.cost(c) for c in after) <= before + 1e-9
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000))
+def test_column_lp_restricted_and_restarted_from_an_old_basis_matches_a_fresh_solve(seed):
+    # Branch-and-price fixes a different set of columns at 0 at each node (only the columns whose bounds change
+    # are passed on) and starts each node from its parent's basis, taken before later columns were added.
+    rng = np.random.default_rng(seed)
+    rows, cols = 5, 14
+    dense = (rng.random((rows, cols)) < 0.5).astype(float)
+    dense[:, :rows] += np.eye(rows)
+    cost = rng.integers(1, 20, cols).astype(float)
+    lp = ColumnLP(np.ones(rows), np.full(rows, np.inf))
+    lp.add(cost[:10], csc_array(dense[:, :10]))
+    lp.solve()
+    old = lp.basis()
+    lp.add(cost[10:], csc_array(dense[:, 10:]))
+    for _ in range(4):
+        allowed = rng.random(cols) < 0.7
+        allowed[:rows] = True  # stays feasible
+        lp.allow_only(allowed)
+        if rng.random() < 0.5:
+            lp.restore(lp.basis() if rng.random() < 0.5 else old)
+        value, x, _ = lp.solve()
+        bounds = [(0, None) if ok else (0, 0) for ok in allowed]
+        fresh = linprog(cost, A_ub=-dense, b_ub=-np.ones(rows), bounds=bounds, method="highs")
+        assert value == pytest.approx(fresh.fun, abs=1e-7)
+        assert np.all(x[~allowed] == 0)

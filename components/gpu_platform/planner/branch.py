@@ -19,7 +19,8 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +37,19 @@ _LP_COLUMNS = 2_000  # columns in the search's LP before it is rebuilt with the 
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
+
+
+def _tightened(
+    box: tuple[tuple[float, float], ...], prices: list[float], below: float
+) -> tuple[tuple[float, float], ...]:
+    """`box` (least, most nodes per price class, at `prices`) with each class's most cut to what a plan costing
+    less than `below` can have while every other class has at least its least. The LP of a node whose classes
+    are all pinned this way can no longer lean on a fraction of a node more than a cheaper plan could have."""
+    least = sum(lo * p for (lo, _), p in zip(box, prices, strict=True))
+    return tuple(
+        (lo, min(hi, float(math.floor((below - least + lo * p) / p + 1e-9))))
+        for (lo, hi), p in zip(box, prices, strict=True)
+    )
 
 
 def next_cost(prices: set[float], x: float, box: dict[float, tuple[float, float]] | None = None) -> float:
@@ -79,6 +93,8 @@ class _Node:
     forbidden: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): that candidate does not serve it
     retries: int = 0  # times its column generation stopped short of converging with an integral LP
     box: tuple[tuple[float, float], ...] = ()  # (least, most) nodes per price class, cheapest class first
+    # the parent's optimal LP basis and the LP it belongs to (the search's LP is rebuilt now and then)
+    start: tuple[int, Any] | None = field(default=None, compare=False, repr=False)
 
 
 def _restricted(group: Group, node: _Node) -> Group:
@@ -144,7 +160,7 @@ def branch_and_price(
     used: set[int] = set()  # columns some node's LP solution used since the LP was last built
     limit = max(_LP_COLUMNS, 2 * len(cols))
     heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node(box=((0.0, math.inf),) * first))]
-    count, explored = 1, 0  # ties in bound go newest first: a child re-optimises from its parent's basis
+    count, explored, built = 1, 0, 0  # ties in bound go newest first: a child re-optimises from its parent's basis
     stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
     tried: set[frozenset[tuple[int, int]]] = set()  # LP roundings the local search already improved
     began, searching = time.perf_counter(), 0.0  # local search gets at most _SEARCH_SHARE of the time
@@ -160,6 +176,10 @@ def branch_and_price(
         bound, _, node = heapq.heappop(heap)
         if bound >= cutoff - rel_gap * cutoff:
             continue
+        if first:
+            node = replace(node, box=_tightened(node.box, ordered, cutoff - rel_gap * cutoff))
+            if any(lo > hi for lo, hi in node.box):
+                continue
         explored += 1
         sub = _restricted(group, node)
         if any(not any(t in ts for kinds in sub.slots.values() for ts in kinds.values()) for t in group.units):
@@ -169,12 +189,15 @@ def branch_and_price(
             mask, have, used = [_mask(c.tiers, bit) for c in cols], set(cols), set()
             lp = _Master(group, cols, counters)
             limit = max(_LP_COLUMNS, 2 * len(cols))
+            built += 1
         full = [c for c in _full(sub) if c.tiers and c not in have]
         have.update(full)
         cols += full
         lp.add(full)
         mask += [_mask(c.tiers, bit) for c in full]
         allow = _masks(sub, bit)
+        if node.start is not None and node.start[0] == built:
+            lp.lp.restore(node.start[1])
         lp.set_box(node.box)
         lp.allow_only(
             np.fromiter(
@@ -215,6 +238,7 @@ def branch_and_price(
             if cost < best_cost - 1e-9:
                 best, best_cost = tuple(plan), cost
             continue  # this node's optimum is known
+        node = replace(node, start=(built, lp.lp.basis()))  # children start from this node's LP basis
         if not open_:  # not converged: price again (the pool kept the new columns), a few times at most
             if node.retries >= _RETRIES:
                 stuck.append(node_bound)

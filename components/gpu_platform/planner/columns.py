@@ -65,6 +65,10 @@ class Group:
     price: dict[int, float] = field(default_factory=dict)  # cand -> $/hour per node
     direct: set[int] = field(default_factory=set)  # one-kind candidates the final program models directly
     node_cap: dict[int, int] = field(default_factory=dict)  # cand -> most nodes a plan within the gap gives it
+    # worked out once (a group's slots are not changed once it is in use): max_nodes per candidate, and how
+    # `price_columns` reads the group
+    _max: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _pricing: _Pricing | None = field(default=None, init=False, repr=False, compare=False)
 
     def cost(self, col: Column) -> float:
         """$/hour of a column."""
@@ -72,10 +76,13 @@ class Group:
 
     def max_nodes(self, cand: int) -> int:
         """Nodes that hold every tier the candidate can serve (or fewer, when the gap caps them)."""
-        need = max(
-            math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)]) for k, ts in self.slots[cand].items()
-        )
-        return min(self.node_cap.get(cand, need), need)
+        if cand not in self._max:
+            need = max(
+                math.ceil(sum(self.units[t] for t in ts) / self.per_node[(cand, k)])
+                for k, ts in self.slots[cand].items()
+            )
+            self._max[cand] = min(self.node_cap.get(cand, need), need)
+        return self._max[cand]
 
     def items(self, cand: int, kind: str, duals: dict[int, float]) -> list[Item]:
         """The knapsack items of one unit kind of a candidate."""
@@ -202,16 +209,51 @@ def _reduced_all(group: Group, cand: int, tables: _Tables, duals: Duals) -> np.n
     return out
 
 
+@dataclass(frozen=True)
+class _Pricing:
+    """How pricing reads a group: each distinct list of tiers some candidate's unit kind holds (one knapsack
+    table per pricing call serves every candidate with that list: the layouts that offer one MIG profile), and
+    per candidate its node counts 1..max_nodes with, per kind, that list and the table entries its capacities
+    read (a table is built for its items' total weight; its entry at w does not depend on larger capacities)."""
+
+    lists: tuple[tuple[int, ...], ...]
+    cands: tuple[tuple[int, np.ndarray, tuple[tuple[str, int, np.ndarray], ...]], ...]  # cand, nodes, kinds
+
+
+def _pricing(group: Group) -> _Pricing:
+    if group._pricing is None:
+        lists: dict[tuple[int, ...], int] = {}
+        cands = []
+        for cand, kinds in group.slots.items():
+            nodes = np.arange(1, group.max_nodes(cand) + 1)
+            parts = []
+            for kind, tiers in kinds.items():
+                at = lists.setdefault(tuple(tiers), len(lists))
+                total = sum(group.units[t] for t in tiers)
+                parts.append((kind, at, np.minimum(group.per_node[(cand, kind)] * nodes, total)))
+            cands.append((cand, nodes, tuple(parts)))
+        group._pricing = _Pricing(tuple(lists), tuple(cands))
+    return group._pricing
+
+
 def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
     """The most negative reduced-cost columns of each candidate, and the Lagrangian bound of these duals."""
     found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
-    shared: dict[tuple[Item, ...], Table] = {}
-    for cand in group.slots:
-        tables = _tables(group, cand, duals.tiers, shared)
-        reduced = _reduced_all(group, cand, tables, duals)
-        bound += min(0.0, float(reduced.min(initial=0.0)))  # an optimal plan has at most one pool per candidate
-        best = np.argsort(reduced)[:per_cand]
-        found += [_best_column(group, cand, int(i) + 1, tables) for i in best if reduced[i] < -1e-7]
+    plan = _pricing(group)
+    tables = []
+    for tiers in plan.lists:
+        items = [(t, group.units[t], duals.tiers[t]) for t in tiers]
+        tables.append((items, best_values(items, sum(group.units[t] for t in tiers))))
+    for cand, nodes, parts in plan.cands:
+        reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
+        for _, at, index in parts:
+            reduced -= tables[at][1].best[index]
+        low = float(reduced.min(initial=0.0))
+        bound += low  # an optimal plan has at most one pool per candidate
+        if low < -1e-7:
+            chosen = {kind: tables[at] for kind, at, _ in parts}
+            best = np.argsort(reduced)[:per_cand]
+            found += [_best_column(group, cand, int(i) + 1, chosen) for i in best if reduced[i] < -1e-7]
     return found, bound
 
 

@@ -137,6 +137,7 @@ class ColumnLP:
         self._h.setOptionValue("threads", 1)
         self._h.setOptionValue("presolve", "off")  # presolve would discard the basis kept between solves
         self._h.setOptionValue("solver", "simplex")
+        self._zero = np.zeros(0, dtype=bool)  # per column: fixed at 0
         inf = highspy.kHighsInf
         self._h.addRows(
             len(row_lo),
@@ -163,6 +164,7 @@ class ColumnLP:
                 a.indices.astype(np.int32),
                 a.data.astype(float),
             )
+            self._zero = np.concatenate([self._zero, np.zeros(n, dtype=bool)])
             self._h.setOptionValue("simplex_strategy", 4)  # primal: the last basis stays primal feasible
 
     def forbid(self, columns: list[int]) -> None:
@@ -171,6 +173,7 @@ class ColumnLP:
             idx = np.array(columns, dtype=np.int32)
             zero = np.zeros(len(idx))
             self._h.changeColsBounds(len(idx), idx, zero, zero)
+            self._zero[idx] = True
             self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
 
     def row_bounds(self, first: int, low: list[float], high: list[float]) -> None:
@@ -185,12 +188,27 @@ class ColumnLP:
             self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
 
     def allow_only(self, allowed: np.ndarray) -> None:
-        """Fix the columns where `allowed` is False at 0 and free the others (no upper bound)."""
-        n = len(allowed)
-        if n:
-            upper = np.where(allowed, highspy.kHighsInf, 0.0)
-            self._h.changeColsBounds(n, np.arange(n, dtype=np.int32), np.zeros(n), upper)
+        """Fix the columns where `allowed` is False at 0 and free the others (no upper bound); only the
+        columns whose bounds change are passed to HiGHS."""
+        idx = np.flatnonzero(allowed == self._zero).astype(np.int32)
+        if len(idx):
+            upper = np.where(allowed[idx], highspy.kHighsInf, 0.0)
+            self._h.changeColsBounds(len(idx), idx, np.zeros(len(idx)), upper)
+            self._zero[idx] = ~allowed[idx]
             self._h.setOptionValue("simplex_strategy", 1)  # dual: the last basis stays dual feasible
+
+    def basis(self) -> highspy.HighsBasis:
+        """The last solve's basis, to start a later solve from (`restore`)."""
+        return self._h.getBasis()
+
+    def restore(self, basis: highspy.HighsBasis) -> None:
+        """Start the next solve from `basis`, taken when the LP had the same rows and at most its columns (the
+        columns added since are nonbasic at 0)."""
+        more = self._h.getNumCol() - len(basis.col_status)
+        if more:
+            basis.col_status = [*basis.col_status, *[highspy.HighsBasisStatus.kLower] * more]
+        self._h.setBasis(basis)
+        self._h.setOptionValue("simplex_strategy", 1)  # dual: a basis optimal before bounds changed
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """(value, column values, row duals); a row's dual is >= 0 when its lower bound binds."""

@@ -22,10 +22,11 @@ _EPS = 1e-9
 
 
 class Table:
-    """`best[w]`: the most value the items fit into capacity w; `takes[i][w]`: item i is in that filling."""
+    """`rows[i][w]`: the most value the first i items fit into capacity w (`best` is the last row); item i is
+    in the best filling at capacity w exactly when it raised the value there (`rows[i + 1][w] > rows[i][w]`)."""
 
-    def __init__(self, best: np.ndarray, takes: list[np.ndarray]) -> None:
-        self.best, self.takes = best, takes
+    def __init__(self, rows: np.ndarray) -> None:
+        self.rows, self.best = rows, rows[-1]
 
     def value(self, cap: int) -> float:
         """The best value at capacity `cap` (past the total weight every item fits)."""
@@ -35,27 +36,26 @@ class Table:
 def best_values(items: Sequence[Item], cap: int) -> Table:
     """The knapsack table for capacities 0..cap (cap is clipped to the total weight)."""
     cap = min(cap, sum(w for _, w, _ in items))
-    best = np.zeros(cap + 1)
-    takes = []
-    for _, w, v in items:
-        take = np.zeros(cap + 1, dtype=bool)
-        if w <= cap and v > _EPS:
-            with_item = best[: cap + 1 - w] + v
-            take[w:] = with_item > best[w:] + _EPS
-            best = best.copy()
-            best[w:][take[w:]] = with_item[take[w:]]
-        takes.append(take)
-    return Table(best, takes)
+    rows = np.zeros((len(items) + 1, cap + 1))
+    for i, (_, w, v) in enumerate(items):
+        prev, row = rows[i], rows[i + 1]
+        if w <= cap and v > _EPS:  # row = max(prev, prev shifted by w plus v): three array operations per item
+            row[:w] = prev[:w]
+            np.add(prev[: cap + 1 - w], v, out=row[w:])
+            np.maximum(row[w:], prev[w:], out=row[w:])
+        else:
+            row[:] = prev
+    return Table(rows)
 
 
 def pick(items: Sequence[Item], table: Table, cap: int) -> list[int]:
     """The tiers of the best filling at capacity `cap`."""
     cap = min(cap, len(table.best) - 1)
     chosen = []
-    for (tier, w, _), take in zip(reversed(items), reversed(table.takes), strict=True):
-        if take[cap]:
-            chosen.append(tier)
-            cap -= w
+    for i in range(len(items) - 1, -1, -1):
+        if table.rows[i + 1][cap] > table.rows[i][cap]:
+            chosen.append(items[i][0])
+            cap -= items[i][1]
     return chosen
 
 

@@ -1,0 +1,126 @@
+"""Pricing, exactly: the knapsack table and the filling it picks, the most negative reduced cost of each
+candidate's pools and the Lagrangian bound at any duals, and the node boxes branch-and-price cuts by the best
+plan's cost. Each is checked against enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpu_platform.planner.branch import _tightened
+from gpu_platform.planner.candidates import build_candidates
+from gpu_platform.planner.columns import Duals, price_columns, split_groups, without_dominated
+from gpu_platform.planner.demand import catalog_of
+from gpu_platform.planner.knapsack import best_values, pick
+from gpu_platform.planner.solve import _pairs
+from helpers.planner import demand
+
+_VALUE = st.integers(0, 2000).map(lambda c: c / 100)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), _VALUE), max_size=7), st.integers(0, 45))
+def test_the_knapsack_table_and_its_filling_are_the_best_at_every_capacity(raw, cap):
+    items = [(i, w, v) for i, (w, v) in enumerate(raw)]
+    table = best_values(items, cap)
+    for c in range(cap + 1):
+        want = max(
+            sum(v for _, _, v in subset)
+            for n in range(len(items) + 1)
+            for subset in itertools.combinations(items, n)
+            if sum(w for _, w, _ in subset) <= c
+        )
+        assert table.value(c) == pytest.approx(want, abs=1e-9)
+        chosen = pick(items, table, c)
+        assert len(set(chosen)) == len(chosen)
+        assert sum(items[t][1] for t in chosen) <= c
+        assert sum(items[t][2] for t in chosen) == pytest.approx(want, abs=1e-9)
+
+
+_TIER = st.one_of(
+    st.builds(lambda n: {"gpus": n}, st.integers(1, 12)),
+    st.builds(
+        lambda p, n: {"mig": {"profile": p, "instances": n}},
+        st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb"]),
+        st.integers(1, 24),
+    ),
+)
+
+
+def _groups(d):
+    catalog = catalog_of(d)
+    cands = build_candidates(d, catalog)
+    return [without_dominated(g) for g in split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands)]
+
+
+def _least_reduced(group, cand, duals):
+    """The least reduced cost over every pool of `cand`: each node count, each set of its tiers that fits."""
+    tiers = sorted({t for ts in group.slots[cand].values() for t in ts})
+    kind = {t: k for k, ts in group.slots[cand].items() for t in ts}
+    best = math.inf
+    for n in range(1, group.max_nodes(cand) + 1):
+        price = (group.price[cand] + duals.per_node.get(cand, 0.0)) * n + duals.cands.get(cand, 0.0)
+        for size in range(len(tiers) + 1):
+            for subset in itertools.combinations(tiers, size):
+                load: dict[str, int] = {}
+                for t in subset:
+                    load[kind[t]] = load.get(kind[t], 0) + group.units[t]
+                if all(u <= group.per_node[(cand, k)] * n for k, u in load.items()):
+                    best = min(best, price - sum(duals.tiers[t] for t in subset))
+    return best
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=2, max_size=5), st.integers(0, 10_000))
+def test_pricing_finds_each_candidates_least_reduced_cost_and_the_lagrangian_bound(tiers, seed):
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    rng = np.random.default_rng(seed)
+    for group in _groups(d):
+        top = max(group.price.values()) * 4
+        duals = Duals(
+            {t: float(rng.uniform(0, top)) for t in group.units},
+            {c: float(rng.uniform(0, top / 4)) for c in group.slots},
+            {c: float(rng.uniform(-5, 5)) for c in group.slots},
+            float(rng.uniform(-10, 10)),
+        )
+        least = {c: _least_reduced(group, c, duals) for c in group.slots}
+        columns, bound = price_columns(group, duals)
+        want = sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
+        assert bound == pytest.approx(want + sum(min(0.0, v) for v in least.values()), abs=1e-6)
+        for c, v in least.items():
+            found = [col for col in columns if col.cand == c]
+            assert bool(found) == (v < -1e-7)  # a column for every candidate that has an improving pool
+            for col in found:
+                price = (group.price[c] + duals.per_node.get(c, 0.0)) * col.nodes + duals.cands.get(c, 0.0)
+                assert price - sum(duals.tiers[t] for t in col.tiers) < -1e-7
+            if found:  # the first is the best
+                col = found[0]
+                price = (group.price[c] + duals.per_node.get(c, 0.0)) * col.nodes + duals.cands.get(c, 0.0)
+                assert price - sum(duals.tiers[t] for t in col.tiers) == pytest.approx(v, abs=1e-6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.integers(50, 5000).map(lambda c: c / 100), min_size=1, max_size=3, unique=True),
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 8)), min_size=3, max_size=3),
+    st.integers(0, 20000).map(lambda c: c / 100),
+)
+def test_a_box_cut_by_the_best_cost_keeps_every_cheaper_node_count_and_no_more(prices, spans, below):
+    prices = sorted(prices)
+    box = tuple((float(lo), float(lo + extra)) for (lo, extra), _ in zip(spans, prices, strict=False))
+    cut = _tightened(box, prices, below)
+    assert all(lo == c_lo and c_hi <= hi for (lo, hi), (c_lo, c_hi) in zip(box, cut, strict=True))
+    counts = list(itertools.product(*(range(int(lo), int(hi) + 1) for lo, hi in box)))
+    cheaper = [n for n in counts if sum(k * p for k, p in zip(n, prices, strict=True)) < below - 1e-9]
+    for n in cheaper:  # every count vector costing less than `below` stays in the cut box
+        assert all(lo <= k <= hi for k, (lo, hi) in zip(n, cut, strict=True))
+    for i, (lo, hi) in enumerate(cut):  # and each class's new most is reached by one that costs no more
+        if lo <= hi:
+            n = [c_lo for c_lo, _ in cut]
+            n[i] = hi
+            assert sum(k * p for k, p in zip(n, prices, strict=True)) <= below + 1e-6
