@@ -236,11 +236,9 @@ def _pricing(group: Group) -> _Pricing:
     return group._pricing
 
 
-def price_columns(group: Group, duals: Duals, per_cand: int = 2) -> tuple[list[Column], float]:
+def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
     """The most negative reduced-cost columns of each candidate (`per_cand` node counts), and the Lagrangian
-    bound of these duals. Two per candidate, not more: each column added is one more the LP's simplex may pivot
-    in, and on the 64-tier scale benchmark's large groups branch-and-price proved in 16.3 s / 13.0 s with two
-    against 24.0 s / 24.2 s with six (one: 17.0 s / 12.9 s)."""
+    bound of these duals."""
     found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     plan = _pricing(group)
     tables = []

@@ -176,11 +176,13 @@ def _generate(
     cutoff: float = math.inf,
     gap: float = _CG_GAP,
     known: set[Column] | None = None,
+    per_cand: int = 6,
 ) -> tuple[Duals, float, bool, np.ndarray]:
     """Column generation: the duals with the best Lagrangian bound found, that bound, whether it converged, and
     the last LP solution over `cols` (which grows by the columns generated). It also stops once the bound
     reaches `cutoff` (the cost of a known plan: nothing cheaper is left to find); it has converged when the bound
-    is within the relative `gap` of the LP value. `known`, when given, is the set of `cols` (kept up to date here).
+    is within the relative `gap` of the LP value. `known`, when given, is the set of `cols` (kept up to date here);
+    each round adds up to `per_cand` columns per candidate.
 
     Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
     and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
@@ -192,7 +194,7 @@ def _generate(
         duals, value, x = lp.solve()
         new: list[Column] = []
         for at in [_mix(center, duals, _SMOOTHING), duals] if center else [duals]:
-            new, lagrange = price_columns(group, at)
+            new, lagrange = price_columns(group, at, per_cand)
             if lagrange > bound:
                 center, bound = at, lagrange
             new = [c for c in new if c not in known]
