@@ -12,12 +12,11 @@ from hypothesis import strategies as st
 
 from gpu_platform.planner import master
 from gpu_platform.planner.branch import branch_and_price, next_cost
-from gpu_platform.planner.candidates import build_candidates
-from gpu_platform.planner.columns import merged, split_groups, without_dominated
-from gpu_platform.planner.demand import catalog_of
+from gpu_platform.planner.columns import merged
 from gpu_platform.planner.highs import Race
-from gpu_platform.planner.solve import _pairs
-from helpers.planner import assert_valid_columns, brute_force_hourly, demand
+from helpers.planner import assert_valid_columns, brute_force_hourly, demand, groups, tiers
+
+_TIER = tiers(gpus=20, instances=40)
 
 
 def _least_sum_at_least(prices, x, box=None):
@@ -48,28 +47,12 @@ def test_next_cost_leaves_x_alone_with_many_prices():
     assert next_cost({1.1, 2.3, 3.7, 5.9}, 100.05) == 100.05
 
 
-def _groups(d):
-    catalog = catalog_of(d)
-    cands = build_candidates(d, catalog)
-    return [without_dominated(g) for g in split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands)]
-
-
-_TIER = st.one_of(
-    st.builds(lambda n: {"gpus": n}, st.integers(1, 20)),
-    st.builds(
-        lambda p, n: {"mig": {"profile": p, "instances": n}},
-        st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb"]),
-        st.integers(1, 40),
-    ),
-)
-
-
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=2, max_size=4))
 def test_branch_and_price_from_the_greedy_plan_is_exact(tiers):
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
     total, bound_sum = 0.0, 0.0
-    for group in _groups(d):
+    for group in groups(d):
         start = master._greedy(group)
         cols = list({*start, *master._full(group)})
         _, root, _, _ = master._generate(group, cols, math.inf)
@@ -100,7 +83,7 @@ def test_branch_and_price_cut_short_keeps_a_valid_plan_and_a_true_bound(seed):
     d = random_demand(32, seed)
     full = plan(d, 60)
     assert full.optimal
-    group = max(_groups(d), key=lambda g: len(g.units))
+    group = max(groups(d), key=lambda g: len(g.units))
     start = master._greedy(group)
     cols = list({*start, *master._full(group)})
     _, root, _, _ = master._generate(group, cols, math.inf)
@@ -162,7 +145,7 @@ def test_the_bound_under_node_totals_holds_for_every_plan_within_them(tiers, cls
     # The LP with a price class's node total bounded (a branch of branch-and-price) prices with the row's dual;
     # its Lagrangian bound is checked against every plan whose totals lie in the box, found by brute force.
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
-    for group in _groups(d):
+    for group in groups(d):
         prices = sorted(set(group.price.values()))
         plans = list(_every_plan(group))
         price = prices[cls % len(prices)]
@@ -186,7 +169,7 @@ def test_a_plan_found_on_the_other_thread_prunes_and_proves(tiers):
     # Told through the race that a plan at the optimum exists, branch-and-price from the greedy plan proves it
     # (the bound it returns may rest on that plan) and never returns a bound above it.
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
-    for group in _groups(d):
+    for group in groups(d):
         optimum = min(cost for cost, _, _ in _every_plan(group))
         start = master._greedy(group)
         cols = list({*start, *master._full(group)})

@@ -12,13 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_platform.planner.branch import _tightened
-from gpu_platform.planner.candidates import build_candidates
-from gpu_platform.planner.columns import Duals, price_columns, split_groups, without_dominated
-from gpu_platform.planner.demand import catalog_of
+from gpu_platform.planner.branch import tightened
+from gpu_platform.planner.columns import Duals, price_columns
 from gpu_platform.planner.knapsack import best_values, pick
-from gpu_platform.planner.solve import _pairs
-from helpers.planner import demand
+from helpers.planner import demand, groups, tiers
+
+_TIER = tiers(gpus=12, instances=24)
 
 _VALUE = st.integers(0, 2000).map(lambda c: c / 100)
 
@@ -40,22 +39,6 @@ def test_the_knapsack_table_and_its_filling_are_the_best_at_every_capacity(raw, 
         assert len(set(chosen)) == len(chosen)
         assert sum(items[t][1] for t in chosen) <= c
         assert sum(items[t][2] for t in chosen) == pytest.approx(want, abs=1e-9)
-
-
-_TIER = st.one_of(
-    st.builds(lambda n: {"gpus": n}, st.integers(1, 12)),
-    st.builds(
-        lambda p, n: {"mig": {"profile": p, "instances": n}},
-        st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb"]),
-        st.integers(1, 24),
-    ),
-)
-
-
-def _groups(d):
-    catalog = catalog_of(d)
-    cands = build_candidates(d, catalog)
-    return [without_dominated(g) for g in split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands)]
 
 
 def _least_reduced(group, cand, duals):
@@ -80,7 +63,7 @@ def _least_reduced(group, cand, duals):
 def test_pricing_finds_each_candidates_least_reduced_cost_and_the_lagrangian_bound(tiers, seed):
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
     rng = np.random.default_rng(seed)
-    for group in _groups(d):
+    for group in groups(d):
         top = max(group.price.values()) * 4
         duals = Duals(
             {t: float(rng.uniform(0, top)) for t in group.units},
@@ -113,7 +96,7 @@ def test_pricing_finds_each_candidates_least_reduced_cost_and_the_lagrangian_bou
 def test_a_box_cut_by_the_best_cost_keeps_every_cheaper_node_count_and_no_more(prices, spans, below):
     prices = sorted(prices)
     box = tuple((float(lo), float(lo + extra)) for (lo, extra), _ in zip(spans, prices, strict=False))
-    cut = _tightened(box, prices, below)
+    cut = tightened(box, prices, below)
     assert all(lo == c_lo and c_hi <= hi for (lo, hi), (c_lo, c_hi) in zip(box, cut, strict=True))
     counts = list(itertools.product(*(range(int(lo), int(hi) + 1) for lo, hi in box)))
     cheaper = [n for n in counts if sum(k * p for k, p in zip(n, prices, strict=True)) < below - 1e-9]

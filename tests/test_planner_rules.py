@@ -11,7 +11,7 @@ from gpu_platform.errors import SpecError
 from gpu_platform.planner import PlanningError, parse_demand, plan
 from gpu_platform.planner.candidates import allowed_types
 from gpu_platform.planner.demand import catalog_of, training_models
-from helpers.planner import assert_serves, brute_force_hourly, demand, merged_spec
+from helpers.planner import assert_serves, brute_force_hourly, demand, merged_spec, tiers
 
 
 def _price(name: str) -> float:
@@ -39,20 +39,7 @@ def test_optimal_and_the_bound_are_true_statements_about_cost():
     assert_serves(result, merged_spec(result))
 
 
-_SMALL_TIER = st.one_of(
-    st.builds(lambda n: {"gpus": n}, st.integers(1, 12)),
-    st.builds(
-        lambda p, n: {"mig": {"profile": p, "instances": n}},
-        st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"]),
-        st.integers(1, 20),
-    ),
-    st.builds(
-        lambda n, r, exact: {"seats": {"count": n, "perGpu": r, "exactDensity": exact}},
-        st.integers(1, 40),
-        st.sampled_from([2, 4, 8]),
-        st.booleans(),
-    ),
-)
+_SMALL_TIER = tiers(gpus=12, instances=20, profiles=("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"))
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

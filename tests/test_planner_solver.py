@@ -102,14 +102,20 @@ def test_the_race_gets_each_incumbent_and_its_bound_stops_the_search():
     assert res.status == "limit" and res.cost == pytest.approx(cost.sum())
 
 
+def _random_cover(seed, rows, cols):
+    """A random covering LP's matrix and costs (and the generator, for more draws); every row is coverable from
+    the first `rows` columns."""
+    rng = np.random.default_rng(seed)
+    dense = (rng.random((rows, cols)) < 0.5).astype(float)
+    dense[:, :rows] += np.eye(rows)
+    return rng, dense, rng.integers(1, 20, cols).astype(float)
+
+
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000))
 def test_column_lp_grown_in_place_matches_a_fresh_solve(seed):
-    rng = np.random.default_rng(seed)
     rows, cols = 5, 12
-    dense = (rng.random((rows, cols)) < 0.5).astype(float)
-    dense[:, :rows] += np.eye(rows)  # every row coverable from the first columns
-    cost = rng.integers(1, 20, cols).astype(float)
+    rng, dense, cost = _random_cover(seed, rows, cols)
     lp = ColumnLP(np.ones(rows), np.full(rows, np.inf))
     for lo, hi in ((0, rows), (rows, 8), (8, cols)):
         lp.add(cost[lo:hi], csc_array(dense[:, lo:hi]))
@@ -193,11 +199,8 @@ def test_local_search_never_raises_cost(tiers):
 def test_column_lp_restricted_and_restarted_from_an_old_basis_matches_a_fresh_solve(seed):
     # Branch-and-price fixes a different set of columns at 0 at each node (only the columns whose bounds change
     # are passed on) and starts each node from its parent's basis, taken before later columns were added.
-    rng = np.random.default_rng(seed)
     rows, cols = 5, 14
-    dense = (rng.random((rows, cols)) < 0.5).astype(float)
-    dense[:, :rows] += np.eye(rows)
-    cost = rng.integers(1, 20, cols).astype(float)
+    rng, dense, cost = _random_cover(seed, rows, cols)
     lp = ColumnLP(np.ones(rows), np.full(rows, np.inf))
     lp.add(cost[:10], csc_array(dense[:, :10]))
     lp.solve()

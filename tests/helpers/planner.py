@@ -6,12 +6,16 @@ import itertools
 import math
 from typing import Any
 
+from hypothesis import strategies as st
+
 from gpu_platform.capacity import pool_capacity
 from gpu_platform.catalog import layout_fits
 from gpu_platform.load import parse_spec
 from gpu_platform.planner import parse_demand, spec_fragment
 from gpu_platform.planner.candidates import allowed_types, build_candidates, unit_capacity
+from gpu_platform.planner.columns import split_groups, without_dominated
 from gpu_platform.planner.demand import catalog_of
+from gpu_platform.planner.solve import _pairs
 
 BASE = {"clusterName": "planned", "labelDomain": "gpu.example.com"}
 CLOUD = {
@@ -91,3 +95,21 @@ def assert_valid_columns(group: Any, cols: Any) -> None:
             load = sum(group.units[t] for t in col.tiers if t in tiers)
             assert load <= group.per_node[(col.cand, kind)] * col.nodes
         assert all(any(t in ts for ts in group.slots[col.cand].values()) for t in col.tiers)
+
+
+def tiers(gpus: int, instances: int, profiles: tuple[str, ...] = ("1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb")):
+    """A Hypothesis strategy for one demand tier: up to `gpus` whole GPUs, or up to `instances` MIG instances of
+    one of `profiles`."""
+    return st.one_of(
+        st.builds(lambda n: {"gpus": n}, st.integers(1, gpus)),
+        st.builds(
+            lambda p, n: {"mig": {"profile": p, "instances": n}}, st.sampled_from(profiles), st.integers(1, instances)
+        ),
+    )
+
+
+def groups(d):
+    """The planner's tier groups of demand `d`, as `solve_group` gets them."""
+    catalog = catalog_of(d)
+    cands = build_candidates(d, catalog)
+    return [without_dominated(g) for g in split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands)]

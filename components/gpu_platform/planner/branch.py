@@ -28,7 +28,7 @@ from .columns import Column, Group, merged
 from .highs import Race
 from .local import improve
 
-__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost"]
+__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "tightened"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
@@ -44,7 +44,7 @@ LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
 
 
-def _tightened(
+def tightened(
     box: tuple[tuple[float, float], ...], prices: list[float], below: float
 ) -> tuple[tuple[float, float], ...]:
     """`box` (least, most nodes per price class, at `prices`) with each class's most cut to what a plan costing
@@ -185,7 +185,7 @@ def branch_and_price(
         if bound >= cutoff - rel_gap * cutoff:
             continue
         if first:
-            node = replace(node, box=_tightened(node.box, ordered, cutoff - rel_gap * cutoff))
+            node = replace(node, box=tightened(node.box, ordered, cutoff - rel_gap * cutoff))
             if any(lo > hi for lo, hi in node.box):
                 continue
         explored += 1
