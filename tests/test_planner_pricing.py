@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -46,7 +47,10 @@ def _least_reduced(group, cand, duals):
     tiers = sorted({t for ts in group.slots[cand].values() for t in ts})
     kind = {t: k for k, ts in group.slots[cand].items() for t in ts}
     best = math.inf
-    for n in range(1, group.max_nodes(cand) + 1):
+    most = max(  # worked out here, not by Group.max_nodes: enough nodes for every tier, or the group's cap
+        math.ceil(sum(group.units[t] for t in ts) / group.per_node[(cand, k)]) for k, ts in group.slots[cand].items()
+    )
+    for n in range(1, min(most, group.node_cap.get(cand, most)) + 1):
         price = (group.price[cand] + duals.per_node.get(cand, 0.0)) * n + duals.cands.get(cand, 0.0)
         for size in range(len(tiers) + 1):
             for subset in itertools.combinations(tiers, size):
@@ -59,32 +63,43 @@ def _least_reduced(group, cand, duals):
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_TIER, min_size=2, max_size=5), st.integers(0, 10_000))
-def test_pricing_finds_each_candidates_least_reduced_cost_and_the_lagrangian_bound(tiers, seed):
+@given(st.lists(_TIER, min_size=2, max_size=5), st.integers(0, 10_000), st.booleans())
+def test_pricing_finds_each_candidates_least_reduced_cost_and_the_lagrangian_bound(tiers, seed, capped):
+    # Several calls on one group at different duals (pricing keeps per-group structure between calls, never
+    # values), with node caps on some candidates (groups cut to a gap), and any number of columns per candidate.
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
     rng = np.random.default_rng(seed)
-    for group in groups(d):
-        top = max(group.price.values()) * 4
-        duals = Duals(
-            {t: float(rng.uniform(0, top)) for t in group.units},
-            {c: float(rng.uniform(0, top / 4)) for c in group.slots},
-            {c: float(rng.uniform(-5, 5)) for c in group.slots},
-            float(rng.uniform(-10, 10)),
-        )
-        least = {c: _least_reduced(group, c, duals) for c in group.slots}
-        columns, bound = price_columns(group, duals)
-        want = sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
-        assert bound == pytest.approx(want + sum(min(0.0, v) for v in least.values()), abs=1e-6)
-        for c, v in least.items():
-            found = [col for col in columns if col.cand == c]
-            assert bool(found) == (v < -1e-7)  # a column for every candidate that has an improving pool
-            for col in found:
-                price = (group.price[c] + duals.per_node.get(c, 0.0)) * col.nodes + duals.cands.get(c, 0.0)
-                assert price - sum(duals.tiers[t] for t in col.tiers) < -1e-7
-            if found:  # the first is the best
-                col = found[0]
-                price = (group.price[c] + duals.per_node.get(c, 0.0)) * col.nodes + duals.cands.get(c, 0.0)
-                assert price - sum(duals.tiers[t] for t in col.tiers) == pytest.approx(v, abs=1e-6)
+    for found in groups(d):
+        caps = {c: int(rng.integers(1, 4)) for c in found.slots if capped and rng.random() < 0.5}
+        group = replace(found, node_cap=caps)
+        for per_cand in (6, 2, 1):
+            _check_pricing(group, rng, per_cand)
+
+
+def _check_pricing(group, rng, per_cand):
+    """Pricing at random duals against enumeration: the bound, and each candidate's best columns."""
+    top = max(group.price.values()) * 4
+    duals = Duals(
+        {t: float(rng.uniform(0, top)) for t in group.units},
+        {c: float(rng.uniform(0, top / 4)) for c in group.slots},
+        {c: float(rng.uniform(-5, 5)) for c in group.slots},
+        float(rng.uniform(-10, 10)),
+    )
+    least = {c: _least_reduced(group, c, duals) for c in group.slots}
+    columns, bound = price_columns(group, duals, per_cand)
+    assert all(sum(col.cand == c for col in columns) <= per_cand for c in group.slots)
+    want = sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
+    assert bound == pytest.approx(want + sum(min(0.0, v) for v in least.values()), abs=1e-6)
+    for c, v in least.items():
+        found = [col for col in columns if col.cand == c]
+        assert bool(found) == (v < -1e-7)  # a column for every candidate that has an improving pool
+        for col in found:
+            price = (group.price[c] + duals.per_node.get(c, 0.0)) * col.nodes + duals.cands.get(c, 0.0)
+            assert price - sum(duals.tiers[t] for t in col.tiers) < -1e-7
+        if found:  # the first is the best
+            col = found[0]
+            price = (group.price[c] + duals.per_node.get(c, 0.0)) * col.nodes + duals.cands.get(c, 0.0)
+            assert price - sum(duals.tiers[t] for t in col.tiers) == pytest.approx(v, abs=1e-6)
 
 
 @settings(max_examples=80, deadline=None)

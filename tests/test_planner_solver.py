@@ -197,8 +197,9 @@ def test_local_search_never_raises_cost(tiers):
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000))
 def test_column_lp_restricted_and_restarted_from_an_old_basis_matches_a_fresh_solve(seed):
-    # Branch-and-price fixes a different set of columns at 0 at each node (only the columns whose bounds change
-    # are passed on) and starts each node from its parent's basis, taken before later columns were added.
+    # Branch-and-price starts each node from its parent's basis (taken before later columns were added), sets
+    # the node's row bounds, and fixes a different set of columns at 0 (only the columns whose bounds change are
+    # passed on), in that order.
     rows, cols = 5, 14
     rng, dense, cost = _random_cover(seed, rows, cols)
     lp = ColumnLP(np.ones(rows), np.full(rows, np.inf))
@@ -206,14 +207,16 @@ def test_column_lp_restricted_and_restarted_from_an_old_basis_matches_a_fresh_so
     lp.solve()
     old = lp.basis()
     lp.add(cost[10:], csc_array(dense[:, 10:]))
-    for _ in range(4):
+    for _ in range(6):
         allowed = rng.random(cols) < 0.7
         allowed[:rows] = True  # stays feasible
-        lp.allow_only(allowed)
+        need = rng.integers(0, 3, rows).astype(float)
         if rng.random() < 0.5:
             lp.restore(lp.basis() if rng.random() < 0.5 else old)
+        lp.row_bounds(0, list(need), [math.inf] * rows)
+        lp.allow_only(allowed)
         value, x, _ = lp.solve()
         bounds = [(0, None) if ok else (0, 0) for ok in allowed]
-        fresh = linprog(cost, A_ub=-dense, b_ub=-np.ones(rows), bounds=bounds, method="highs")
+        fresh = linprog(cost, A_ub=-dense, b_ub=-need, bounds=bounds, method="highs")
         assert value == pytest.approx(fresh.fun, abs=1e-7)
         assert np.all(x[~allowed] == 0)

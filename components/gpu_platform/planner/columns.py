@@ -57,7 +57,8 @@ class Duals:
 
 @dataclass
 class Group:
-    """Tiers that share candidate pools, apart from every other tier (so it is planned on its own)."""
+    """Tiers that share candidate pools, apart from every other tier (so it is planned on its own). Not changed
+    once in use: a narrower group is a new one (`dataclasses.replace`, which starts with empty caches)."""
 
     units: dict[int, int]  # tier index -> units demanded
     slots: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # cand -> unit kind -> tiers
