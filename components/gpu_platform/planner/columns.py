@@ -181,23 +181,13 @@ def within_plan(group: Group, plan: tuple[Column, ...]) -> Group:
     return Group(group.units, slots, group.per_node, group.price, group.direct, caps)
 
 
-def _tables(
-    group: Group, cand: int, duals: dict[int, float], shared: dict[tuple[Item, ...], Table] | None = None
-) -> _Tables:
-    """The knapsack table of each unit kind of `cand`. With `shared`, candidates whose kind holds the same
-    items at the same duals (the layouts that offer one MIG profile) share one table: it is built for the
-    items' total weight, and a knapsack table's entry at capacity w does not depend on larger capacities."""
+def _tables(group: Group, cand: int, duals: dict[int, float]) -> _Tables:
+    """The knapsack table of each unit kind of `cand`."""
     cap = group.max_nodes(cand)
     out: _Tables = {}
     for kind in group.slots[cand]:
         items = group.items(cand, kind, duals)
-        if shared is None:
-            out[kind] = (items, best_values(items, group.per_node[(cand, kind)] * cap))
-            continue
-        key = tuple(items)
-        if key not in shared:
-            shared[key] = best_values(items, sum(w for _, w, _ in items))
-        out[kind] = (items, shared[key])
+        out[kind] = (items, best_values(items, group.per_node[(cand, kind)] * cap))
     return out
 
 
@@ -217,7 +207,7 @@ class _Pricing:
     per candidate its node counts 1..max_nodes with, per kind, that list and the table entries its capacities
     read (a table is built for its items' total weight; its entry at w does not depend on larger capacities)."""
 
-    lists: tuple[tuple[int, ...], ...]
+    lists: tuple[tuple[tuple[int, ...], int], ...]  # tiers, their total units
     cands: tuple[tuple[int, np.ndarray, tuple[tuple[str, int, np.ndarray], ...]], ...]  # cand, nodes, kinds
 
 
@@ -233,7 +223,7 @@ def _pricing(group: Group) -> _Pricing:
                 total = sum(group.units[t] for t in tiers)
                 parts.append((kind, at, np.minimum(group.per_node[(cand, kind)] * nodes, total)))
             cands.append((cand, nodes, tuple(parts)))
-        group._pricing = _Pricing(tuple(lists), tuple(cands))
+        group._pricing = _Pricing(tuple((ts, sum(group.units[t] for t in ts)) for ts in lists), tuple(cands))
     return group._pricing
 
 
@@ -243,9 +233,9 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
     found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     plan = _pricing(group)
     tables = []
-    for tiers in plan.lists:
+    for tiers, total in plan.lists:
         items = [(t, group.units[t], duals.tiers[t]) for t in tiers]
-        tables.append((items, best_values(items, sum(group.units[t] for t in tiers))))
+        tables.append((items, best_values(items, total)))
     for cand, nodes, parts in plan.cands:
         reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
         for _, at, index in parts:
