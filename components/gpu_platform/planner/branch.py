@@ -18,7 +18,6 @@ import heapq
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -120,14 +119,35 @@ def _branch_on(group: Group, open_: dict[int, dict[int, float]]) -> tuple[int, i
     return tier, max(open_[tier].items(), key=lambda kv: (kv[1], -kv[0]))[0]
 
 
-def _mask(tiers: Iterable[int], bit: dict[int, int]) -> int:
-    """`tiers` as a bit mask."""
-    return sum(bit[t] for t in set(tiers))
+class _Incidence:
+    """Which tiers each column of the search's LP serves, as a boolean matrix (grown by doubling), to find the
+    columns a node allows in a few array operations."""
 
+    def __init__(self, group: Group) -> None:
+        self.pos = {t: i for i, t in enumerate(sorted(group.units))}
+        self.cix = {c: i for i, c in enumerate(sorted(group.slots))}
+        self.rows = np.zeros((256, len(self.pos)), dtype=bool)
+        self.cand = np.zeros(256, dtype=np.int64)
+        self.size = 0
 
-def _masks(sub: Group, bit: dict[int, int]) -> dict[int, int]:
-    """Per candidate, the tiers it may serve at a node, as a bit mask."""
-    return {c: _mask((t for ts in kinds.values() for t in ts), bit) for c, kinds in sub.slots.items()}
+    def add(self, cols: list[Column]) -> None:
+        """Append columns, in the LP's order."""
+        need = self.size + len(cols)
+        if need > len(self.rows):
+            grow = max(need, 2 * len(self.rows))
+            self.rows = np.concatenate([self.rows, np.zeros((grow - len(self.rows), len(self.pos)), dtype=bool)])
+            self.cand = np.concatenate([self.cand, np.zeros(grow - len(self.cand), dtype=np.int64)])
+        for i, col in enumerate(cols, self.size):
+            self.rows[i, [self.pos[t] for t in col.tiers]] = True
+            self.cand[i] = self.cix[col.cand]
+        self.size = need
+
+    def allowed(self, sub: Group) -> np.ndarray:
+        """Per column, whether its candidate may serve all its tiers in `sub`."""
+        may = np.zeros((len(self.cix), len(self.pos)), dtype=bool)
+        for c, kinds in sub.slots.items():
+            may[self.cix[c], [self.pos[t] for ts in kinds.values() for t in ts]] = True
+        return ~np.any(self.rows[: self.size] & ~may[self.cand[: self.size]], axis=1)
 
 
 def branch_and_price(
@@ -162,8 +182,8 @@ def branch_and_price(
     first = len(ordered) if boxed else 0
     counters = {c: [ordered.index(p)] for c, p in group.price.items()} if boxed else None
     lp = _Master(group, cols, counters)
-    bit = {t: 1 << i for i, t in enumerate(sorted(group.units))}
-    mask = [_mask(c.tiers, bit) for c in cols]
+    incidence = _Incidence(group)
+    incidence.add(cols)
     have = set(cols)
     used: set[int] = set()  # columns some node's LP solution used since the LP was last built
     limit = max(_LP_COLUMNS, 2 * len(cols))
@@ -194,7 +214,8 @@ def branch_and_price(
             continue  # a tier no candidate may serve: no plan here
         if len(cols) > limit:  # rebuild the LP with the pools nodes used; pricing brings others back
             cols = [cols[j] for j in sorted(used)]
-            mask, have, used = [_mask(c.tiers, bit) for c in cols], set(cols), set()
+            have, used, incidence = set(cols), set(), _Incidence(group)
+            incidence.add(cols)
             lp = _Master(group, cols, counters)
             limit = max(_LP_COLUMNS, 2 * len(cols))
             built += 1
@@ -202,20 +223,15 @@ def branch_and_price(
         have.update(full)
         cols += full
         lp.add(full)
-        mask += [_mask(c.tiers, bit) for c in full]
-        allow = _masks(sub, bit)
+        incidence.add(full)
         if node.start is not None and node.start[0] == built:
             lp.lp.restore(node.start[1])
         lp.set_box(node.box)
-        lp.allow_only(
-            np.fromiter(
-                (m & ~allow.get(c.cand, 0) == 0 for c, m in zip(cols, mask, strict=True)), dtype=bool, count=len(cols)
-            )
-        )
+        lp.allow_only(incidence.allowed(sub))
         before = len(cols)
         _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, cutoff, rel_gap, have, _PER_CAND)
         used.update(int(j) for j in np.flatnonzero(x > 1e-9))
-        mask += [_mask(c.tiers, bit) for c in cols[before:]]
+        incidence.add(cols[before:])
         node_bound = next_cost(prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
         if node_bound >= cutoff - rel_gap * cutoff:
             continue
