@@ -147,7 +147,8 @@ class _Incidence:
         may = np.zeros((len(self.cix), len(self.pos)), dtype=bool)
         for c, kinds in sub.slots.items():
             may[self.cix[c], [self.pos[t] for ts in kinds.values() for t in ts]] = True
-        return ~np.any(self.rows[: self.size] & ~may[self.cand[: self.size]], axis=1)
+        out: np.ndarray = ~np.any(self.rows[: self.size] & ~may[self.cand[: self.size]], axis=1)
+        return out
 
 
 def branch_and_price(
