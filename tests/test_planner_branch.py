@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpu_platform.planner import master
-from gpu_platform.planner.branch import branch_and_price, next_cost
-from gpu_platform.planner.columns import merged
+from gpu_platform.planner.branch import _Incidence, _Node, _restricted, branch_and_price, next_cost
+from gpu_platform.planner.columns import Column, merged
 from gpu_platform.planner.highs import Race
 from helpers.planner import assert_valid_columns, brute_force_hourly, demand, groups, tiers
 
@@ -201,3 +201,27 @@ def test_a_plan_cut_short_at_once_never_reports_a_negative_bound():
     result = plan(random_demand(64, 3), 0.1)  # stops before column generation gets far
     assert 0 <= result.cost_bound <= result.hourly
     assert 0 <= result.gap <= 1
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=2, max_size=6), st.randoms(use_true_random=False))
+def test_the_columns_a_node_allows_are_those_whose_candidate_may_serve_every_tier(tiers_, rnd):
+    group = groups(demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers_))))[-1]
+    pairs = [(t, c) for c, kinds in group.slots.items() for ts in kinds.values() for t in ts]
+    # columns of random tier subsets, more than the matrix starts with, added in several batches
+    cols = [
+        Column(c, rnd.randint(1, 4), frozenset(rnd.sample(sorted(group.units), rnd.randint(1, len(group.units)))))
+        for c in (rnd.choice(sorted(group.slots)) for _ in range(300))
+    ]
+    incidence = _Incidence(group)
+    for start in range(0, len(cols), 97):
+        incidence.add(cols[start : start + 97])
+    for _ in range(5):
+        node = _Node(
+            fixed=frozenset(rnd.sample(pairs, rnd.randint(0, 2))),
+            forbidden=frozenset(rnd.sample(pairs, rnd.randint(0, min(3, len(pairs))))),
+        )
+        sub = _restricted(group, node)
+        may = {c: {t for ts in kinds.values() for t in ts} for c, kinds in sub.slots.items()}
+        expected = [col.tiers <= may[col.cand] for col in cols]
+        assert incidence.allowed(sub).tolist() == expected
