@@ -225,3 +225,41 @@ def test_the_columns_a_node_allows_are_those_whose_candidate_may_serve_every_tie
         may = {c: {t for ts in kinds.values() for t in ts} for c, kinds in sub.slots.items()}
         expected = [col.tiers <= may[col.cand] for col in cols]
         assert incidence.allowed(sub).tolist() == expected
+
+
+def test_branch_and_price_stays_exact_when_its_lp_is_rebuilt_again_and_again(monkeypatch):
+    """A tiny column limit makes the search rebuild its LP (and the matrix of which tiers each column serves)
+    over and over; a column mismatched with its row there would fix the wrong pools at 0 and give a false bound."""
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_plan import random_demand
+
+    from gpu_platform.planner import branch, plan
+
+    d = random_demand(32, 3)
+    full = plan(d, 60)
+    assert full.optimal
+    group = max(groups(d), key=lambda g: len(g.units))
+    optimum = sum(p.hourly for p in full.pools if any(int(name[1:]) in group.units for name in p.tiers))
+    built = []
+
+    class Counted(branch._Incidence):
+        def __init__(self, g):
+            built.append(1)
+            super().__init__(g)
+
+    monkeypatch.setattr(branch, "_LP_COLUMNS", 10)
+    monkeypatch.setattr(branch, "_Incidence", Counted)
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    start_cost = sum(group.cost(c) for c in start)
+    result = branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 120, 1e-6)
+    assert len(built) > 5  # the LP was rebuilt
+    assert_valid_columns(group, result.columns)
+    assert result.cost == pytest.approx(optimum, rel=1e-6)
+    assert result.bound >= result.cost * (1 - 1e-6)

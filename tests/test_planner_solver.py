@@ -15,12 +15,12 @@ from scipy.sparse import csc_array
 
 from gpu_platform.planner import master
 from gpu_platform.planner.candidates import build_candidates
-from gpu_platform.planner.columns import split_groups, without_dominated
+from gpu_platform.planner.columns import merged, split_groups, without_dominated
 from gpu_platform.planner.demand import catalog_of
 from gpu_platform.planner.highs import ColumnLP, Race, solve_mip
 from gpu_platform.planner.local import improve
 from gpu_platform.planner.solve import _pairs
-from helpers.planner import assert_valid_columns, demand
+from helpers.planner import assert_valid_columns, demand, groups
 
 
 def _brute_min(cost, a, lo, hi, col_hi):
@@ -128,6 +128,24 @@ def test_column_lp_grown_in_place_matches_a_fresh_solve(seed):
     value, x, _ = lp.solve()
     fresh = linprog(cost, A_ub=-dense, b_ub=-np.ones(rows), bounds=[(0, 0)] + [(0, None)] * (cols - 1), method="highs")
     assert x[0] == 0 and value == pytest.approx(fresh.fun, abs=1e-7)
+
+
+def test_column_lp_says_when_its_solution_is_not_optimal_and_column_generation_does_not_converge_on_it(
+    monkeypatch,
+):
+    lp = ColumnLP(np.ones(2), np.full(2, np.inf))
+    lp.add(np.array([1.0]), csc_array(np.array([[1.0], [0.0]])))  # row 1 is covered by no column: infeasible
+    lp.solve()
+    assert lp.optimal is False
+    lp.add(np.array([1.0]), csc_array(np.array([[0.0], [1.0]])))
+    assert lp.solve()[0] == pytest.approx(2.0) and lp.optimal is True
+    # with no column left to price, column generation has converged only when its LP was solved to optimality
+    group = groups(demand({"name": "a", "gpus": 8}, {"name": "b", "gpus": 4}))[-1]
+    monkeypatch.setattr(master, "price_columns", lambda *args, **kwargs: ([], 0.0))
+    cols = master._full(group)
+    assert master._generate(group, list(cols), math.inf)[2] is True
+    one = [merged(group, cols[0].cand, [min(group.units)])]  # serves one tier of two: the LP is infeasible
+    assert master._generate(group, list(one), math.inf, master._Master(group, one))[2] is False
 
 
 def _big_group(tiers: int, seed: int):

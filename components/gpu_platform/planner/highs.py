@@ -143,6 +143,7 @@ class ColumnLP:
         # large groups, searched from their best plans).
         self._h.setOptionValue("simplex_strategy", 4)
         self._zero = np.zeros(0, dtype=bool)  # per column: fixed at 0
+        self.optimal = False  # whether the last solve ended proven optimal
         inf = highspy.kHighsInf
         self._h.addRows(
             len(row_lo),
@@ -211,7 +212,13 @@ class ColumnLP:
         self._h.setBasis(basis)
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """(value, column values, row duals); a row's dual is >= 0 when its lower bound binds."""
+        """(value, column values, row duals); a row's dual is >= 0 when its lower bound binds. `optimal` says
+        whether HiGHS proved them optimal; when it did not (infeasible, or stopped), it is tried once more from
+        a fresh start, and the values are whatever it ended with."""
         self._h.run()
+        if self._h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            self._h.clearSolver()  # drop the basis, in case it was the trouble
+            self._h.run()
+        self.optimal = self._h.getModelStatus() == highspy.HighsModelStatus.kOptimal
         sol = self._h.getSolution()
         return (float(self._h.getInfo().objective_function_value), np.asarray(sol.col_value), np.asarray(sol.row_dual))

@@ -200,9 +200,11 @@ def _generate(
             new = [c for c in new if c not in known]
             if new:
                 break
-        converged = not new or value - bound <= gap * abs(value)
+        # A value and solution HiGHS did not prove optimal say nothing about convergence (the bound still holds:
+        # any duals give one); a search node then stays open rather than taking its solution as its optimum.
+        converged = lp.lp.optimal and (not new or value - bound <= gap * abs(value))
         rounds -= 1
-        if converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
+        if not new or converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
             return (center if center is not None else duals), bound, converged, x
         known.update(new)
         cols += new
