@@ -146,6 +146,9 @@ USES = _uses()
 PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.load", "_yaml_problem"): "the planner's demand file reports bad YAML as spec loading does",
     ("gpu_platform.synth", "_check_replaceable"): "the synth safety tests call the guard on a system folder",
+    ("gpu_platform.planner.branch", "_Incidence"): "the branch tests check which columns a node allows",
+    ("gpu_platform.planner.branch", "_Node"): "the branch tests check which columns a node allows",
+    ("gpu_platform.planner.branch", "_restricted"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.master", "_assignment_dive"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_full"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_generate"): "the solver tests check each stage of the master problem",
