@@ -15,7 +15,7 @@ from gpu_platform.cli import main
 from gpu_platform.errors import SpecError
 from gpu_platform.planner import PlanningError, parse_demand, plan, spec_fragment
 from gpu_platform.synth import render_all
-from helpers.planner import BASE, CLOUD, assert_serves, demand, merged_spec
+from helpers.planner import BASE, CLOUD, assert_serves, demand, generated_demand, merged_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -210,12 +210,7 @@ def test_readme_example_plan_is_current():
 
 def _hard_demand():
     """64 mixed tiers (the benchmark's generated seed-3 demand): far more than 0.3 s to prove on any machine."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_plan import random_demand
-
-    return random_demand(64, 3)
+    return generated_demand(64, 3)
 
 
 def test_time_limit_reports_the_gap_and_a_valid_plan():
@@ -242,12 +237,7 @@ def test_the_whole_plan_honours_the_time_limit():
 
 def _big_demand():
     """128 mixed tiers (the benchmark's generated seed-3 demand)."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_plan import random_demand
-
-    return random_demand(128, 3)
+    return generated_demand(128, 3)
 
 
 def test_gcp_pool_names_fit_gkes_node_pool_name():

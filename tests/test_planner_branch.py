@@ -14,7 +14,7 @@ from gpu_platform.planner import master
 from gpu_platform.planner.branch import _Incidence, _Node, _restricted, branch_and_price, next_cost
 from gpu_platform.planner.columns import Column, merged
 from gpu_platform.planner.highs import Race
-from helpers.planner import assert_valid_columns, brute_force_hourly, demand, groups, tiers
+from helpers.planner import assert_valid_columns, brute_force_hourly, demand, generated_demand, groups, tiers
 
 _TIER = tiers(gpus=20, instances=40)
 
@@ -69,18 +69,12 @@ def test_branch_and_price_from_the_greedy_plan_is_exact(tiers):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_branch_and_price_cut_short_keeps_a_valid_plan_and_a_true_bound(seed):
-    import sys
     import time
-
-    from conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_plan import random_demand
 
     # 32 generated tiers; the exact optimum comes from the planner with time to prove it.
     from gpu_platform.planner import plan
 
-    d = random_demand(32, seed)
+    d = generated_demand(32, seed)
     full = plan(d, 60)
     assert full.optimal
     group = max(groups(d), key=lambda g: len(g.units))
@@ -189,16 +183,9 @@ def test_next_cost_of_an_empty_box_is_infinite_whichever_price_it_is_on():
 
 
 def test_a_plan_cut_short_at_once_never_reports_a_negative_bound():
-    import sys
-
-    from conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_plan import random_demand
-
     from gpu_platform.planner import plan
 
-    result = plan(random_demand(64, 3), 0.1)  # stops before column generation gets far
+    result = plan(generated_demand(64, 3), 0.1)  # stops before column generation gets far
     assert 0 <= result.cost_bound <= result.hourly
     assert 0 <= result.gap <= 1
 
@@ -230,17 +217,11 @@ def test_the_columns_a_node_allows_are_those_whose_candidate_may_serve_every_tie
 def test_branch_and_price_stays_exact_when_its_lp_is_rebuilt_again_and_again(monkeypatch):
     """A tiny column limit makes the search rebuild its LP (and the matrix of which tiers each column serves)
     over and over; a column mismatched with its row there would fix the wrong pools at 0 and give a false bound."""
-    import sys
     import time
-
-    from conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_plan import random_demand
 
     from gpu_platform.planner import branch, plan
 
-    d = random_demand(32, 3)
+    d = generated_demand(32, 3)
     full = plan(d, 60)
     assert full.optimal
     group = max(groups(d), key=lambda g: len(g.units))

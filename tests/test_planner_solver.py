@@ -20,7 +20,7 @@ from gpu_platform.planner.demand import catalog_of
 from gpu_platform.planner.highs import ColumnLP, Race, solve_mip
 from gpu_platform.planner.local import improve
 from gpu_platform.planner.solve import _pairs
-from helpers.planner import assert_valid_columns, demand, groups
+from helpers.planner import assert_valid_columns, demand, generated_demand, groups
 
 
 def _brute_min(cost, a, lo, hi, col_hi):
@@ -149,14 +149,7 @@ def test_column_lp_says_when_its_solution_is_not_optimal_and_column_generation_d
 
 
 def _big_group(tiers: int, seed: int):
-    import sys
-
-    from conftest import ROOT
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_plan import random_demand
-
-    d = random_demand(tiers, seed)
+    d = generated_demand(tiers, seed)
     catalog = catalog_of(d)
     cands = build_candidates(d, catalog)
     groups = split_groups([t.units for t in d.tiers], _pairs(d, cands, catalog), cands)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -27,6 +29,16 @@ CLOUD = {
     "gcp": {"project": "p", "location": "us-central1", "zones": ["us-central1-a"]},
 }
 TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"]
+
+
+def generated_demand(tiers: int, seed: int):
+    """`benchmarks/bench_plan.random_demand(tiers, seed)`: the scale benchmark's generated demands."""
+    bench = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from bench_plan import random_demand
+
+    return random_demand(tiers, seed)
 
 
 def demand(*tiers: dict[str, Any], **top: Any):
