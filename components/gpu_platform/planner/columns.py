@@ -213,17 +213,19 @@ class _Pricing:
 
 def _pricing(group: Group) -> _Pricing:
     if group._pricing is None:
-        lists: dict[tuple[int, ...], int] = {}
+        lists: dict[tuple[int, ...], tuple[int, int]] = {}  # tiers -> (position, their total units)
         cands = []
         for cand, kinds in group.slots.items():
             nodes = np.arange(1, group.max_nodes(cand) + 1)
             parts = []
             for kind, tiers in kinds.items():
-                at = lists.setdefault(tuple(tiers), len(lists))
-                total = sum(group.units[t] for t in tiers)
+                key = tuple(tiers)
+                if key not in lists:
+                    lists[key] = (len(lists), sum(group.units[t] for t in tiers))
+                at, total = lists[key]
                 parts.append((kind, at, np.minimum(group.per_node[(cand, kind)] * nodes, total)))
             cands.append((cand, nodes, tuple(parts)))
-        group._pricing = _Pricing(tuple((ts, sum(group.units[t] for t in ts)) for ts in lists), tuple(cands))
+        group._pricing = _Pricing(tuple((ts, total) for ts, (_, total) in lists.items()), tuple(cands))
     return group._pricing
 
 
