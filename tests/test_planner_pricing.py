@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from gpu_platform.planner.branch import tightened
 from gpu_platform.planner.columns import Duals, price_columns
+from gpu_platform.planner.cuts import coefficient
 from gpu_platform.planner.knapsack import best_values, pick
 from helpers.planner import demand, groups, tiers
 
@@ -86,7 +87,8 @@ def _check_pricing(group, rng, per_cand):
         float(rng.uniform(-10, 10)),
     )
     least = {c: _least_reduced(group, c, duals) for c in group.slots}
-    columns, bound = price_columns(group, duals, per_cand)
+    columns, bound, exact = price_columns(group, duals, per_cand)
+    assert exact
     assert all(sum(col.cand == c for col in columns) <= per_cand for c in group.slots)
     want = sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     assert bound == pytest.approx(want + sum(min(0.0, v) for v in least.values()), abs=1e-6)
@@ -122,3 +124,92 @@ def test_a_box_cut_by_the_best_cost_keeps_every_cheaper_node_count_and_no_more(p
             n = [c_lo for c_lo, _ in cut]
             n[i] = hi
             assert sum(k * p for k, p in zip(n, prices, strict=True)) <= below + 1e-6
+
+
+def _least_with_cuts(group, cand, duals):
+    """The least reduced cost over every pool of `cand`, each cut's dual counted ceil(k / 2) times for the k
+    tiers of it the pool serves (by enumeration)."""
+    tiers = sorted({t for ts in group.slots[cand].values() for t in ts})
+    kind = {t: k for k, ts in group.slots[cand].items() for t in ts}
+    most = max(
+        math.ceil(sum(group.units[t] for t in ts) / group.per_node[(cand, k)]) for k, ts in group.slots[cand].items()
+    )
+    best = math.inf
+    for n in range(1, most + 1):
+        price = (group.price[cand] + duals.per_node.get(cand, 0.0)) * n + duals.cands.get(cand, 0.0)
+        for size in range(len(tiers) + 1):
+            for subset in itertools.combinations(tiers, size):
+                load: dict[str, int] = {}
+                for t in subset:
+                    load[kind[t]] = load.get(kind[t], 0) + group.units[t]
+                if all(u <= group.per_node[(cand, k)] * n for k, u in load.items()):
+                    best = min(best, price - _worth(set(subset), duals))
+    return best
+
+
+def _worth(tiers, duals):
+    return sum(duals.tiers[t] for t in tiers) + sum(d * coefficient(frozenset(tiers), c) for c, d in duals.cuts)
+
+
+def _cut_group(tiers, seed):
+    """Groups of three or more tiers of a random demand, each with four random cuts (duals all > 0)."""
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    rng = np.random.default_rng(seed)
+    for group in groups(d):
+        if len(group.units) >= 3:
+            top = max(group.price.values()) * 4
+            triples = list(itertools.combinations(sorted(group.units), 3))
+            picked = [triples[i] for i in rng.choice(len(triples), min(len(triples), 4), replace=False)]
+            pi = {t: float(rng.uniform(0, top)) for t in group.units}
+            yield group, rng, pi, tuple((c, float(rng.uniform(top / 8, top / 2))) for c in picked)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=3, max_size=6), st.integers(0, 10_000), st.sampled_from([1, 3, 6]))
+def test_the_search_behind_pricing_with_cuts_finds_a_paying_pool_or_proves_there_is_none(tiers, seed, stage_tiers):
+    # Each candidate's own dual is set so that the knapsack's bound (cuts outside its stages priced k times)
+    # is a little below 0: the best filling then often serves two tiers of a cut and the search must branch.
+    # A stage of 1 tier prices every cut loosely; of 3 or 6, some or all inside the knapsack.
+    import gpu_platform.planner.columns as columns
+
+    old, columns._STAGE_TIERS = columns._STAGE_TIERS, stage_tiers
+    try:
+        for group, _, pi, cuts in _cut_group(tiers, seed):
+            for cand in group.slots:
+                exact, loose = columns._exact_cuts(group, cand, list(cuts))
+                nodes = np.arange(1, group.max_nodes(cand) + 1)
+                free = Duals(pi, {}, cuts=cuts)
+                floor = float(columns._cut_reduced(group, cand, nodes, free, list(cuts), exact, frozenset(), {}).min())
+                for share in (0.1, 0.5, 0.9):
+                    duals = Duals(pi, {cand: max(0.0, -floor - share * max(v for _, v in cuts))}, cuts=cuts)
+                    least = _least_with_cuts(group, cand, duals)
+                    found, low, done = columns._penalized(group, cand, duals, list(cuts), exact, loose, {})
+                    assert done and low <= least + 1e-6  # a valid bound on the least reduced cost
+                    if found:
+                        (col,) = found
+                        price = group.price[cand] * col.nodes + duals.cands.get(cand, 0.0)
+                        assert price - _worth(col.tiers, duals) < -1e-7
+                    else:
+                        assert least >= -1e-7
+    finally:
+        columns._STAGE_TIERS = old
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=3, max_size=6), st.integers(0, 10_000))
+def test_pricing_with_subset_row_cuts_returns_paying_pools_and_a_bound_that_holds(tiers, seed):
+    for group, rng, pi, cuts in _cut_group(tiers, seed):
+        top = max(group.price.values()) * 4
+        duals = Duals(pi, {c: float(rng.uniform(0, top)) for c in group.slots}, cuts=cuts)
+        least = {c: _least_with_cuts(group, c, duals) for c in group.slots}
+        found, bound, exact = price_columns(group, duals, 3)
+        assert exact or found  # with a column to add, pricing need not have searched every candidate
+        for col in found:  # every column returned pays at the true prices
+            price = group.price[col.cand] * col.nodes + duals.cands.get(col.cand, 0.0)
+            assert price - _worth(col.tiers, duals) < -1e-7
+        want = sum(duals.tiers.values()) + 2 * sum(v for _, v in duals.cuts) - sum(duals.cands.values())
+        true_bound = want + sum(min(0.0, v) for v in least.values())
+        assert bound <= true_bound + 1e-6  # a valid bound
+        assert bool(found) == any(v < -1e-7 for v in least.values())
+        if not found:  # nothing pays: the bound is the exact one
+            assert bound == pytest.approx(true_bound, abs=1e-6)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .columns import Column, Group, merged
+from .cuts import violated
 from .highs import Race
 from .local import improve
 
@@ -38,6 +39,13 @@ _LP_COLUMNS = 2_000  # columns in the search's LP before it is rebuilt with the 
 # with six (one: 17.0 s / 12.9 s); the root's column generation and the dives keep six (their first plans at
 # 128 tiers are better with six).
 _PER_CAND = 2
+# Subset-row cuts at the search's root (a node's children inherit its count of rounds): on the 64-tier scale
+# benchmark's large groups from their best plans, 20 cuts took seed 3 from 970 nodes / 15.2 s to 175 / 8.6 s,
+# seed 4 from 833 / 11.5 s to 686 / 27.7 s (the LP solves more slowly with the cut rows); 60 cuts: 144 / 17.3 s.
+_CUT_ROUNDS = 1  # rounds of cuts, at most, per node
+_CUTS_PER_ROUND = 20  # the most violated cuts added per round
+_CUTS_MOST = 20  # cuts in the search's LP, at most
+_CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least this
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -97,6 +105,7 @@ class _Node:
     forbidden: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): that candidate does not serve it
     retries: int = 0  # times its column generation stopped short of converging with an integral LP
     box: tuple[tuple[float, float], ...] = ()  # (least, most) nodes per price class, cheapest class first
+    cut_rounds: int = 0  # times cuts were added at this node
     # the parent's optimal LP basis and the LP it belongs to (the search's LP is rebuilt now and then)
     start: tuple[int, Any] | None = field(default=None, compare=False, repr=False)
 
@@ -217,7 +226,7 @@ def branch_and_price(
             cols = [cols[j] for j in sorted(used)]
             have, used, incidence = set(cols), set(), _Incidence(group)
             incidence.add(cols)
-            lp = _Master(group, cols, counters)
+            lp = _Master(group, cols, counters, lp.cuts)
             limit = max(_LP_COLUMNS, 2 * len(cols))
             built += 1
         full = [c for c in _full(sub) if c.tiers and c not in have]
@@ -264,6 +273,15 @@ def branch_and_price(
                 best, best_cost = tuple(plan), cost
             continue  # this node's optimum is known
         node = replace(node, start=(built, lp.lp.basis()))  # children start from this node's LP basis
+        if open_ and converged and node.cut_rounds < _CUT_ROUNDS and len(lp.cuts) < _CUTS_MOST:
+            new_cuts = [c for c in violated(cols, x, _CUTS_PER_ROUND, _CUT_BY) if c not in lp.cuts][
+                : _CUTS_MOST - len(lp.cuts)
+            ]
+            if new_cuts:  # the node again, with the cuts (they hold at every node: kept for the whole search)
+                lp.add_cuts(new_cuts)
+                heapq.heappush(heap, (node_bound, -count, replace(node, cut_rounds=node.cut_rounds + 1)))
+                count += 1
+                continue
         if not open_:  # not converged: price again (the pool kept the new columns), a few times at most
             if node.retries >= _RETRIES:
                 stuck.append(node_bound)

@@ -8,6 +8,8 @@ an optimal plan may use (reduced cost within the gap), which makes the final set
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -16,10 +18,11 @@ import numpy as np
 
 from ..spec import SharingMode
 from .candidates import Candidate
-from .knapsack import Filling, Item, Table, best_values, maximal_fillings, pick
+from .knapsack import Filling, Item, Table, best_values, choice_pick, choice_values, maximal_fillings, pick
 
 __all__ = [
     "Column",
+    "Cut",
     "Duals",
     "Group",
     "enumerate_columns",
@@ -44,15 +47,22 @@ class Column:
     tiers: frozenset[int]
 
 
+Cut = tuple[int, int, int]
+"""Three tiers of a subset-row cut: over the pools serving them, each counted ceil(k / 2) times for the k of
+the three it serves, every plan has at least 2 (`cuts`)."""
+
+
 @dataclass(frozen=True)
 class Duals:
     """LP duals: per tier (its cover row) and per candidate (at most one pool of it), both >= 0; under a branch
-    on node totals, the price each node of a candidate adds and the constant those rows add to the bound."""
+    on node totals, the price each node of a candidate adds and the constant those rows add to the bound; per
+    subset-row cut (in the LP's order), its dual (>= 0)."""
 
     tiers: dict[int, float]
     cands: dict[int, float]
     per_node: dict[int, float] = field(default_factory=dict)
     offset: float = 0.0
+    cuts: tuple[tuple[Cut, float], ...] = ()
 
 
 @dataclass
@@ -229,9 +239,13 @@ def _pricing(group: Group) -> _Pricing:
     return group._pricing
 
 
-def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
-    """The most negative reduced-cost columns of each candidate (`per_cand` node counts), and the Lagrangian
-    bound of these duals."""
+def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float, bool]:
+    """The most negative reduced-cost columns of each candidate (`per_cand` node counts), the Lagrangian bound
+    of these duals, and whether pricing was exact (no column left out has a negative reduced cost).
+
+    One knapsack table per unit kind prices every node count exactly; with cuts, see `_price_with_cuts`."""
+    if any(dual > _PENALTY_EPS for _, dual in duals.cuts):
+        return _price_with_cuts(group, duals, per_cand)
     found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     plan = _pricing(group)
     tables = []
@@ -248,7 +262,237 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
             chosen = {kind: tables[at] for kind, at, _ in parts}
             best = np.argsort(reduced)[:per_cand]
             found += [_best_column(group, cand, int(i) + 1, chosen) for i in best if reduced[i] < -1e-7]
-    return found, bound
+    return found, bound, True
+
+
+_PENALTY_EPS = 1e-9  # a cut whose dual is at most this charges no penalty
+_SEARCH_STATES = 400  # states `_penalized` looks at, at most, per candidate and pricing call
+_STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices exactly (all their subsets)
+
+# (tiers of a unit kind, tiers left out, cuts priced exactly) -> the knapsack stages and table
+_Cache = dict[tuple[tuple[int, ...], frozenset[int], frozenset[int]], tuple[list[list[Item]], Table]]
+
+
+def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Column], float, bool]:
+    """`price_columns` with subset-row cuts: a pool serving k tiers of a cut adds its dual ceil(k / 2) times.
+
+    Per candidate and unit kind, the cuts whose tiers (those the candidate can serve) all share that kind are
+    priced exactly inside the knapsack: their tiers form stages that take any subset of them, valued with the
+    cuts' duals (`_exact_cuts`, a few tiers per stage). Every other cut is priced k times, which is at least
+    ceil(k / 2): the tables then give a lower bound on each reduced cost, so the Lagrangian bound stays valid;
+    the best fillings are checked with those cuts' true duals, and when no candidate has one that still pays,
+    each candidate whose bound is negative is searched exactly (`_penalized`) for a pool or the proof."""
+    cuts = [(cut, dual) for cut, dual in duals.cuts if dual > _PENALTY_EPS]
+    found: list[Column] = []
+    bound = sum(duals.tiers.values()) + 2 * sum(d for _, d in duals.cuts) - sum(duals.cands.values()) + duals.offset
+    cache: _Cache = {}
+    short: list[tuple[int, float, dict[str, frozenset[int]], list[int]]] = []  # searched if nothing pays
+    for cand, nodes, _ in _pricing(group).cands:
+        exact, loose = _exact_cuts(group, cand, cuts)
+        reduced = _cut_reduced(group, cand, nodes, duals, cuts, exact, frozenset(), cache)
+        low = float(reduced.min(initial=0.0))
+        bound += min(low, 0.0)  # an optimal plan has at most one pool per candidate
+        if low < -1e-7:
+            best = [int(i) + 1 for i in np.argsort(reduced)[:per_cand] if reduced[i] < -1e-7]
+            cols = [_cut_column(group, cand, n, duals, cuts, exact, frozenset(), cache) for n in best]
+            cols = [
+                col for col in cols if reduced[col.nodes - 1] + _penalty(col.tiers, [cuts[k] for k in loose]) < -1e-7
+            ]
+            found += cols
+            if not cols:
+                short.append((cand, low, exact, loose))
+    if found or not short:
+        return found, bound, not short
+    for cand, low, exact, loose in short:
+        cols, least, done = _penalized(group, cand, duals, cuts, exact, loose, cache)
+        found += cols
+        bound += least - low  # the search's bound in place of the knapsacks'
+        if not done:
+            return found, bound, False
+    return found, bound, True
+
+
+def _exact_cuts(group: Group, cand: int, cuts: list[tuple[Cut, float]]) -> tuple[dict[str, frozenset[int]], list[int]]:
+    """Per unit kind of `cand`, the cuts its knapsack prices exactly (their tiers the candidate serves are all of
+    that kind, at most `_STAGE_TIERS` tiers joined through cuts, larger duals first); and the other cuts with
+    two or more tiers the candidate serves (a pool may serve two of them: priced k times, checked after)."""
+    kind_of = {t: k for k, ts in group.slots[cand].items() for t in ts}
+    exact: dict[str, set[int]] = {k: set() for k in group.slots[cand]}
+    loose: list[int] = []
+    part: dict[int, frozenset[int]] = {}  # tier -> the tiers joined with it so far
+    for r in sorted(range(len(cuts)), key=lambda r: -cuts[r][1]):
+        held = [t for t in cuts[r][0] if t in kind_of]
+        if len(held) < 2:
+            continue
+        joined = frozenset().union(*(part.get(t, frozenset({t})) for t in held))
+        if len({kind_of[t] for t in held}) == 1 and len(joined) <= _STAGE_TIERS:
+            exact[kind_of[held[0]]].add(r)
+            for t in joined:
+                part[t] = joined
+        else:
+            loose.append(r)
+    return {k: frozenset(v) for k, v in exact.items()}, loose
+
+
+def _cut_table(
+    group: Group,
+    tiers: list[int],
+    duals: Duals,
+    cuts: list[tuple[Cut, float]],
+    exact: frozenset[int],
+    out: frozenset[int],
+    cache: _Cache,
+) -> tuple[list[list[Item]], Table]:
+    """The knapsack stages and table of `tiers` without those in `out`: each tier worth its dual plus those of
+    its cuts not in `exact`; the tiers of the `exact` cuts in stages of any subset, worth their tiers' values
+    plus each such cut's dual ceil(k / 2) times. Built for the tiers' total units (one table serves every node
+    count, and every candidate with these tiers and rules)."""
+    key = (tuple(tiers), out.intersection(tiers), exact)
+    if key in cache:
+        return cache[key]
+    here = [t for t in tiers if t not in out]
+    value = dict.fromkeys(here, 0.0)
+    for t in here:
+        value[t] = duals.tiers[t]
+    for r, (cut, dual) in enumerate(cuts):
+        if r not in exact:
+            for t in cut:
+                if t in value:
+                    value[t] += dual
+    parts: dict[int, set[int]] = {}
+    for r in exact:
+        joined = {t for t in cuts[r][0] if t in value}.union(*(parts.get(t, set()) for t in cuts[r][0]))
+        for t in joined:
+            parts[t] = joined
+    stages: list[list[Item]] = []
+    done: set[int] = set()
+    for t in here:
+        if t in done:
+            continue
+        part = sorted(parts.get(t, {t}))
+        done.update(part)
+        mine = [r for r in exact if any(u in part for u in cuts[r][0])]  # with one tier left: k = 1, counted once
+        stage = []
+        for size in range(1, len(part) + 1):
+            for sub in itertools.combinations(part, size):
+                worth = sum(value[u] for u in sub) + sum(
+                    cuts[r][1] * ((sum(u in sub for u in cuts[r][0]) + 1) // 2) for r in mine
+                )
+                stage.append((_subset_id(sub), sum(group.units[u] for u in sub), worth))
+        stages.append(stage)
+    cache[key] = (stages, choice_values(stages, sum(group.units[t] for t in here)))
+    return cache[key]
+
+
+def _subset_id(tiers: tuple[int, ...]) -> int:
+    """A stage option's id: the tiers it holds, as a negative number (tier indices are < 2**20)."""
+    return -1 - sum(t << (20 * i) for i, t in enumerate(tiers)) if len(tiers) > 1 else tiers[0]
+
+
+def _subset_tiers(option: int) -> list[int]:
+    """The tiers of a stage option's id (`_subset_id`)."""
+    if option >= 0:
+        return [option]
+    code, out = -1 - option, []
+    while code:
+        out.append(code & (2**20 - 1))
+        code >>= 20
+    return out
+
+
+def _cut_reduced(
+    group: Group,
+    cand: int,
+    nodes: np.ndarray,
+    duals: Duals,
+    cuts: list[tuple[Cut, float]],
+    exact: dict[str, frozenset[int]],
+    out: frozenset[int],
+    cache: _Cache,
+) -> np.ndarray:
+    """A lower bound on the reduced cost of the best pool of `cand` with n nodes (index n - 1), tiers `out` left
+    out (exact for the cuts in `exact`)."""
+    reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
+    for kind, ts in group.slots[cand].items():
+        table = _cut_table(group, ts, duals, cuts, exact[kind], out, cache)[1]
+        reduced -= table.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(table.best) - 1)]
+    return reduced
+
+
+def _cut_column(
+    group: Group,
+    cand: int,
+    n: int,
+    duals: Duals,
+    cuts: list[tuple[Cut, float]],
+    exact: dict[str, frozenset[int]],
+    out: frozenset[int],
+    cache: _Cache,
+) -> Column:
+    """The pool of `n` nodes of `cand` that `_cut_reduced` prices."""
+    tiers: list[int] = []
+    for kind, ts in group.slots[cand].items():
+        stages, table = _cut_table(group, ts, duals, cuts, exact[kind], out, cache)
+        tiers += [u for o in choice_pick(stages, table, group.per_node[(cand, kind)] * n) for u in _subset_tiers(o)]
+    return Column(cand, n, frozenset(tiers))
+
+
+def _penalty(tiers: frozenset[int], cuts: list[tuple[Cut, float]]) -> float:
+    """The duals a pool serving `tiers` gives back: one per cut it serves two or three tiers of."""
+    return sum(dual for cut, dual in cuts if (cut[0] in tiers) + (cut[1] in tiers) + (cut[2] in tiers) >= 2)
+
+
+def _penalized(
+    group: Group,
+    cand: int,
+    duals: Duals,
+    cuts: list[tuple[Cut, float]],
+    exact: dict[str, frozenset[int]],
+    loose: list[int],
+    cache: _Cache,
+) -> tuple[list[Column], float, bool]:
+    """A pool of `cand` whose reduced cost with every cut priced right is negative, or the proof there is none.
+
+    Best first over (tiers left out, `loose` cuts charged), every node count at once: a state's bound is the
+    least over node counts of `_cut_reduced` without those tiers, plus the duals it charged, a bound on every
+    pool it allows. A best pool (at the node count of the bound) serving two tiers of a loose cut not charged
+    splits the state: charge the cut, or serve at most one of its tiers (one child per tier kept, the others
+    left out). Returns (columns, a lower bound on the least reduced cost, whether it is exact); after
+    `_SEARCH_STATES` states the bound is the least one still open."""
+    mine = {t for ts in group.slots[cand].values() for t in ts}
+    nodes = np.arange(1, group.max_nodes(cand) + 1)
+
+    def state(out: frozenset[int], paid: frozenset[int]) -> tuple[float, int, frozenset[int], frozenset[int]]:
+        reduced = _cut_reduced(group, cand, nodes, duals, cuts, exact, out, cache)
+        at = int(np.argmin(reduced))
+        return float(reduced[at]) + sum(cuts[r][1] for r in paid), at + 1, out, paid
+
+    heap = [state(frozenset(), frozenset())]
+    seen = {heap[0][2:]}
+    for _ in range(_SEARCH_STATES):
+        if not heap or heap[0][0] >= -1e-7:
+            return [], min(heap[0][0], 0.0) if heap else 0.0, True
+        low, n, out, paid = heapq.heappop(heap)
+        col = _cut_column(group, cand, n, duals, cuts, exact, out, cache)
+        over = [r for r in loose if r not in paid and sum(t in col.tiers for t in cuts[r][0]) >= 2]
+        if (
+            low
+            - sum(cuts[r][1] for r in paid)
+            + sum(cuts[r][1] for r in over)
+            + _penalty(col.tiers, [cuts[r] for r in paid])
+            < -1e-7
+        ):
+            return [col], low, True
+        if not over:  # `low` charges every cut in `paid`: the pool costs at most `low`, within rounding
+            continue
+        r = max(over, key=lambda r: cuts[r][1])
+        held = [t for t in cuts[r][0] if t in mine and t not in out]
+        children = [state(out, paid | {r})] + [state(out | (set(held) - {keep}), paid) for keep in held]
+        for child in children:
+            if child[0] < -1e-7 and child[2:] not in seen:
+                seen.add(child[2:])
+                heapq.heappush(heap, child)
+    return [], min(heap[0][0], 0.0) if heap else 0.0, not heap
 
 
 def _best_column(group: Group, cand: int, nodes: int, tables: _Tables) -> Column:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import highspy
 import numpy as np
-from scipy.sparse import csc_array
+from scipy.sparse import csc_array, csr_array
 
 __all__ = ["solve_mip", "ColumnLP", "Race"]
 
@@ -172,6 +172,22 @@ class ColumnLP:
             )
             self._zero = np.concatenate([self._zero, np.zeros(n, dtype=bool)])
 
+    def add_rows(self, low: np.ndarray, high: np.ndarray, a: csr_array) -> None:
+        """Append rows with bounds `low` <= a @ x <= `high` (`a`: new rows x every column so far). The next solve
+        starts from the last basis with the new rows' slacks basic (HiGHS extends it)."""
+        a = csr_array(a)
+        if a.shape[0]:
+            inf = highspy.kHighsInf
+            self._h.addRows(
+                a.shape[0],
+                np.where(np.isinf(low), -inf, low).astype(float),
+                np.where(np.isinf(high), inf, high).astype(float),
+                a.nnz,
+                a.indptr[:-1].astype(np.int32),
+                a.indices.astype(np.int32),
+                a.data.astype(float),
+            )
+
     def forbid(self, columns: list[int]) -> None:
         """Fix these columns at 0."""
         if columns:
@@ -204,11 +220,14 @@ class ColumnLP:
         return self._h.getBasis()
 
     def restore(self, basis: highspy.HighsBasis) -> None:
-        """Start the next solve from `basis`, taken when the LP had the same rows and at most its columns (the
-        columns added since are nonbasic at 0)."""
+        """Start the next solve from `basis`, taken when the LP had at most its rows and columns (the columns
+        added since are nonbasic at 0, the rows added since have their slacks basic)."""
         more = self._h.getNumCol() - len(basis.col_status)
         if more:
             basis.col_status = [*basis.col_status, *[highspy.HighsBasisStatus.kLower] * more]
+        rows = self._h.getNumRow() - len(basis.row_status)
+        if rows:
+            basis.row_status = [*basis.row_status, *[highspy.HighsBasisStatus.kBasic] * rows]
         self._h.setBasis(basis)
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Filling", "Item", "Table", "best_values", "maximal_fillings", "pick"]
+__all__ = ["Filling", "Item", "Table", "best_values", "choice_pick", "choice_values", "maximal_fillings", "pick"]
 
 Item = tuple[int, int, float]
 """(tier index, weight in units, value)."""
@@ -56,6 +56,36 @@ def pick(items: Sequence[Item], table: Table, cap: int) -> list[int]:
         if table.rows[i + 1][cap] > table.rows[i][cap]:
             chosen.append(items[i][0])
             cap -= items[i][1]
+    return chosen
+
+
+def choice_values(stages: Sequence[Sequence[Item]], cap: int) -> Table:
+    """The table of a knapsack that takes at most one item of each stage (a stage of one item is a plain item;
+    the stages are disjoint): `rows[i][w]` is the most value the first i stages fit into capacity w."""
+    cap = min(cap, sum(max((w for _, w, _ in st), default=0) for st in stages))
+    rows = np.zeros((len(stages) + 1, cap + 1))
+    for i, stage in enumerate(stages):
+        prev, row = rows[i], rows[i + 1]
+        row[:] = prev
+        for _, w, v in stage:
+            if w <= cap and v > _EPS:
+                np.maximum(row[w:], prev[: cap + 1 - w] + v, out=row[w:])
+    return Table(rows)
+
+
+def choice_pick(stages: Sequence[Sequence[Item]], table: Table, cap: int) -> list[int]:
+    """The tiers of the best filling of `choice_values` at capacity `cap`."""
+    cap = min(cap, len(table.best) - 1)
+    chosen = []
+    for i in range(len(stages) - 1, -1, -1):
+        here, prev = table.rows[i + 1][cap], table.rows[i]
+        if here > prev[cap]:
+            tier, w, _ = min(
+                (it for it in stages[i] if it[1] <= cap and it[2] > _EPS),
+                key=lambda it: abs(prev[cap - it[1]] + it[2] - here),
+            )
+            chosen.append(tier)
+            cap -= w
     return chosen
 
 

@@ -24,13 +24,14 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.sparse import csc_array
+from scipy.sparse import csc_array, csr_array
 
 from .branch import LATTICE_PRICES, branch_and_price, next_cost
-from .columns import Column, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
+from .columns import Column, Cut, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
 from .highs import ColumnLP, Race
 from .local import improve, rounded
@@ -72,7 +73,13 @@ class _Master:
     fits gets a bound far above any plan (a plan of the box has them at 0, so the bound holds for all of them).
     """
 
-    def __init__(self, group: Group, cols: list[Column], counters: dict[int, list[int]] | None = None) -> None:
+    def __init__(
+        self,
+        group: Group,
+        cols: list[Column],
+        counters: dict[int, list[int]] | None = None,
+        cuts: Sequence[Cut] = (),
+    ) -> None:
         self.group, self.tiers, self.cands = group, sorted(group.units), sorted(group.slots)
         self.row: dict[int | tuple[str, int], int] = {t: i for i, t in enumerate(self.tiers)}
         self.row.update({("cand", c): len(self.tiers) + i for i, c in enumerate(self.cands)})
@@ -95,26 +102,56 @@ class _Master:
                 ),
             )
         self.box: tuple[tuple[float, float], ...] = ((0.0, math.inf),) * count
+        self.cuts: list[Cut] = []  # subset-row cuts, one row each after the counters' (>= 2)
+        self._on: dict[int, list[int]] = {}  # tier -> the cuts it is in
         self.cols: list[Column] = []
         self.add(cols)
+        self.add_cuts(list(cuts))
 
     def add(self, cols: list[Column]) -> None:
         """Append columns to the LP."""
-        n_rows = self.box_row + len(self.box)
+        cut_row = self.box_row + len(self.box)
         entries = [
             sorted(
                 [(self.row[t], 1.0) for t in col.tiers]
                 + [(self.row[("cand", col.cand)], 1.0)]
                 + [(self.box_row + k, float(col.nodes)) for k in self.counters.get(col.cand, ())]
+                + [(cut_row + r, float(v)) for r, v in self._in_cuts(col).items()]
             )
             for col in cols
         ]
+        n_rows = cut_row + len(self.cuts)
         ptr = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int64)
         idx = np.fromiter((i for e in entries for i, _ in e), dtype=np.int64, count=int(ptr[-1]))
         val = np.fromiter((v for e in entries for _, v in e), dtype=float, count=int(ptr[-1]))
         a = csc_array((val, idx, ptr), shape=(n_rows, len(cols)))
         self.lp.add(np.array([self.group.cost(c) for c in cols], dtype=float), a)
         self.cols += cols
+
+    def _in_cuts(self, col: Column) -> dict[int, int]:
+        """Cut -> the column's coefficient in it, for the cuts it has one in."""
+        k: dict[int, int] = {}
+        for t in col.tiers:
+            for r in self._on.get(t, ()):
+                k[r] = k.get(r, 0) + 1
+        return {r: (n + 1) // 2 for r, n in k.items()}
+
+    def add_cuts(self, cuts: list[Cut]) -> None:
+        """Append a row per subset-row cut, over every column so far."""
+        first = len(self.cuts)
+        for r, cut in enumerate(cuts, first):
+            for t in cut:
+                self._on.setdefault(t, []).append(r)
+        self.cuts += cuts
+        rows, idx, val = [], [], []
+        for j, col in enumerate(self.cols, self.extra):
+            for r, v in self._in_cuts(col).items():
+                if r >= first:
+                    rows.append(r - first)
+                    idx.append(j)
+                    val.append(float(v))
+        a = csr_array((val, (rows, idx)), shape=(len(cuts), self.extra + len(self.cols)))
+        self.lp.add_rows(np.full(len(cuts), 2.0), np.full(len(cuts), np.inf), a)
 
     def set_box(self, box: tuple[tuple[float, float], ...]) -> None:
         """Bound each price class's node total: (low, high) per class."""
@@ -136,10 +173,10 @@ class _Master:
     def solve(self) -> tuple[Duals, float, np.ndarray]:
         """The duals (clipped at 0), the value and the solution of the LP over the columns so far."""
         value, x, y = self.lp.solve()
-        n, k = len(self.tiers), len(self.cands)
+        n, k, cut_row = len(self.tiers), len(self.cands), self.box_row + len(self.box)
         per_counter, offset = [], 0.0
         big = _ARTIFICIAL * max(self.group.price.values())
-        for (lo, hi), v in zip(self.box, y[n + k :], strict=True):
+        for (lo, hi), v in zip(self.box, y[n + k : cut_row], strict=True):
             # >= 0 when the low bound binds; a dual toward an infinite bound gives no bound, so it is cut to 0
             v = min(max(float(v), -big), big)
             v = 0.0 if (v > 0 and lo <= 0) or (v < 0 and hi == math.inf) else v
@@ -151,6 +188,7 @@ class _Master:
                 {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n : n + k], strict=True)},
                 {c: sum(per_counter[k] for k in ks) for c, ks in self.counters.items()},
                 offset,
+                tuple((cut, max(0.0, float(v))) for cut, v in zip(self.cuts, y[cut_row:], strict=True)),
             ),
             value,
             x[self.extra :],
@@ -164,6 +202,7 @@ def _mix(a: Duals, b: Duals, weight: float) -> Duals:
         {c: weight * v + (1 - weight) * b.cands[c] for c, v in a.cands.items()},
         {c: weight * v + (1 - weight) * b.per_node[c] for c, v in a.per_node.items()},
         weight * a.offset + (1 - weight) * b.offset,
+        tuple((cut, weight * v + (1 - weight) * w) for (cut, v), (_, w) in zip(a.cuts, b.cuts, strict=True)),
     )
 
 
@@ -194,7 +233,7 @@ def _generate(
         duals, value, x = lp.solve()
         new: list[Column] = []
         for at in [_mix(center, duals, _SMOOTHING), duals] if center else [duals]:
-            new, lagrange = price_columns(group, at, per_cand)
+            new, lagrange, exact = price_columns(group, at, per_cand)
             if lagrange > bound:
                 center, bound = at, lagrange
             new = [c for c in new if c not in known]
@@ -202,7 +241,8 @@ def _generate(
                 break
         # A value and solution HiGHS did not prove optimal say nothing about convergence (the bound still holds:
         # any duals give one); a search node then stays open rather than taking its solution as its optimum.
-        converged = lp.lp.optimal and (not new or value - bound <= gap * abs(value))
+        # With cuts, pricing may stop short of proving that no pool pays (`exact`); the bound then decides.
+        converged = lp.lp.optimal and ((not new and exact) or value - bound <= gap * abs(value))
         rounds -= 1
         if not new or converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
             return (center if center is not None else duals), bound, converged, x
