@@ -41,7 +41,7 @@ _LP_COLUMNS = 2_000  # columns in the search's LP before it is rebuilt with the 
 _PER_CAND = 2
 # Subset-row cuts at the search's root (a node's children inherit its count of rounds): on the 64-tier scale
 # benchmark's large groups from their best plans, 20 cuts took seed 3 from 970 nodes / 15.2 s to 175 / 8.6 s,
-# seed 4 from 833 / 11.5 s to 686 / 27.7 s (the LP solves more slowly with the cut rows); 60 cuts: 144 / 17.3 s.
+# seed 4 from 833 / 11.5 s to 686 / 27.7 s (the LP solves more slowly with the cut rows).
 _CUT_ROUNDS = 1  # rounds of cuts, at most, per node
 _CUTS_PER_ROUND = 20  # the most violated cuts added per round
 _CUTS_MOST = 20  # cuts in the search's LP, at most
