@@ -170,7 +170,7 @@ def test_the_search_behind_pricing_with_cuts_finds_a_paying_pool_or_proves_there
     # Each candidate's own dual is set so that the knapsack's bound (cuts outside its stages priced k times)
     # is a little below 0: the best filling then often serves two tiers of a cut and the search must branch.
     # A stage of 1 tier prices every cut loosely; of 3 or 6, some or all inside the knapsack.
-    import gpu_platform.planner.columns as columns
+    from gpu_platform.planner import columns
 
     old, columns._STAGE_TIERS = columns._STAGE_TIERS, stage_tiers
     try:

@@ -80,6 +80,9 @@ class Group:
     # `price_columns` reads the group
     _max: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)
     _pricing: _Pricing | None = field(default=None, init=False, repr=False, compare=False)
+    _rules: dict[tuple[int, tuple[Cut, ...]], _Rules] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def cost(self, col: Column) -> float:
         """$/hour of a column."""
@@ -219,6 +222,7 @@ class _Pricing:
 
     lists: tuple[tuple[tuple[int, ...], int], ...]  # tiers, their total units
     cands: tuple[tuple[int, np.ndarray, tuple[tuple[str, int, np.ndarray], ...]], ...]  # cand, nodes, kinds
+    at: dict[tuple[int, str], int]  # (cand, kind) -> its list
 
 
 def _pricing(group: Group) -> _Pricing:
@@ -235,7 +239,11 @@ def _pricing(group: Group) -> _Pricing:
                 at, total = lists[key]
                 parts.append((kind, at, np.minimum(group.per_node[(cand, kind)] * nodes, total)))
             cands.append((cand, nodes, tuple(parts)))
-        group._pricing = _Pricing(tuple((ts, total) for ts, (_, total) in lists.items()), tuple(cands))
+        group._pricing = _Pricing(
+            tuple((ts, total) for ts, (_, total) in lists.items()),
+            tuple(cands),
+            {(cand, kind): at for cand, _, parts in cands for kind, at, _ in parts},
+        )
     return group._pricing
 
 
@@ -269,8 +277,8 @@ _PENALTY_EPS = 1e-9  # a cut whose dual is at most this charges no penalty
 _SEARCH_STATES = 400  # states `_penalized` looks at, at most, per candidate and pricing call
 _STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices exactly (all their subsets)
 
-# (tiers of a unit kind, tiers left out, cuts priced exactly) -> the knapsack stages and table
-_Cache = dict[tuple[tuple[int, ...], frozenset[int], frozenset[int]], tuple[list[list[Item]], Table]]
+# (list of tiers of a unit kind, tiers left out, cuts priced exactly) -> the knapsack stages and table
+_Cache = dict[tuple[int, frozenset[int], frozenset[int]], tuple[list[list[Item]], Table]]
 
 
 def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Column], float, bool]:
@@ -282,13 +290,14 @@ def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Co
     ceil(k / 2): the tables then give a lower bound on each reduced cost, so the Lagrangian bound stays valid;
     the best fillings are checked with those cuts' true duals, and when no candidate has one that still pays,
     each candidate whose bound is negative is searched exactly (`_penalized`) for a pool or the proof."""
-    cuts = [(cut, dual) for cut, dual in duals.cuts if dual > _PENALTY_EPS]
+    cuts = list(duals.cuts)
     found: list[Column] = []
     bound = sum(duals.tiers.values()) + 2 * sum(d for _, d in duals.cuts) - sum(duals.cands.values()) + duals.offset
     cache: _Cache = {}
     short: list[tuple[int, float, dict[str, frozenset[int]], list[int]]] = []  # searched if nothing pays
     for cand, nodes, _ in _pricing(group).cands:
-        exact, loose = _exact_cuts(group, cand, cuts)
+        exact, loose = _exact_cuts(group, cand, duals.cuts)
+        loose = [r for r in loose if cuts[r][1] > _PENALTY_EPS]  # a cut whose dual is 0 charges nothing
         reduced = _cut_reduced(group, cand, nodes, duals, cuts, exact, frozenset(), cache)
         low = float(reduced.min(initial=0.0))
         bound += min(low, 0.0)  # an optimal plan has at most one pool per candidate
@@ -312,16 +321,23 @@ def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Co
     return found, bound, True
 
 
-def _exact_cuts(group: Group, cand: int, cuts: list[tuple[Cut, float]]) -> tuple[dict[str, frozenset[int]], list[int]]:
+_Rules = tuple[dict[str, frozenset[int]], list[int]]
+
+
+def _exact_cuts(group: Group, cand: int, cuts: tuple[tuple[Cut, float], ...]) -> _Rules:
     """Per unit kind of `cand`, the cuts its knapsack prices exactly (their tiers the candidate serves are all of
-    that kind, at most `_STAGE_TIERS` tiers joined through cuts, larger duals first); and the other cuts with
-    two or more tiers the candidate serves (a pool may serve two of them: priced k times, checked after)."""
+    that kind, at most `_STAGE_TIERS` tiers joined through cuts, earlier cuts first); and the other cuts with
+    two or more tiers the candidate serves (a pool may serve two of them: priced k times, checked after). By
+    position in `cuts`; worked out once per group, candidate and list of cuts."""
+    key = (cand, tuple(cut for cut, _ in cuts))
+    if key in group._rules:
+        return group._rules[key]
     kind_of = {t: k for k, ts in group.slots[cand].items() for t in ts}
     exact: dict[str, set[int]] = {k: set() for k in group.slots[cand]}
     loose: list[int] = []
     part: dict[int, frozenset[int]] = {}  # tier -> the tiers joined with it so far
-    for r in sorted(range(len(cuts)), key=lambda r: -cuts[r][1]):
-        held = [t for t in cuts[r][0] if t in kind_of]
+    for r, (cut, _) in enumerate(cuts):
+        held = [t for t in cut if t in kind_of]
         if len(held) < 2:
             continue
         joined = frozenset().union(*(part.get(t, frozenset({t})) for t in held))
@@ -331,11 +347,13 @@ def _exact_cuts(group: Group, cand: int, cuts: list[tuple[Cut, float]]) -> tuple
                 part[t] = joined
         else:
             loose.append(r)
-    return {k: frozenset(v) for k, v in exact.items()}, loose
+    group._rules[key] = ({k: frozenset(v) for k, v in exact.items()}, loose)
+    return group._rules[key]
 
 
 def _cut_table(
     group: Group,
+    at: int,
     tiers: list[int],
     duals: Duals,
     cuts: list[tuple[Cut, float]],
@@ -347,10 +365,20 @@ def _cut_table(
     its cuts not in `exact`; the tiers of the `exact` cuts in stages of any subset, worth their tiers' values
     plus each such cut's dual ceil(k / 2) times. Built for the tiers' total units (one table serves every node
     count, and every candidate with these tiers and rules)."""
-    key = (tuple(tiers), out.intersection(tiers), exact)
+    exact = frozenset(r for r in exact if cuts[r][1] > _PENALTY_EPS)  # a cut whose dual is 0 adds nothing
+    key = (at, out.intersection(tiers) if out else out, exact)
     if key in cache:
         return cache[key]
     here = [t for t in tiers if t not in out]
+    if not exact:  # every cut priced k times: a plain knapsack
+        bonus = dict.fromkeys(here, 0.0)
+        for cut, dual in cuts:
+            for t in cut:
+                if t in bonus:
+                    bonus[t] += dual
+        items = [(t, group.units[t], duals.tiers[t] + bonus[t]) for t in here]
+        cache[key] = ([[it] for it in items], best_values(items, sum(w for _, w, _ in items)))
+        return cache[key]
     value = dict.fromkeys(here, 0.0)
     for t in here:
         value[t] = duals.tiers[t]
@@ -413,8 +441,9 @@ def _cut_reduced(
     """A lower bound on the reduced cost of the best pool of `cand` with n nodes (index n - 1), tiers `out` left
     out (exact for the cuts in `exact`)."""
     reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
+    plan = _pricing(group)
     for kind, ts in group.slots[cand].items():
-        table = _cut_table(group, ts, duals, cuts, exact[kind], out, cache)[1]
+        table = _cut_table(group, plan.at[(cand, kind)], ts, duals, cuts, exact[kind], out, cache)[1]
         reduced -= table.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(table.best) - 1)]
     return reduced
 
@@ -431,8 +460,9 @@ def _cut_column(
 ) -> Column:
     """The pool of `n` nodes of `cand` that `_cut_reduced` prices."""
     tiers: list[int] = []
+    plan = _pricing(group)
     for kind, ts in group.slots[cand].items():
-        stages, table = _cut_table(group, ts, duals, cuts, exact[kind], out, cache)
+        stages, table = _cut_table(group, plan.at[(cand, kind)], ts, duals, cuts, exact[kind], out, cache)
         tiers += [u for o in choice_pick(stages, table, group.per_node[(cand, kind)] * n) for u in _subset_tiers(o)]
     return Column(cand, n, frozenset(tiers))
 
