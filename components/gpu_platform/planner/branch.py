@@ -46,9 +46,10 @@ _CUT_ROUNDS = 1  # rounds of cuts, at most, per node
 _CUTS_PER_ROUND = 20  # the most violated cuts added per round
 _CUTS_MOST = 20  # cuts in the search's LP, at most
 _CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least this
-# Cuts stay only when they raise the root's bound by this share of its gap to the best plan (seed 3: 23 %,
-# seed 4: 4 %); the LP is rebuilt without them otherwise.
-_CUT_GAIN = 0.1
+# Cuts stay only when they raise the root's bound by this share of its gap to the best plan, or of the dearest
+# node's price when that is less (the best plan may still be far off): on seeds 3 and 4, 20 cuts raise the LP by
+# 7.10 / 1.54 $/h, 26 % / 6 % of a 27.45 $/h node. The LP is rebuilt without them otherwise.
+_CUT_GAIN = 0.25
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -108,7 +109,7 @@ class _Node:
     forbidden: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): that candidate does not serve it
     retries: int = 0  # times its column generation stopped short of converging with an integral LP
     box: tuple[tuple[float, float], ...] = ()  # (least, most) nodes per price class, cheapest class first
-    cut_rounds: int = 0  # times cuts were added at this node
+    cut_rounds: int = 0  # rounds of cuts this node had (a child starts at `_CUT_ROUNDS`: cuts go in at one node)
     cut_from: float = math.nan  # its LP bound before the cuts it was given, until their gain is checked
     # the parent's optimal LP basis and the LP it belongs to (the search's LP is rebuilt now and then)
     start: tuple[int, Any] | None = field(default=None, compare=False, repr=False)
@@ -206,6 +207,7 @@ def branch_and_price(
     stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
     tried: set[frozenset[tuple[int, int]]] = set()  # LP roundings the local search already improved
     began, searching = time.perf_counter(), 0.0  # local search gets at most _SEARCH_SHARE of the time
+    cut_tried = False  # whether some node got cuts
 
     cutoff = best_cost
     while heap and time.perf_counter() < deadline and not (race and race.stop):
@@ -247,7 +249,7 @@ def branch_and_price(
         used.update(int(j) for j in np.flatnonzero(x > 1e-9))
         incidence.add(cols[before:])
         if not math.isnan(node.cut_from):  # the node again with its cuts: keep them only if they raised its bound
-            if node_bound - node.cut_from < _CUT_GAIN * (cutoff - node.cut_from):
+            if node_bound - node.cut_from < _CUT_GAIN * min(cutoff - node.cut_from, max(group.price.values())):
                 lp = _Master(group, cols, counters)  # the same pools in the same order: the matrix still holds
                 built += 1
                 heapq.heappush(heap, (bound, -count, replace(node, cut_from=math.nan, start=None)))
@@ -286,11 +288,14 @@ def branch_and_price(
                 best, best_cost = tuple(plan), cost
             continue  # this node's optimum is known
         node = replace(node, start=(built, lp.lp.basis()))  # children start from this node's LP basis
-        if open_ and converged and node.cut_rounds < _CUT_ROUNDS and len(lp.cuts) < _CUTS_MOST:
+        # Cuts at one node only, the first converged one that splits tiers (before it branches): cuts that did not
+        # pay there are not tried again elsewhere.
+        if open_ and converged and (node.cut_rounds or not cut_tried) and node.cut_rounds < _CUT_ROUNDS:
             new_cuts = [c for c in violated(cols, x, _CUTS_PER_ROUND, _CUT_BY) if c not in lp.cuts][
                 : _CUTS_MOST - len(lp.cuts)
             ]
             if new_cuts:  # the node again, with the cuts (they hold at every node: kept for the whole search)
+                cut_tried = True
                 lp.add_cuts(new_cuts)
                 again = replace(node, cut_rounds=node.cut_rounds + 1, cut_from=raw)
                 heapq.heappush(heap, (node_bound, -count, again))
@@ -318,13 +323,14 @@ def branch_and_price(
                 box[k] = child_box
                 least = next_cost(prices, node_bound, dict(zip(ordered, box, strict=True)))
                 if least < cutoff - rel_gap * cutoff:  # else no node count in the child's box pays
-                    heapq.heappush(heap, (least, -count, replace(node, box=tuple(box), retries=0)))
+                    child = replace(node, box=tuple(box), retries=0, cut_rounds=_CUT_ROUNDS)
+                    heapq.heappush(heap, (least, -count, child))
                     count += 1
             continue
         tier, cand = _branch_on(group, open_)
         for child in (
-            replace(node, fixed=node.fixed | {(tier, cand)}),
-            replace(node, forbidden=node.forbidden | {(tier, cand)}),
+            replace(node, fixed=node.fixed | {(tier, cand)}, cut_rounds=_CUT_ROUNDS),
+            replace(node, forbidden=node.forbidden | {(tier, cand)}, cut_rounds=_CUT_ROUNDS),
         ):
             heapq.heappush(heap, (node_bound, -count, child))
             count += 1
