@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from gpu_platform.planner.branch import tightened
 from gpu_platform.planner.columns import Duals, price_columns
-from gpu_platform.planner.cuts import coefficient
+from gpu_platform.planner.cuts import coefficient, priceable
 from gpu_platform.planner.knapsack import best_values, pick
 from helpers.planner import demand, groups, tiers
 
@@ -87,8 +87,7 @@ def _check_pricing(group, rng, per_cand):
         float(rng.uniform(-10, 10)),
     )
     least = {c: _least_reduced(group, c, duals) for c in group.slots}
-    columns, bound, exact = price_columns(group, duals, per_cand)
-    assert exact
+    columns, bound = price_columns(group, duals, per_cand)
     assert all(sum(col.cand == c for col in columns) <= per_cand for c in group.slots)
     want = sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     assert bound == pytest.approx(want + sum(min(0.0, v) for v in least.values()), abs=1e-6)
@@ -152,64 +151,65 @@ def _worth(tiers, duals):
 
 
 def _cut_group(tiers, seed):
-    """Groups of three or more tiers of a random demand, each with four random cuts (duals all > 0)."""
+    """Groups of three or more tiers of a random demand, each with up to four random cuts that pricing honours
+    exactly (duals all > 0), and how many of the triples tried it left out."""
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
     rng = np.random.default_rng(seed)
     for group in groups(d):
         if len(group.units) >= 3:
             top = max(group.price.values()) * 4
             triples = list(itertools.combinations(sorted(group.units), 3))
-            picked = [triples[i] for i in rng.choice(len(triples), min(len(triples), 4), replace=False)]
+            tried = [triples[i] for i in rng.permutation(len(triples))]
+            picked = priceable(group, [], tried, 4)
             pi = {t: float(rng.uniform(0, top)) for t in group.units}
             yield group, rng, pi, tuple((c, float(rng.uniform(top / 8, top / 2))) for c in picked)
 
 
+def test_a_cut_pricing_cannot_honour_is_left_out_and_refused():
+    """A cut holding tiers of two unit kinds on one candidate (a whole-GPU tier and a MIG tier on a MIG layout
+    that offers both) is not priced by per-kind knapsacks: separation leaves it out, and pricing refuses it."""
+    from gpu_platform.planner import columns
+
+    d = demand(
+        {"name": "a", "mig": {"profile": "1g.10gb", "instances": 14}},
+        {"name": "b", "mig": {"profile": "3g.40gb", "instances": 4}},
+        {"name": "c", "mig": {"profile": "1g.10gb", "instances": 7}},
+        instanceTypes=["p4de.24xlarge"],
+    )
+    group = max(groups(d), key=lambda g: len(g.units))
+    a, b, c = sorted(group.units)
+    mixed = [
+        cand
+        for cand, kinds in group.slots.items()
+        if any(a in ts for ts in kinds.values()) and any(b in ts for ts in kinds.values()) and len(kinds) > 1
+    ]
+    assert mixed  # a layout serving a and b from two kinds
+    assert columns.cut_stages(group, mixed[0], [(a, b, c)]) is None
+    assert priceable(group, [], [(a, b, c)], 5) == []
+    with pytest.raises(ValueError, match="cannot price"):
+        price_columns(group, Duals(dict.fromkeys(group.units, 1.0), {}, cuts=(((a, b, c), 1.0),)))
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=3, max_size=6), st.integers(0, 10_000), st.sampled_from([1, 3, 6]))
-def test_the_search_behind_pricing_with_cuts_finds_a_paying_pool_or_proves_there_is_none(tiers, seed, stage_tiers):
-    # Each candidate's own dual is set so that the knapsack's bound (cuts outside its stages priced k times)
-    # is a little below 0: the best filling then often serves two tiers of a cut and the search must branch.
-    # A stage of 1 tier prices every cut loosely; of 3 or 6, some or all inside the knapsack.
+def test_pricing_with_subset_row_cuts_is_exact(tiers, seed, stage_tiers):
+    # Against enumeration: every pool returned pays at the true prices (each cut's dual ceil(k / 2) times), a
+    # candidate has one exactly when its least reduced cost is negative, and the Lagrangian bound is the exact
+    # one. Stages of 1, 3 or 6 tiers: with 1 only cuts holding at most one tier of each candidate are priced.
     from gpu_platform.planner import columns
 
     old, columns._STAGE_TIERS = columns._STAGE_TIERS, stage_tiers
     try:
-        for group, _, pi, cuts in _cut_group(tiers, seed):
-            for cand in group.slots:
-                exact, loose = columns._exact_cuts(group, cand, list(cuts))
-                nodes = np.arange(1, group.max_nodes(cand) + 1)
-                free = Duals(pi, {}, cuts=cuts)
-                floor = float(columns._cut_reduced(group, cand, nodes, free, list(cuts), exact, frozenset(), {}).min())
-                for share in (0.1, 0.5, 0.9):
-                    duals = Duals(pi, {cand: max(0.0, -floor - share * max(v for _, v in cuts))}, cuts=cuts)
-                    least = _least_with_cuts(group, cand, duals)
-                    found, low, done = columns._penalized(group, cand, duals, list(cuts), exact, loose, {})
-                    assert done and low <= least + 1e-6  # a valid bound on the least reduced cost
-                    if found:
-                        (col,) = found
-                        price = group.price[cand] * col.nodes + duals.cands.get(cand, 0.0)
-                        assert price - _worth(col.tiers, duals) < -1e-7
-                    else:
-                        assert least >= -1e-7
+        for group, rng, pi, cuts in _cut_group(tiers, seed):
+            top = max(group.price.values()) * 4
+            duals = Duals(pi, {c: float(rng.uniform(0, top)) for c in group.slots}, cuts=cuts)
+            least = {c: _least_with_cuts(group, c, duals) for c in group.slots}
+            found, bound = price_columns(group, duals, 3)
+            for col in found:
+                price = group.price[col.cand] * col.nodes + duals.cands.get(col.cand, 0.0)
+                assert price - _worth(col.tiers, duals) < -1e-7
+            assert {col.cand for col in found} == {c for c, v in least.items() if v < -1e-7}
+            want = sum(duals.tiers.values()) + 2 * sum(v for _, v in duals.cuts) - sum(duals.cands.values())
+            assert bound == pytest.approx(want + sum(min(0.0, v) for v in least.values()), abs=1e-6)
     finally:
         columns._STAGE_TIERS = old
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_TIER, min_size=3, max_size=6), st.integers(0, 10_000))
-def test_pricing_with_subset_row_cuts_returns_paying_pools_and_a_bound_that_holds(tiers, seed):
-    for group, rng, pi, cuts in _cut_group(tiers, seed):
-        top = max(group.price.values()) * 4
-        duals = Duals(pi, {c: float(rng.uniform(0, top)) for c in group.slots}, cuts=cuts)
-        least = {c: _least_with_cuts(group, c, duals) for c in group.slots}
-        found, bound, exact = price_columns(group, duals, 3)
-        assert exact or found  # with a column to add, pricing need not have searched every candidate
-        for col in found:  # every column returned pays at the true prices
-            price = group.price[col.cand] * col.nodes + duals.cands.get(col.cand, 0.0)
-            assert price - _worth(col.tiers, duals) < -1e-7
-        want = sum(duals.tiers.values()) + 2 * sum(v for _, v in duals.cuts) - sum(duals.cands.values())
-        true_bound = want + sum(min(0.0, v) for v in least.values())
-        assert bound <= true_bound + 1e-6  # a valid bound
-        assert bool(found) == any(v < -1e-7 for v in least.values())
-        if not found:  # nothing pays: the bound is the exact one
-            assert bound == pytest.approx(true_bound, abs=1e-6)

@@ -141,7 +141,7 @@ def test_column_lp_says_when_its_solution_is_not_optimal_and_column_generation_d
     assert lp.solve()[0] == pytest.approx(2.0) and lp.optimal is True
     # with no column left to price, column generation has converged only when its LP was solved to optimality
     group = groups(demand({"name": "a", "gpus": 8}, {"name": "b", "gpus": 4}))[-1]
-    monkeypatch.setattr(master, "price_columns", lambda *args, **kwargs: ([], 0.0, True))
+    monkeypatch.setattr(master, "price_columns", lambda *args, **kwargs: ([], 0.0))
     cols = master._full(group)
     assert master._generate(group, list(cols), math.inf)[2] is True
     one = [merged(group, cols[0].cand, [min(group.units)])]  # serves one tier of two: the LP is infeasible

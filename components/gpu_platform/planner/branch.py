@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .columns import Column, Group, merged
-from .cuts import violated
+from .cuts import priceable, violated
 from .highs import Race
 from .local import improve
 
@@ -39,17 +39,12 @@ _LP_COLUMNS = 2_000  # columns in the search's LP before it is rebuilt with the 
 # with six (one: 17.0 s / 12.9 s); the root's column generation and the dives keep six (their first plans at
 # 128 tiers are better with six).
 _PER_CAND = 2
-# Subset-row cuts at the search's root (a node's children inherit its count of rounds): on the 64-tier scale
-# benchmark's large groups from their best plans, 20 cuts took seed 3 from 970 nodes / 15.2 s to 175 / 8.6 s,
-# seed 4 from 833 / 11.5 s to 686 / 27.7 s (the LP solves more slowly with the cut rows).
-_CUT_ROUNDS = 1  # rounds of cuts, at most, per node
-_CUTS_PER_ROUND = 20  # the most violated cuts added per round
-_CUTS_MOST = 20  # cuts in the search's LP, at most
+# Subset-row cuts (`cuts`) at the search's first node that splits tiers and at the first such node of each box
+# where every price class's node total is pinned (where the search spends most of its nodes), only cuts the
+# knapsacks price exactly (`columns.priced_exactly`). Figures in benchmarks/RESULTS.md.
+_CUTS_PER_NODE = 20  # the most violated cuts added at one node
+_CUTS_MOST = 200  # cuts in the search's LP, at most
 _CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least this
-# Cuts stay only when they raise the root's bound by this share of its gap to the best plan, or of the dearest
-# node's price when that is less (the best plan may still be far off): on seeds 3 and 4, 20 cuts raise the LP by
-# 7.10 / 1.54 $/h, 26 % / 6 % of a 27.45 $/h node. The LP is rebuilt without them otherwise.
-_CUT_GAIN = 0.25
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -109,8 +104,6 @@ class _Node:
     forbidden: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): that candidate does not serve it
     retries: int = 0  # times its column generation stopped short of converging with an integral LP
     box: tuple[tuple[float, float], ...] = ()  # (least, most) nodes per price class, cheapest class first
-    cut_rounds: int = 0  # rounds of cuts this node had (a child starts at `_CUT_ROUNDS`: cuts go in at one node)
-    cut_from: float = math.nan  # its LP bound before the cuts it was given, until their gain is checked
     # the parent's optimal LP basis and the LP it belongs to (the search's LP is rebuilt now and then)
     start: tuple[int, Any] | None = field(default=None, compare=False, repr=False)
 
@@ -122,7 +115,7 @@ def _restricted(group: Group, node: _Node) -> Group:
         c: {k: [t for t in ts if (t, c) not in node.forbidden and fixed.get(t, c) == c] for k, ts in kinds.items()}
         for c, kinds in group.slots.items()
     }
-    return replace(group, slots=slots)
+    return replace(group, slots=slots, wider=group.wider or group)
 
 
 def _branch_on(group: Group, open_: dict[int, dict[int, float]]) -> tuple[int, int]:
@@ -207,7 +200,7 @@ def branch_and_price(
     stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
     tried: set[frozenset[tuple[int, int]]] = set()  # LP roundings the local search already improved
     began, searching = time.perf_counter(), 0.0  # local search gets at most _SEARCH_SHARE of the time
-    cut_tried = False  # whether some node got cuts
+    cut_at: set[tuple[tuple[float, float], ...] | None] = set()  # the root (None) and pinned boxes that had cuts
 
     cutoff = best_cost
     while heap and time.perf_counter() < deadline and not (race and race.stop):
@@ -248,15 +241,6 @@ def branch_and_price(
         _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, cutoff, rel_gap, have, _PER_CAND)
         used.update(int(j) for j in np.flatnonzero(x > 1e-9))
         incidence.add(cols[before:])
-        if not math.isnan(node.cut_from):  # the node again with its cuts: keep them only if they raised its bound
-            if node_bound - node.cut_from < _CUT_GAIN * min(cutoff - node.cut_from, max(group.price.values())):
-                lp = _Master(group, cols, counters)  # the same pools in the same order: the matrix still holds
-                built += 1
-                heapq.heappush(heap, (bound, -count, replace(node, cut_from=math.nan, start=None)))
-                count += 1
-                continue
-            node = replace(node, cut_from=math.nan)
-        raw = node_bound  # column generation's own bound, before rounding to a cost nodes add up to
         node_bound = next_cost(prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
         if node_bound >= cutoff - rel_gap * cutoff:
             continue
@@ -288,17 +272,16 @@ def branch_and_price(
                 best, best_cost = tuple(plan), cost
             continue  # this node's optimum is known
         node = replace(node, start=(built, lp.lp.basis()))  # children start from this node's LP basis
-        # Cuts at one node only, the first converged one that splits tiers (before it branches): cuts that did not
-        # pay there are not tried again elsewhere.
-        if open_ and converged and (node.cut_rounds or not cut_tried) and node.cut_rounds < _CUT_ROUNDS:
-            new_cuts = [c for c in violated(cols, x, _CUTS_PER_ROUND, _CUT_BY) if c not in lp.cuts][
-                : _CUTS_MOST - len(lp.cuts)
-            ]
-            if new_cuts:  # the node again, with the cuts (they hold at every node: kept for the whole search)
-                cut_tried = True
+        # Cuts at the first converged node that splits tiers, and at the first one of each pinned box, before it
+        # branches; the node is solved again with them. They hold at every node: kept for the whole search.
+        place = node.box if first and all(lo == hi for lo, hi in node.box) else None
+        if open_ and converged and place not in cut_at and len(lp.cuts) < _CUTS_MOST:
+            cut_at.add(place)
+            violating = [c for c in violated(cols, x, 10 * _CUTS_PER_NODE, _CUT_BY) if c not in lp.cuts]
+            new_cuts = priceable(group, lp.cuts, violating, min(_CUTS_PER_NODE, _CUTS_MOST - len(lp.cuts)))
+            if new_cuts:
                 lp.add_cuts(new_cuts)
-                again = replace(node, cut_rounds=node.cut_rounds + 1, cut_from=raw)
-                heapq.heappush(heap, (node_bound, -count, again))
+                heapq.heappush(heap, (node_bound, -count, node))
                 count += 1
                 continue
         if not open_:  # not converged: price again (the pool kept the new columns), a few times at most
@@ -323,14 +306,13 @@ def branch_and_price(
                 box[k] = child_box
                 least = next_cost(prices, node_bound, dict(zip(ordered, box, strict=True)))
                 if least < cutoff - rel_gap * cutoff:  # else no node count in the child's box pays
-                    child = replace(node, box=tuple(box), retries=0, cut_rounds=_CUT_ROUNDS)
-                    heapq.heappush(heap, (least, -count, child))
+                    heapq.heappush(heap, (least, -count, replace(node, box=tuple(box), retries=0)))
                     count += 1
             continue
         tier, cand = _branch_on(group, open_)
         for child in (
-            replace(node, fixed=node.fixed | {(tier, cand)}, cut_rounds=_CUT_ROUNDS),
-            replace(node, forbidden=node.forbidden | {(tier, cand)}, cut_rounds=_CUT_ROUNDS),
+            replace(node, fixed=node.fixed | {(tier, cand)}),
+            replace(node, forbidden=node.forbidden | {(tier, cand)}),
         ):
             heapq.heappush(heap, (node_bound, -count, child))
             count += 1

@@ -8,10 +8,9 @@ an optimal plan may use (reduced cost within the gap), which makes the final set
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,7 +79,12 @@ class Group:
     # `price_columns` reads the group
     _max: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)
     _pricing: _Pricing | None = field(default=None, init=False, repr=False, compare=False)
-    _rules: dict[tuple[int, tuple[Cut, ...]], _Rules] = field(
+    # the group this one narrows (only tiers taken out of slots): cut rules worked out on it hold here too
+    wider: Group | None = field(default=None, repr=False, compare=False)
+    _rules: dict[tuple[Cut, ...], dict[int, dict[str, frozenset[int]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _stages: dict[tuple[tuple[int, ...], frozenset[Cut]], list[_Stage]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -247,12 +251,11 @@ def _pricing(group: Group) -> _Pricing:
     return group._pricing
 
 
-def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float, bool]:
-    """The most negative reduced-cost columns of each candidate (`per_cand` node counts), the Lagrangian bound
-    of these duals, and whether pricing was exact (no column left out has a negative reduced cost).
-
-    One knapsack table per unit kind prices every node count exactly; with cuts, see `_price_with_cuts`."""
-    if any(dual > _PENALTY_EPS for _, dual in duals.cuts):
+def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
+    """The most negative reduced-cost columns of each candidate (`per_cand` node counts), and the Lagrangian
+    bound of these duals. One knapsack table per unit kind prices every node count exactly; with subset-row
+    cuts, see `_price_with_cuts`."""
+    if any(dual > _DUAL_EPS for _, dual in duals.cuts):
         return _price_with_cuts(group, duals, per_cand)
     found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     plan = _pricing(group)
@@ -270,85 +273,76 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
             chosen = {kind: tables[at] for kind, at, _ in parts}
             best = np.argsort(reduced)[:per_cand]
             found += [_best_column(group, cand, int(i) + 1, chosen) for i in best if reduced[i] < -1e-7]
-    return found, bound, True
+    return found, bound
 
 
-_PENALTY_EPS = 1e-9  # a cut whose dual is at most this charges no penalty
-_SEARCH_STATES = 400  # states `_penalized` looks at, at most, per candidate and pricing call
-_STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices exactly (all their subsets)
+_DUAL_EPS = 1e-9  # a cut whose dual is at most this adds nothing to a pool's reduced cost
+_STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices (all their subsets)
+_STAGE_SHAPES = 4_096  # stage shapes kept per group, at most (the cache starts again past it)
 
-# (list of tiers of a unit kind, tiers left out, cuts priced exactly) -> the knapsack stages and table
-_Cache = dict[tuple[int, frozenset[int], frozenset[int]], tuple[list[list[Item]], Table]]
+# (list of tiers of a unit kind, the cuts of its stages) -> the knapsack stages and table, per pricing call
+_Cache = dict[tuple[int, frozenset[int]], tuple[list[list[Item]], Table]]
 
 
-def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Column], float, bool]:
+def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Column], float]:
     """`price_columns` with subset-row cuts: a pool serving k tiers of a cut adds its dual ceil(k / 2) times.
 
-    Per candidate and unit kind, the cuts whose tiers (those the candidate can serve) all share that kind are
-    priced exactly inside the knapsack: their tiers form stages that take any subset of them, valued with the
-    cuts' duals (`_exact_cuts`, a few tiers per stage). Every other cut is priced k times, which is at least
-    ceil(k / 2): the tables then give a lower bound on each reduced cost, so the Lagrangian bound stays valid;
-    the best fillings are checked with those cuts' true duals, and when no candidate has one that still pays,
-    each candidate whose bound is negative is searched exactly (`_penalized`) for a pool or the proof."""
+    Every cut is one `cut_stages` prices inside the knapsack: per candidate, a cut holding one of the tiers it
+    serves adds its dual to that tier's value; the tiers of cuts holding two or three (all of one unit kind)
+    form a stage that takes any subset of them, valued with the cuts' duals. So pricing stays exact, and the
+    Lagrangian bound is the LP's once nothing pays."""
     cuts = list(duals.cuts)
     found: list[Column] = []
-    bound = sum(duals.tiers.values()) + 2 * sum(d for _, d in duals.cuts) - sum(duals.cands.values()) + duals.offset
+    bound = sum(duals.tiers.values()) + 2 * sum(d for _, d in cuts) - sum(duals.cands.values()) + duals.offset
     cache: _Cache = {}
-    short: list[tuple[int, float, dict[str, frozenset[int]], list[int]]] = []  # searched if nothing pays
+    stages = _cut_stages_of(group, duals.cuts)
     for cand, nodes, _ in _pricing(group).cands:
-        exact, loose = _exact_cuts(group, cand, duals.cuts)
-        loose = [r for r in loose if cuts[r][1] > _PENALTY_EPS]  # a cut whose dual is 0 charges nothing
-        reduced = _cut_reduced(group, cand, nodes, duals, cuts, exact, frozenset(), cache)
+        reduced = _cut_reduced(group, cand, nodes, duals, cuts, stages[cand], cache)
         low = float(reduced.min(initial=0.0))
-        bound += min(low, 0.0)  # an optimal plan has at most one pool per candidate
+        bound += low  # an optimal plan has at most one pool per candidate
         if low < -1e-7:
             best = [int(i) + 1 for i in np.argsort(reduced)[:per_cand] if reduced[i] < -1e-7]
-            cols = [_cut_column(group, cand, n, duals, cuts, exact, frozenset(), cache) for n in best]
-            cols = [
-                col for col in cols if reduced[col.nodes - 1] + _penalty(col.tiers, [cuts[k] for k in loose]) < -1e-7
-            ]
-            found += cols
-            if not cols:
-                short.append((cand, low, exact, loose))
-    if found or not short:
-        return found, bound, not short
-    for cand, low, exact, loose in short:
-        cols, least, done = _penalized(group, cand, duals, cuts, exact, loose, cache)
-        found += cols
-        bound += least - low  # the search's bound in place of the knapsacks'
-        if not done:
-            return found, bound, False
-    return found, bound, True
+            found += [_cut_column(group, cand, n, duals, cuts, stages[cand], cache) for n in best]
+    return found, bound
 
 
-_Rules = tuple[dict[str, frozenset[int]], list[int]]
-
-
-def _exact_cuts(group: Group, cand: int, cuts: tuple[tuple[Cut, float], ...]) -> _Rules:
-    """Per unit kind of `cand`, the cuts its knapsack prices exactly (their tiers the candidate serves are all of
-    that kind, at most `_STAGE_TIERS` tiers joined through cuts, earlier cuts first); and the other cuts with
-    two or more tiers the candidate serves (a pool may serve two of them: priced k times, checked after). By
-    position in `cuts`; worked out once per group, candidate and list of cuts."""
-    key = (cand, tuple(cut for cut, _ in cuts))
-    if key in group._rules:
-        return group._rules[key]
+def cut_stages(group: Group, cand: int, cuts: Sequence[Cut]) -> dict[str, frozenset[int]] | None:
+    """Per unit kind of `cand`, the cuts (by position) that hold two or more tiers it serves, all of that kind,
+    which its knapsack prices in stages (tiers joined through such cuts, at most `_STAGE_TIERS`, share one);
+    None when a cut holds tiers of two kinds, or a stage would grow past that (a pool may then serve two tiers
+    of a cut from two tables, which one knapsack per kind cannot price)."""
     kind_of = {t: k for k, ts in group.slots[cand].items() for t in ts}
-    exact: dict[str, set[int]] = {k: set() for k in group.slots[cand]}
-    loose: list[int] = []
+    out: dict[str, set[int]] = {k: set() for k in group.slots[cand]}
     part: dict[int, frozenset[int]] = {}  # tier -> the tiers joined with it so far
-    for r, (cut, _) in enumerate(cuts):
+    for r, cut in enumerate(cuts):
         held = [t for t in cut if t in kind_of]
         if len(held) < 2:
-            continue
+            continue  # one tier held: its dual goes to that tier's value
         joined = frozenset().union(*(part.get(t, frozenset({t})) for t in held))
-        if len({kind_of[t] for t in held}) == 1 and len(joined) <= _STAGE_TIERS:
-            exact[kind_of[held[0]]].add(r)
-            for t in joined:
-                part[t] = joined
-        else:
-            loose.append(r)
-    group._rules[key] = ({k: frozenset(v) for k, v in exact.items()}, loose)
-    return group._rules[key]
+        if len({kind_of[t] for t in held}) > 1 or len(joined) > _STAGE_TIERS:
+            return None
+        out[kind_of[held[0]]].add(r)
+        for t in joined:
+            part[t] = joined
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def priced_exactly(group: Group, cuts: Sequence[Cut]) -> bool:
+    """Whether every candidate's knapsacks price these cuts (`cut_stages`)."""
+    return all(cut_stages(group, cand, cuts) is not None for cand in group.slots)
+
+
+def _cut_stages_of(group: Group, cuts: tuple[tuple[Cut, float], ...]) -> dict[int, dict[str, frozenset[int]]]:
+    """`cut_stages` of every candidate, worked out once per list of cuts on the widest group this one narrows
+    (taking tiers out of slots leaves each stage within one kind and no larger)."""
+    base = group.wider or group
+    key = tuple(cut for cut, _ in cuts)
+    if key not in base._rules:
+        stages = {cand: cut_stages(base, cand, key) for cand in base.slots}
+        if any(v is None for v in stages.values()):
+            raise ValueError("a subset-row cut the knapsacks cannot price (see `priced_exactly`)")
+        base._rules[key] = {cand: v for cand, v in stages.items() if v is not None}
+    return base._rules[key]
 
 
 def _cut_table(
@@ -357,59 +351,83 @@ def _cut_table(
     tiers: list[int],
     duals: Duals,
     cuts: list[tuple[Cut, float]],
-    exact: frozenset[int],
-    out: frozenset[int],
+    staged: frozenset[int],
     cache: _Cache,
 ) -> tuple[list[list[Item]], Table]:
-    """The knapsack stages and table of `tiers` without those in `out`: each tier worth its dual plus those of
-    its cuts not in `exact`; the tiers of the `exact` cuts in stages of any subset, worth their tiers' values
-    plus each such cut's dual ceil(k / 2) times. Built for the tiers' total units (one table serves every node
-    count, and every candidate with these tiers and rules)."""
-    exact = frozenset(r for r in exact if cuts[r][1] > _PENALTY_EPS)  # a cut whose dual is 0 adds nothing
-    key = (at, out.intersection(tiers) if out else out, exact)
+    """The knapsack stages and table of `tiers`: each tier worth its dual plus those of its cuts not in
+    `staged`; the tiers of the `staged` cuts in stages of any subset, worth their tiers' values plus each such
+    cut's dual ceil(k / 2) times. Built for the tiers' total units (one table serves every node count, and
+    every candidate with these tiers and stages)."""
+    staged = frozenset(r for r in staged if cuts[r][1] > _DUAL_EPS)  # a cut whose dual is 0 adds nothing
+    key = (at, staged)
     if key in cache:
         return cache[key]
-    here = [t for t in tiers if t not in out]
-    if not exact:  # every cut priced k times: a plain knapsack
-        bonus = dict.fromkeys(here, 0.0)
-        for cut, dual in cuts:
-            for t in cut:
-                if t in bonus:
-                    bonus[t] += dual
-        items = [(t, group.units[t], duals.tiers[t] + bonus[t]) for t in here]
-        cache[key] = ([[it] for it in items], best_values(items, sum(w for _, w, _ in items)))
-        return cache[key]
-    value = dict.fromkeys(here, 0.0)
-    for t in here:
-        value[t] = duals.tiers[t]
+    value = {t: duals.tiers[t] for t in tiers}
     for r, (cut, dual) in enumerate(cuts):
-        if r not in exact:
+        if r not in staged:
             for t in cut:
                 if t in value:
                     value[t] += dual
+    base = group.wider or group
+    shape_key = (tuple(tiers), frozenset(cuts[r][0] for r in staged))
+    shape = base._stages.get(shape_key)
+    if shape is None:
+        if len(base._stages) >= _STAGE_SHAPES:
+            base._stages.clear()
+        shape = base._stages[shape_key] = _stage_shapes(group, tiers, [cuts[r][0] for r in staged])
+    dual_of = {cuts[r][0]: cuts[r][1] for r in staged}
+    stages = []
+    for st in shape:
+        worth = st.members @ np.array([value[t] for t in st.tiers])
+        if st.cuts:
+            worth += st.counts @ np.array([dual_of[c] for c in st.cuts])
+        stages.append(list(zip(st.ids, st.weights, worth.tolist(), strict=True)))
+    cache[key] = (stages, choice_values(stages, sum(group.units[t] for t in tiers)))
+    return cache[key]
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """One stage of a cut table, apart from the duals: its tiers, every non-empty subset of them as an option
+    (id, units), which tiers each option holds, and ceil(k / 2) for each of the stage's cuts."""
+
+    tiers: tuple[int, ...]
+    ids: tuple[int, ...]
+    weights: tuple[int, ...]
+    members: np.ndarray  # options x tiers
+    cuts: tuple[Cut, ...]
+    counts: np.ndarray  # options x cuts
+
+
+def _stage_shapes(group: Group, tiers: list[int], staged: list[Cut]) -> list[_Stage]:
+    """The stages of `tiers`: tiers joined through the `staged` cuts share one, every other tier is its own."""
+    inside = set(tiers)
     parts: dict[int, set[int]] = {}
-    for r in exact:
-        joined = {t for t in cuts[r][0] if t in value}.union(*(parts.get(t, set()) for t in cuts[r][0]))
+    for cut in staged:
+        joined = {t for t in cut if t in inside}.union(*(parts.get(t, set()) for t in cut))
         for t in joined:
             parts[t] = joined
-    stages: list[list[Item]] = []
+    out: list[_Stage] = []
     done: set[int] = set()
-    for t in here:
+    for t in tiers:
         if t in done:
             continue
-        part = sorted(parts.get(t, {t}))
+        part = tuple(sorted(parts.get(t, {t})))
         done.update(part)
-        mine = [r for r in exact if any(u in part for u in cuts[r][0])]  # with one tier left: k = 1, counted once
-        stage = []
-        for size in range(1, len(part) + 1):
-            for sub in itertools.combinations(part, size):
-                worth = sum(value[u] for u in sub) + sum(
-                    cuts[r][1] * ((sum(u in sub for u in cuts[r][0]) + 1) // 2) for r in mine
-                )
-                stage.append((_subset_id(sub), sum(group.units[u] for u in sub), worth))
-        stages.append(stage)
-    cache[key] = (stages, choice_values(stages, sum(group.units[t] for t in here)))
-    return cache[key]
+        mine = tuple(c for c in staged if any(u in part for u in c))  # with one tier left: k = 1, counted once
+        subs = [sub for size in range(1, len(part) + 1) for sub in itertools.combinations(part, size)]
+        counts = np.array([[(sum(u in sub for u in c) + 1) // 2 for c in mine] for sub in subs], dtype=float)
+        out.append(
+            _Stage(
+                part,
+                tuple(_subset_id(sub) for sub in subs),
+                tuple(sum(group.units[u] for u in sub) for sub in subs),
+                np.array([[u in sub for u in part] for sub in subs], dtype=float),
+                mine,
+                counts.reshape(len(subs), len(mine)),
+            )
+        )
+    return out
 
 
 def _subset_id(tiers: tuple[int, ...]) -> int:
@@ -434,16 +452,14 @@ def _cut_reduced(
     nodes: np.ndarray,
     duals: Duals,
     cuts: list[tuple[Cut, float]],
-    exact: dict[str, frozenset[int]],
-    out: frozenset[int],
+    staged: dict[str, frozenset[int]],
     cache: _Cache,
 ) -> np.ndarray:
-    """A lower bound on the reduced cost of the best pool of `cand` with n nodes (index n - 1), tiers `out` left
-    out (exact for the cuts in `exact`)."""
+    """The reduced cost of the best pool of `cand` with n nodes (index n - 1)."""
     reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
     plan = _pricing(group)
     for kind, ts in group.slots[cand].items():
-        table = _cut_table(group, plan.at[(cand, kind)], ts, duals, cuts, exact[kind], out, cache)[1]
+        table = _cut_table(group, plan.at[(cand, kind)], ts, duals, cuts, staged[kind], cache)[1]
         reduced -= table.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(table.best) - 1)]
     return reduced
 
@@ -454,75 +470,16 @@ def _cut_column(
     n: int,
     duals: Duals,
     cuts: list[tuple[Cut, float]],
-    exact: dict[str, frozenset[int]],
-    out: frozenset[int],
+    staged: dict[str, frozenset[int]],
     cache: _Cache,
 ) -> Column:
     """The pool of `n` nodes of `cand` that `_cut_reduced` prices."""
     tiers: list[int] = []
     plan = _pricing(group)
     for kind, ts in group.slots[cand].items():
-        stages, table = _cut_table(group, plan.at[(cand, kind)], ts, duals, cuts, exact[kind], out, cache)
+        stages, table = _cut_table(group, plan.at[(cand, kind)], ts, duals, cuts, staged[kind], cache)
         tiers += [u for o in choice_pick(stages, table, group.per_node[(cand, kind)] * n) for u in _subset_tiers(o)]
     return Column(cand, n, frozenset(tiers))
-
-
-def _penalty(tiers: frozenset[int], cuts: list[tuple[Cut, float]]) -> float:
-    """The duals a pool serving `tiers` gives back: one per cut it serves two or three tiers of."""
-    return sum(dual for cut, dual in cuts if (cut[0] in tiers) + (cut[1] in tiers) + (cut[2] in tiers) >= 2)
-
-
-def _penalized(
-    group: Group,
-    cand: int,
-    duals: Duals,
-    cuts: list[tuple[Cut, float]],
-    exact: dict[str, frozenset[int]],
-    loose: list[int],
-    cache: _Cache,
-) -> tuple[list[Column], float, bool]:
-    """A pool of `cand` whose reduced cost with every cut priced right is negative, or the proof there is none.
-
-    Best first over (tiers left out, `loose` cuts charged), every node count at once: a state's bound is the
-    least over node counts of `_cut_reduced` without those tiers, plus the duals it charged, a bound on every
-    pool it allows. A best pool (at the node count of the bound) serving two tiers of a loose cut not charged
-    splits the state: charge the cut, or serve at most one of its tiers (one child per tier kept, the others
-    left out). Returns (columns, a lower bound on the least reduced cost, whether it is exact); after
-    `_SEARCH_STATES` states the bound is the least one still open."""
-    mine = {t for ts in group.slots[cand].values() for t in ts}
-    nodes = np.arange(1, group.max_nodes(cand) + 1)
-
-    def state(out: frozenset[int], paid: frozenset[int]) -> tuple[float, int, frozenset[int], frozenset[int]]:
-        reduced = _cut_reduced(group, cand, nodes, duals, cuts, exact, out, cache)
-        at = int(np.argmin(reduced))
-        return float(reduced[at]) + sum(cuts[r][1] for r in paid), at + 1, out, paid
-
-    heap = [state(frozenset(), frozenset())]
-    seen = {heap[0][2:]}
-    for _ in range(_SEARCH_STATES):
-        if not heap or heap[0][0] >= -1e-7:
-            return [], min(heap[0][0], 0.0) if heap else 0.0, True
-        low, n, out, paid = heapq.heappop(heap)
-        col = _cut_column(group, cand, n, duals, cuts, exact, out, cache)
-        over = [r for r in loose if r not in paid and sum(t in col.tiers for t in cuts[r][0]) >= 2]
-        if (
-            low
-            - sum(cuts[r][1] for r in paid)
-            + sum(cuts[r][1] for r in over)
-            + _penalty(col.tiers, [cuts[r] for r in paid])
-            < -1e-7
-        ):
-            return [col], low, True
-        if not over:  # `low` charges every cut in `paid`: the pool costs at most `low`, within rounding
-            continue
-        r = max(over, key=lambda r: cuts[r][1])
-        held = [t for t in cuts[r][0] if t in mine and t not in out]
-        children = [state(out, paid | {r})] + [state(out | (set(held) - {keep}), paid) for keep in held]
-        for child in children:
-            if child[0] < -1e-7 and child[2:] not in seen:
-                seen.add(child[2:])
-                heapq.heappush(heap, child)
-    return [], min(heap[0][0], 0.0) if heap else 0.0, not heap
 
 
 def _best_column(group: Group, cand: int, nodes: int, tables: _Tables) -> Column:

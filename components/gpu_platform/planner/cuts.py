@@ -15,9 +15,9 @@ import itertools
 
 import numpy as np
 
-from .columns import Column, Cut
+from .columns import Column, Cut, Group, priced_exactly
 
-__all__ = ["coefficient", "violated"]
+__all__ = ["coefficient", "priceable", "violated"]
 
 _TRIPLES = 60_000  # triples looked at, at most, per separation (the fractional tiers' first ones)
 
@@ -52,3 +52,17 @@ def violated(cols: list[Column], x: np.ndarray, most: int, by: float) -> list[Cu
             out.append((float(lhs[i]), (tiers[a], tiers[b], tiers[c])))
     out.sort()
     return [cut for _, cut in out[:most]]
+
+
+def priceable(group: Group, kept: list[Cut], found: list[Cut], most: int) -> list[Cut]:
+    """Up to `most` of `found`, in order, that pricing can honour exactly together with `kept`
+    (`columns.priced_exactly`: on every candidate, the tiers of a cut it serves two or three of are of one unit
+    kind, in stages of a few tiers). Cuts across unit kinds are left out: pricing them needs a search per
+    candidate that costs far more than the nodes they save."""
+    out: list[Cut] = []
+    for cut in found:
+        if len(out) == most:
+            break
+        if priced_exactly(group, [*kept, *out, cut]):
+            out.append(cut)
+    return out

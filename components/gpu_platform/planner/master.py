@@ -233,7 +233,7 @@ def _generate(
         duals, value, x = lp.solve()
         new: list[Column] = []
         for at in [_mix(center, duals, _SMOOTHING), duals] if center else [duals]:
-            new, lagrange, exact = price_columns(group, at, per_cand)
+            new, lagrange = price_columns(group, at, per_cand)
             if lagrange > bound:
                 center, bound = at, lagrange
             new = [c for c in new if c not in known]
@@ -241,8 +241,7 @@ def _generate(
                 break
         # A value and solution HiGHS did not prove optimal say nothing about convergence (the bound still holds:
         # any duals give one); a search node then stays open rather than taking its solution as its optimum.
-        # With cuts, pricing may stop short of proving that no pool pays (`exact`); the bound then decides.
-        converged = lp.lp.optimal and ((not new and exact) or value - bound <= gap * abs(value))
+        converged = lp.lp.optimal and (not new or value - bound <= gap * abs(value))
         rounds -= 1
         if not new or converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
             return (center if center is not None else duals), bound, converged, x
