@@ -8,8 +8,10 @@ add up to (`next_cost`). A node whose bound reaches the best plan known is prune
 tier wholly on one candidate, each candidate's columns all hold the tiers assigned to it, so the plan that
 pools those tiers per candidate costs no more than the LP value: it is that node's optimum (to the relative
 gap column generation converged to). Otherwise the tier served most evenly between candidates is branched
-on: fixed to the candidate serving most of it, or forbidden there. Nodes are taken lowest bound first, and
-the least bound still open is a lower bound on every plan of the group.
+on: fixed to the candidate serving most of it, or forbidden there. Subset-row cuts (`cuts`) go in at the first
+node that splits tiers and at the first such node of each box of pinned node totals; they hold for every plan,
+and only cuts the knapsacks price exactly are taken, so pricing stays exact. Nodes are taken lowest bound
+first, and the least bound still open is a lower bound on every plan of the group.
 """
 
 from __future__ import annotations
