@@ -149,6 +149,7 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.branch", "_Incidence"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.branch", "_Node"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.branch", "_restricted"): "the branch tests check which columns a node allows",
+    ("gpu_platform.planner.columns", "_STAGE_TIERS"): "the pricing tests check every stage size against enumeration",
     ("gpu_platform.planner.master", "_assignment_dive"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_full"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_generate"): "the solver tests check each stage of the master problem",

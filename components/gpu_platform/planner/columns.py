@@ -24,9 +24,11 @@ __all__ = [
     "Cut",
     "Duals",
     "Group",
+    "cut_stages",
     "enumerate_columns",
     "merged",
     "price_columns",
+    "priced_exactly",
     "split_groups",
     "within_gap",
     "within_plan",
@@ -84,7 +86,7 @@ class Group:
     _rules: dict[tuple[Cut, ...], dict[int, dict[str, frozenset[int]]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    _stages: dict[tuple[tuple[int, ...], frozenset[Cut]], list[_Stage]] = field(
+    _stages: dict[tuple[tuple[int, ...], tuple[Cut, ...]], _Stage] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -278,7 +280,7 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
 
 _DUAL_EPS = 1e-9  # a cut whose dual is at most this adds nothing to a pool's reduced cost
 _STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices (all their subsets)
-_STAGE_SHAPES = 4_096  # stage shapes kept per group, at most (the cache starts again past it)
+_STAGE_SHAPES = 4_096  # stages kept per group, at most (the cache starts again past it)
 
 # (list of tiers of a unit kind, the cuts of its stages) -> the knapsack stages and table, per pricing call
 _Cache = dict[tuple[int, frozenset[int]], tuple[list[list[Item]], Table]]
@@ -368,16 +370,12 @@ def _cut_table(
             for t in cut:
                 if t in value:
                     value[t] += dual
-    base = group.wider or group
-    shape_key = (tuple(tiers), frozenset(cuts[r][0] for r in staged))
-    shape = base._stages.get(shape_key)
-    if shape is None:
-        if len(base._stages) >= _STAGE_SHAPES:
-            base._stages.clear()
-        shape = base._stages[shape_key] = _stage_shapes(group, tiers, [cuts[r][0] for r in staged])
     dual_of = {cuts[r][0]: cuts[r][1] for r in staged}
     stages = []
-    for st in shape:
+    for st in _stage_shapes(group, tiers, [cuts[r][0] for r in staged]):
+        if len(st.tiers) == 1 and not st.cuts:
+            stages.append([(st.tiers[0], st.weights[0], value[st.tiers[0]])])
+            continue
         worth = st.members @ np.array([value[t] for t in st.tiers])
         if st.cuts:
             worth += st.counts @ np.array([dual_of[c] for c in st.cuts])
@@ -399,7 +397,7 @@ class _Stage:
     counts: np.ndarray  # options x cuts
 
 
-def _stage_shapes(group: Group, tiers: list[int], staged: list[Cut]) -> list[_Stage]:
+def _stage_shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stage]:
     """The stages of `tiers`: tiers joined through the `staged` cuts share one, every other tier is its own."""
     inside = set(tiers)
     parts: dict[int, set[int]] = {}
@@ -415,19 +413,30 @@ def _stage_shapes(group: Group, tiers: list[int], staged: list[Cut]) -> list[_St
         part = tuple(sorted(parts.get(t, {t})))
         done.update(part)
         mine = tuple(c for c in staged if any(u in part for u in c))  # with one tier left: k = 1, counted once
-        subs = [sub for size in range(1, len(part) + 1) for sub in itertools.combinations(part, size)]
-        counts = np.array([[(sum(u in sub for u in c) + 1) // 2 for c in mine] for sub in subs], dtype=float)
-        out.append(
-            _Stage(
-                part,
-                tuple(_subset_id(sub) for sub in subs),
-                tuple(sum(group.units[u] for u in sub) for sub in subs),
-                np.array([[u in sub for u in part] for sub in subs], dtype=float),
-                mine,
-                counts.reshape(len(subs), len(mine)),
-            )
-        )
+        out.append(_stage(group, part, mine))
     return out
+
+
+def _stage(group: Group, part: tuple[int, ...], mine: tuple[Cut, ...]) -> _Stage:
+    """The stage of the tiers `part` with the cuts `mine`: every non-empty subset of them is an option. Kept
+    on the widest group this one narrows (which has the same units)."""
+    base = group.wider or group
+    key = (part, mine)
+    if key not in base._stages:
+        if len(base._stages) >= _STAGE_SHAPES:
+            base._stages.clear()
+        subs = [sub for size in range(1, len(part) + 1) for sub in itertools.combinations(part, size)]
+        members = np.array([[u in sub for u in part] for sub in subs], dtype=float)
+        held = np.array([[u in c for c in mine] for u in part], dtype=float).reshape(len(part), len(mine))
+        base._stages[key] = _Stage(
+            part,
+            tuple(_subset_id(sub) for sub in subs),
+            tuple(sum(group.units[u] for u in sub) for sub in subs),
+            members,
+            mine,
+            np.ceil(members @ held / 2),
+        )
+    return base._stages[key]
 
 
 def _subset_id(tiers: tuple[int, ...]) -> int:
