@@ -47,7 +47,6 @@ _PER_CAND = 2
 _CUTS_PER_NODE = 20  # the most violated cuts added at one node
 _CUTS_MOST = 200  # cuts in the search's LP, at most
 _CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least this
-_UPPER = 1  # experiment
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -238,8 +237,7 @@ def branch_and_price(
         incidence.add(full)
         if node.start is not None and node.start[0] == built:
             lp.lp.restore(node.start[1])
-        pinned_box = first and all(lo == hi for lo, hi in node.box)
-        lp.set_box(tuple((0.0, hi) for lo, hi in node.box) if pinned_box and _UPPER else node.box)
+        lp.set_box(node.box)
         lp.allow_only(incidence.allowed(sub))
         before = len(cols)
         _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, cutoff, rel_gap, have, _PER_CAND)
