@@ -69,7 +69,9 @@ class Duals:
 @dataclass
 class Group:
     """Tiers that share candidate pools, apart from every other tier (so it is planned on its own). Not changed
-    once in use: a narrower group is a new one (`dataclasses.replace`, which starts with empty caches)."""
+    once in use: a narrower group is a new one (`dataclasses.replace`, which starts with empty caches but
+    copies `wider`: a group with more slots, or other units, than the one it was made from must set it to
+    None)."""
 
     units: dict[int, int]  # tier index -> units demanded
     slots: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # cand -> unit kind -> tiers
@@ -280,9 +282,10 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
 
 _DUAL_EPS = 1e-9  # a cut whose dual is at most this adds nothing to a pool's reduced cost
 _STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices (all their subsets)
-_STAGE_SHAPES = 4_096  # stages kept per group, at most (the cache starts again past it)
+_STAGES_KEPT = 4_096  # stages kept per group, at most (the cache starts again past it)
 
-# (list of tiers of a unit kind, the cuts of its stages) -> the knapsack stages and table, per pricing call
+# (position of a list of tiers in `_pricing`, the cuts of its stages by position) -> its knapsack stages and
+# table, for one pricing call
 _Cache = dict[tuple[int, frozenset[int]], tuple[list[list[Item]], Table]]
 
 
@@ -340,10 +343,13 @@ def _cut_stages_of(group: Group, cuts: tuple[tuple[Cut, float], ...]) -> dict[in
     base = group.wider or group
     key = tuple(cut for cut, _ in cuts)
     if key not in base._rules:
-        stages = {cand: cut_stages(base, cand, key) for cand in base.slots}
-        if any(v is None for v in stages.values()):
-            raise ValueError("a subset-row cut the knapsacks cannot price (see `priced_exactly`)")
-        base._rules[key] = {cand: v for cand, v in stages.items() if v is not None}
+        rules: dict[int, dict[str, frozenset[int]]] = {}
+        for cand in base.slots:
+            how = cut_stages(base, cand, key)
+            if how is None:
+                raise ValueError("a subset-row cut the knapsacks cannot price (see `priced_exactly`)")
+            rules[cand] = how
+        base._rules[key] = rules
     return base._rules[key]
 
 
@@ -423,7 +429,7 @@ def _stage(group: Group, part: tuple[int, ...], mine: tuple[Cut, ...]) -> _Stage
     base = group.wider or group
     key = (part, mine)
     if key not in base._stages:
-        if len(base._stages) >= _STAGE_SHAPES:
+        if len(base._stages) >= _STAGES_KEPT:
             base._stages.clear()
         subs = [sub for size in range(1, len(part) + 1) for sub in itertools.combinations(part, size)]
         members = np.array([[u in sub for u in part] for sub in subs], dtype=float)

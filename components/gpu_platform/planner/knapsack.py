@@ -74,7 +74,7 @@ def choice_values(stages: Sequence[Sequence[Item]], cap: int) -> Table:
 
 
 def choice_pick(stages: Sequence[Sequence[Item]], table: Table, cap: int) -> list[int]:
-    """The tiers of the best filling of `choice_values` at capacity `cap`."""
+    """The items (ids) of the best filling of `choice_values` at capacity `cap`, one per stage it takes from."""
     cap = min(cap, len(table.best) - 1)
     chosen = []
     for i in range(len(stages) - 1, -1, -1):
