@@ -43,6 +43,12 @@ def test_the_knapsack_table_and_its_filling_are_the_best_at_every_capacity(raw, 
         assert sum(items[t][2] for t in chosen) == pytest.approx(want, abs=1e-9)
 
 
+def _worth(tiers, duals):
+    """What a pool serving `tiers` is worth at these duals: its tiers' duals, and each cut's dual ceil(k / 2)
+    times for the k tiers of it the pool serves."""
+    return sum(duals.tiers[t] for t in tiers) + sum(d * coefficient(frozenset(tiers), c) for c, d in duals.cuts)
+
+
 def _least_reduced(group, cand, duals):
     """The least reduced cost over every pool of `cand`: each node count, each set of its tiers that fits."""
     tiers = sorted({t for ts in group.slots[cand].values() for t in ts})
@@ -59,7 +65,7 @@ def _least_reduced(group, cand, duals):
                 for t in subset:
                     load[kind[t]] = load.get(kind[t], 0) + group.units[t]
                 if all(u <= group.per_node[(cand, k)] * n for k, u in load.items()):
-                    best = min(best, price - sum(duals.tiers[t] for t in subset))
+                    best = min(best, price - _worth(set(subset), duals))
     return best
 
 
@@ -125,31 +131,6 @@ def test_a_box_cut_by_the_best_cost_keeps_every_cheaper_node_count_and_no_more(p
             assert sum(k * p for k, p in zip(n, prices, strict=True)) <= below + 1e-6
 
 
-def _least_with_cuts(group, cand, duals):
-    """The least reduced cost over every pool of `cand`, each cut's dual counted ceil(k / 2) times for the k
-    tiers of it the pool serves (by enumeration)."""
-    tiers = sorted({t for ts in group.slots[cand].values() for t in ts})
-    kind = {t: k for k, ts in group.slots[cand].items() for t in ts}
-    most = max(
-        math.ceil(sum(group.units[t] for t in ts) / group.per_node[(cand, k)]) for k, ts in group.slots[cand].items()
-    )
-    best = math.inf
-    for n in range(1, most + 1):
-        price = (group.price[cand] + duals.per_node.get(cand, 0.0)) * n + duals.cands.get(cand, 0.0)
-        for size in range(len(tiers) + 1):
-            for subset in itertools.combinations(tiers, size):
-                load: dict[str, int] = {}
-                for t in subset:
-                    load[kind[t]] = load.get(kind[t], 0) + group.units[t]
-                if all(u <= group.per_node[(cand, k)] * n for k, u in load.items()):
-                    best = min(best, price - _worth(set(subset), duals))
-    return best
-
-
-def _worth(tiers, duals):
-    return sum(duals.tiers[t] for t in tiers) + sum(d * coefficient(frozenset(tiers), c) for c, d in duals.cuts)
-
-
 def _cut_group(tiers, seed):
     """Groups of three or more tiers of a random demand, each with up to four random cuts that pricing honours
     exactly (duals all > 0), and how many of the triples tried it left out."""
@@ -203,7 +184,7 @@ def test_pricing_with_subset_row_cuts_is_exact(tiers, seed, stage_tiers):
         for group, rng, pi, cuts in _cut_group(tiers, seed):
             top = max(group.price.values()) * 4
             duals = Duals(pi, {c: float(rng.uniform(0, top)) for c in group.slots}, cuts=cuts)
-            least = {c: _least_with_cuts(group, c, duals) for c in group.slots}
+            least = {c: _least_reduced(group, c, duals) for c in group.slots}
             found, bound = price_columns(group, duals, 3)
             for col in found:
                 price = group.price[col.cand] * col.nodes + duals.cands.get(col.cand, 0.0)
