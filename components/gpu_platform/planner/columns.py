@@ -318,18 +318,28 @@ def cut_stages(group: Group, cand: int, cuts: Sequence[Cut]) -> dict[str, frozen
     of a cut from two tables, which one knapsack per kind cannot price)."""
     kind_of = {t: k for k, ts in group.slots[cand].items() for t in ts}
     out: dict[str, set[int]] = {k: set() for k in group.slots[cand]}
-    part: dict[int, frozenset[int]] = {}  # tier -> the tiers joined with it so far
     for r, cut in enumerate(cuts):
         held = [t for t in cut if t in kind_of]
-        if len(held) < 2:
-            continue  # one tier held: its dual goes to that tier's value
-        joined = frozenset().union(*(part.get(t, frozenset({t})) for t in held))
-        if len({kind_of[t] for t in held}) > 1 or len(joined) > _STAGE_TIERS:
-            return None
-        out[kind_of[held[0]]].add(r)
-        for t in joined:
-            part[t] = joined
+        if len(held) >= 2:  # one tier held: its dual goes to that tier's value
+            if len({kind_of[t] for t in held}) > 1:
+                return None
+            out[kind_of[held[0]]].add(r)
+    if any(len(part) > _STAGE_TIERS for part in _joined(kind_of.keys(), cuts).values()):
+        return None
     return {k: frozenset(v) for k, v in out.items()}
+
+
+def _joined(tiers: Iterable[int], cuts: Iterable[Cut]) -> dict[int, frozenset[int]]:
+    """Tier -> the tiers joined with it through cuts holding two or more of `tiers` (the tiers no such cut
+    holds are left out)."""
+    inside = set(tiers)
+    parts: dict[int, frozenset[int]] = {}
+    for cut in cuts:
+        held = [t for t in cut if t in inside]
+        if len(held) >= 2:
+            joined = frozenset().union(*(parts.get(t, frozenset({t})) for t in held))
+            parts.update(dict.fromkeys(joined, joined))
+    return parts
 
 
 def priced_exactly(group: Group, cuts: Sequence[Cut]) -> bool:
@@ -405,18 +415,13 @@ class _Stage:
 
 def _stage_shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stage]:
     """The stages of `tiers`: tiers joined through the `staged` cuts share one, every other tier is its own."""
-    inside = set(tiers)
-    parts: dict[int, set[int]] = {}
-    for cut in staged:
-        joined = {t for t in cut if t in inside}.union(*(parts.get(t, set()) for t in cut))
-        for t in joined:
-            parts[t] = joined
+    parts = _joined(tiers, staged)
     out: list[_Stage] = []
     done: set[int] = set()
     for t in tiers:
         if t in done:
             continue
-        part = tuple(sorted(parts.get(t, {t})))
+        part = tuple(sorted(parts.get(t, (t,))))
         done.update(part)
         mine = tuple(c for c in staged if any(u in part for u in c))  # with one tier left: k = 1, counted once
         out.append(_stage(group, part, mine))

@@ -33,6 +33,7 @@ from scipy.sparse import csc_array, csr_array
 from .branch import LATTICE_PRICES, branch_and_price, next_cost
 from .columns import Column, Cut, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
+from .cuts import coefficient
 from .highs import ColumnLP, Race
 from .local import improve, rounded
 
@@ -130,11 +131,8 @@ class _Master:
 
     def _in_cuts(self, col: Column) -> dict[int, int]:
         """Cut -> the column's coefficient in it, for the cuts it has one in."""
-        k: dict[int, int] = {}
-        for t in col.tiers:
-            for r in self._on.get(t, ()):
-                k[r] = k.get(r, 0) + 1
-        return {r: (n + 1) // 2 for r, n in k.items()}
+        touched = {r for t in col.tiers for r in self._on.get(t, ())}
+        return {r: coefficient(col.tiers, self.cuts[r]) for r in touched}
 
     def add_cuts(self, cuts: list[Cut]) -> None:
         """Append a row per subset-row cut, over every column so far."""
