@@ -91,6 +91,9 @@ class Group:
     _stages: dict[tuple[tuple[int, ...], tuple[Cut, ...]], _Stage] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _shapes: dict[tuple[tuple[int, ...], tuple[Cut, ...]], list[_Stage]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def cost(self, col: Column) -> float:
         """$/hour of a column."""
@@ -284,9 +287,15 @@ _DUAL_EPS = 1e-9  # a cut whose dual is at most this adds nothing to a pool's re
 _STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices (all their subsets)
 _STAGES_KEPT = 4_096  # stages kept per group, at most (the cache starts again past it)
 
-# (position of a list of tiers in `_pricing`, the cuts of its stages by position) -> its knapsack stages and
-# table, for one pricing call
-_Cache = dict[tuple[int, frozenset[int]], tuple[list[list[Item]], Table]]
+
+@dataclass
+class _Cache:
+    """What one pricing call with cuts works out once: per tier, the cuts holding it (position, dual); per
+    (position of a list of tiers in `_pricing`, the cuts of its stages by position), its knapsack stages and
+    table."""
+
+    on: dict[int, list[tuple[int, float]]]
+    tables: dict[tuple[int, frozenset[int]], tuple[list[list[Item]], Table]] = field(default_factory=dict)
 
 
 def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Column], float]:
@@ -299,7 +308,11 @@ def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Co
     cuts = list(duals.cuts)
     found: list[Column] = []
     bound = sum(duals.tiers.values()) + 2 * sum(d for _, d in cuts) - sum(duals.cands.values()) + duals.offset
-    cache: _Cache = {}
+    on: dict[int, list[tuple[int, float]]] = {}
+    for r, (cut, dual) in enumerate(cuts):
+        for t in cut:
+            on.setdefault(t, []).append((r, dual))
+    cache = _Cache(on)
     stages = _cut_stages_of(group, duals.cuts)
     for cand, nodes, _ in _pricing(group).cands:
         reduced = _cut_reduced(group, cand, nodes, duals, cuts, stages[cand], cache)
@@ -378,14 +391,9 @@ def _cut_table(
     every candidate with these tiers and stages)."""
     staged = frozenset(r for r in staged if cuts[r][1] > _DUAL_EPS)  # a cut whose dual is 0 adds nothing
     key = (at, staged)
-    if key in cache:
-        return cache[key]
-    value = {t: duals.tiers[t] for t in tiers}
-    for r, (cut, dual) in enumerate(cuts):
-        if r not in staged:
-            for t in cut:
-                if t in value:
-                    value[t] += dual
+    if key in cache.tables:
+        return cache.tables[key]
+    value = {t: duals.tiers[t] + sum(d for r, d in cache.on.get(t, ()) if r not in staged) for t in tiers}
     dual_of = {cuts[r][0]: cuts[r][1] for r in staged}
     stages = []
     for st in _stage_shapes(group, tiers, [cuts[r][0] for r in staged]):
@@ -396,8 +404,8 @@ def _cut_table(
         if st.cuts:
             worth += st.counts @ np.array([dual_of[c] for c in st.cuts])
         stages.append(list(zip(st.ids, st.weights, worth.tolist(), strict=True)))
-    cache[key] = (stages, choice_values(stages, sum(group.units[t] for t in tiers)))
-    return cache[key]
+    cache.tables[key] = (stages, choice_values(stages, sum(group.units[t] for t in tiers)))
+    return cache.tables[key]
 
 
 @dataclass(frozen=True)
@@ -414,7 +422,18 @@ class _Stage:
 
 
 def _stage_shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stage]:
-    """The stages of `tiers`: tiers joined through the `staged` cuts share one, every other tier is its own."""
+    """The stages of `tiers`: tiers joined through the `staged` cuts share one, every other tier is its own.
+    Kept on the widest group this one narrows, like `_stage`."""
+    base = group.wider or group
+    key = (tuple(tiers), tuple(staged))
+    if key not in base._shapes:
+        if len(base._shapes) >= _STAGES_KEPT:
+            base._shapes.clear()
+        base._shapes[key] = _shapes(group, tiers, staged)
+    return base._shapes[key]
+
+
+def _shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stage]:
     parts = _joined(tiers, staged)
     out: list[_Stage] = []
     done: set[int] = set()
