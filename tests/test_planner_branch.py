@@ -275,3 +275,103 @@ def test_branch_and_price_with_subset_row_cuts_proves_the_optimum(monkeypatch):
     assert_valid_columns(group, result.columns)
     assert result.cost == pytest.approx(optimum, rel=1e-6)
     assert result.bound >= result.cost * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(workers):
+    """Lanes take nodes from one queue, each with its own LP, and share plans, pools and cuts: the optimum and
+    its proof are the same however many there are (the search's path is not)."""
+    import time
+
+    from gpu_platform.planner import plan
+
+    d = generated_demand(32, 4)
+    full = plan(d, 60)
+    assert full.optimal
+    group = max(groups(d), key=lambda g: len(g.units))
+    optimum = sum(p.hourly for p in full.pools if any(int(name[1:]) in group.units for name in p.tiers))
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    start_cost = sum(group.cost(c) for c in start)
+    result = branch_and_price(
+        group, cols, tuple(start), start_cost, root, time.perf_counter() + 120, 1e-6, workers=workers
+    )
+    assert_valid_columns(group, result.columns)
+    assert result.cost == pytest.approx(optimum, rel=1e-6)
+    assert result.bound >= result.cost * (1 - 1e-6)
+    assert result.nodes > 1  # the search branched, so several lanes had nodes to take
+
+
+def test_an_error_in_one_lane_stops_every_lane_and_reaches_the_caller(monkeypatch):
+    import threading
+    import time
+
+    from gpu_platform.planner import branch
+
+    group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
+    node = branch._Search.node
+
+    def failing(self, lane, bound, n):
+        if lane.wid == 1:
+            raise RuntimeError("lane 1 failed")
+        node(self, lane, bound, n)
+
+    monkeypatch.setattr(branch._Search, "node", failing)
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    with pytest.raises(RuntimeError, match="lane 1 failed"):
+        cost = sum(group.cost(c) for c in start)
+        branch_and_price(group, cols, tuple(start), cost, root, time.perf_counter() + 120, 1e-6, workers=2)
+    assert not [t for t in threading.enumerate() if t.name.startswith("gpu-platform-bnp")]
+
+
+def test_a_second_lane_waits_while_the_listings_thread_is_at_work(monkeypatch):
+    """The listings' integer program and a second lane would share one core: while the race says the listings
+    are at work, every node goes to the first lane, and the search still ends with its proof."""
+    import time
+
+    from gpu_platform.planner import branch
+
+    group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
+    lanes = []
+    node = branch._Search.node
+
+    def counted(self, lane, bound, n):
+        lanes.append(lane.wid)
+        node(self, lane, bound, n)
+
+    monkeypatch.setattr(branch._Search, "node", counted)
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    cost = sum(group.cost(c) for c in start)
+    race = Race(cost, root, listing=True)
+    result = branch_and_price(group, cols, tuple(start), cost, root, time.perf_counter() + 120, 1e-6, race, workers=2)
+    assert result.bound >= result.cost * (1 - 1e-6)
+    assert len(lanes) > 1 and set(lanes) == {0}
+
+
+def test_the_listings_end_after_their_first_program_once_branch_and_price_has_joined(monkeypatch):
+    group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
+    cols = list({*master._greedy(group), *master._full(group)})
+    duals, bound, converged, _ = master._generate(group, cols, math.inf)
+    start = master._greedy(group)
+    best = master.Cover(tuple(start), sum(group.cost(c) for c in start), False)
+    programs = []
+    solve_cover = master.solve_cover
+
+    def counted(*args, **kwargs):
+        programs.append(1)
+        return solve_cover(*args, **kwargs)
+
+    monkeypatch.setattr(master, "solve_cover", counted)
+    runs = {}
+    for branching in (False, True):
+        programs.clear()
+        race = Race(best.cost, bound, branching=branching)
+        listed, proven, _ = master._listings(group, duals, bound, converged, best, math.inf, race)
+        runs[branching] = len(programs)
+        assert listed.cost <= best.cost and proven <= listed.cost + 1e-6
+    assert runs == {False: runs[False], True: 1} and runs[False] > 1  # alone, this group's listings need several

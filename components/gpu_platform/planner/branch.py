@@ -11,13 +11,17 @@ gap column generation converged to). Otherwise the tier served most evenly betwe
 on: fixed to the candidate serving most of it, or forbidden there. Subset-row cuts (`cuts`) go in at the first
 node that splits tiers and at the first such node of each box of pinned node totals; they hold for every plan,
 and only cuts the knapsacks price exactly are taken, so pricing stays exact. Nodes are taken lowest bound
-first, and the least bound still open is a lower bound on every plan of the group.
+first, and the least bound still open (in the queue or being solved) is a lower bound on every plan of the
+group. Lanes (threads) take nodes from one queue, each with its own LP (HiGHS releases the GIL while it
+solves): they share the best plan, the pools they generate and the cuts, so a node's bound does not depend on
+which lane solved it.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -25,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from .columns import Column, Group, merged
+from .columns import Column, Cut, Group, merged
 from .cuts import priceable, violated
 from .highs import Race
 from .local import improve
 
-__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "tightened"]
+__all__ = ["LATTICE_PRICES", "WORKERS", "branch_and_price", "next_cost", "tightened"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
@@ -47,6 +51,11 @@ _PER_CAND = 2
 _CUTS_PER_NODE = 20  # the most violated cuts added at one node
 _CUTS_MOST = 200  # cuts in the search's LP, at most
 _CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least this
+# Lanes: threads taking nodes from the queue. On the 64-tier scale benchmark's group of seed 4, searched alone
+# from its optimum on 2 cores, two lanes took 10.1-11.2 s against 13.4-14.2 s for one (Python's lock holds the
+# pricing and local search to one core at a time; the LP solves overlap). A second lane waits while the
+# listings' thread (`master.solve_group`) is at work: they would share one core.
+WORKERS = 2
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -106,8 +115,8 @@ class _Node:
     forbidden: frozenset[tuple[int, int]] = frozenset()  # (tier, candidate): that candidate does not serve it
     retries: int = 0  # times its column generation stopped short of converging with an integral LP
     box: tuple[tuple[float, float], ...] = ()  # (least, most) nodes per price class, cheapest class first
-    # the parent's optimal LP basis and the LP it belongs to (the search's LP is rebuilt now and then)
-    start: tuple[int, Any] | None = field(default=None, compare=False, repr=False)
+    # the parent's optimal LP basis and the LP it belongs to: (lane, times that lane's LP was rebuilt)
+    start: tuple[tuple[int, int], Any] | None = field(default=None, compare=False, repr=False)
 
 
 def _restricted(group: Group, node: _Node) -> Group:
@@ -169,130 +178,269 @@ def branch_and_price(
     deadline: float,
     rel_gap: float,
     race: Race | None = None,
+    workers: int | None = None,
 ) -> BranchResult:
     """Search the assignments of `group` until the best plan is proven within `rel_gap` or the deadline.
 
     `columns` are pools known to price well (the root's generated columns), `best` the best plan known and
     `root_bound` a lower bound already proven for the whole group. With `race`, this search and one on another
     thread (`cover.solve_cover`) share their best plan's cost (which prunes here, so the bound returned may rest
-    on the other's plan) and their proven bounds.
+    on the other's plan) and their proven bounds. `workers` threads (default `WORKERS`) take nodes from one
+    queue, each with its own LP (HiGHS releases the GIL while it solves); they share plans, pools and cuts.
     """
-    from .master import _full, _generate, _Master  # column generation (master imports this module)
+    search = _Search(group, columns, best, best_cost, root_bound, deadline, rel_gap, race)
+    lanes = max(1, WORKERS if workers is None else workers)
+    errors: list[BaseException] = []
 
-    # One LP for the search: the columns a node does not allow are fixed at 0 there, so each node re-optimises
-    # from the last basis instead of building its LP again (rebuilt only when it holds too many columns).
-    prices = set(group.price.values())
-    ordered = sorted(prices)
-    boxed = len(ordered) <= LATTICE_PRICES
-    # The search's LP starts from the best plan's pools, or the root's when they are few: a large LP makes every
-    # simplex iteration dearer, and pricing brings back any pool that pays (64-tier scale benchmark, large
-    # groups from their best plans: 17.0 s / 12.7 s, against 21.6 s / 21.1 s starting from the root's ~2,500).
-    cols = list(dict.fromkeys(columns if len(columns) <= _LP_COLUMNS else best))
-    # Counters: the node total of each price class, when the cost lattice applies.
-    first = len(ordered) if boxed else 0
-    counters = {c: [ordered.index(p)] for c, p in group.price.items()} if boxed else None
-    lp = _Master(group, cols, counters)
-    incidence = _Incidence(group)
-    incidence.add(cols)
-    have = set(cols)
-    used: set[int] = set()  # columns some node's LP solution used since the LP was last built
-    limit = max(_LP_COLUMNS, 2 * len(cols))
-    heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node(box=((0.0, math.inf),) * first))]
-    count, explored, built = 1, 0, 0  # ties in bound go newest first: a child re-optimises from its parent's basis
-    stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
-    tried: set[frozenset[tuple[int, int]]] = set()  # LP roundings the local search already improved
-    began, searching = time.perf_counter(), 0.0  # local search gets at most _SEARCH_SHARE of the time
-    cut_at: set[tuple[tuple[float, float], ...] | None] = set()  # the root (None) and pinned boxes that had cuts
+    def lane(wid: int) -> None:
+        try:
+            search.work(wid)
+        except BaseException as exc:  # handed to the calling thread
+            errors.append(exc)
+            search.abort()
 
-    cutoff = best_cost
-    while heap and time.perf_counter() < deadline and not (race and race.stop):
-        cutoff = min(best_cost, race.best) if race else best_cost
-        if race:  # share the best plan; the least bound still open (or that plan's cost) is proven
-            race.best = cutoff
-            race.bound = max(race.bound, min([heap[0][0], *stuck, cutoff]))
-            if race.bound >= cutoff - rel_gap * cutoff:
-                break
-        bound, _, node = heapq.heappop(heap)
-        if bound >= cutoff - rel_gap * cutoff:
-            continue
-        if first:
-            node = replace(node, box=tightened(node.box, ordered, cutoff - rel_gap * cutoff))
-            if any(lo > hi for lo, hi in node.box):
+    threads = [
+        threading.Thread(target=lane, args=(w,), name=f"gpu-platform-bnp-{w}", daemon=True) for w in range(1, lanes)
+    ]
+    for t in threads:
+        t.start()
+    try:
+        search.work(0)
+    except BaseException:
+        search.abort()
+        raise
+    finally:
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+    return search.result()
+
+
+class _Lane:
+    """One worker's LP over the pools it has (the search's LP is rebuilt now and then)."""
+
+    def __init__(self, search: _Search, wid: int, cols: list[Column]) -> None:
+        from .master import _Master
+
+        self.wid, self.search = wid, search
+        self.cols = list(cols)
+        self.lp = _Master(search.group, self.cols, search.counters, search.cuts)
+        self.incidence = _Incidence(search.group)
+        self.incidence.add(self.cols)
+        self.have = set(self.cols)
+        self.used: set[int] = set()  # columns some node's LP solution used since the LP was last built
+        self.limit = max(_LP_COLUMNS, 2 * len(self.cols))
+        self.built = 0
+        self.seen = len(search.pool)  # pools of the shared list this LP has been offered
+
+    def sync_cuts(self) -> None:
+        """Take in the cuts other lanes added."""
+        if len(self.lp.cuts) < len(self.search.cuts):
+            self.lp.add_cuts(self.search.cuts[len(self.lp.cuts) :])
+
+    def sync(self) -> None:
+        """Rebuild the LP when it holds too many pools, and take in the pools and cuts other lanes found."""
+        s = self.search
+        self.sync_cuts()
+        if len(self.cols) > self.limit:  # rebuild the LP with the pools nodes used; pricing brings others back
+            from .master import _Master
+
+            self.cols = [self.cols[j] for j in sorted(self.used)]
+            self.have, self.used, self.incidence = set(self.cols), set(), _Incidence(s.group)
+            self.incidence.add(self.cols)
+            self.lp = _Master(s.group, self.cols, s.counters, self.lp.cuts)
+            self.limit = max(_LP_COLUMNS, 2 * len(self.cols))
+            self.built += 1
+        end = len(s.pool)
+        self.add([c for c in s.pool[self.seen : end] if c not in self.have])
+        self.seen = end
+
+    def add(self, cols: list[Column]) -> None:
+        self.have.update(cols)
+        self.cols += cols
+        self.lp.add(cols)
+        self.incidence.add(cols)
+
+
+class _Search:
+    """The queue, the best plan and what lanes share."""
+
+    def __init__(
+        self,
+        group: Group,
+        columns: list[Column],
+        best: tuple[Column, ...],
+        best_cost: float,
+        root_bound: float,
+        deadline: float,
+        rel_gap: float,
+        race: Race | None,
+    ) -> None:
+        self.group, self.best, self.best_cost, self.root_bound = group, best, best_cost, root_bound
+        self.deadline, self.rel_gap, self.race = deadline, rel_gap, race
+        self.prices = set(group.price.values())
+        self.ordered = sorted(self.prices)
+        boxed = len(self.ordered) <= LATTICE_PRICES
+        self.first = len(self.ordered) if boxed else 0
+        # Counters: the node total of each price class, when the cost lattice applies.
+        self.counters = {c: [self.ordered.index(p)] for c, p in group.price.items()} if boxed else None
+        # The search's LP starts from the best plan's pools, or the root's when they are few: a large LP makes every
+        # simplex iteration dearer, and pricing brings back any pool that pays (64-tier scale benchmark, large
+        # groups from their best plans: 17.0 s / 12.7 s, against 21.6 s / 21.1 s starting from the root's ~2,500).
+        self.start = list(dict.fromkeys(columns if len(columns) <= _LP_COLUMNS else best))
+        self.pool: list[Column] = []  # pools lanes generated, for the other lanes
+        self.cuts: list[Cut] = []  # cuts in every lane's LP (a lane takes the new ones before its next node)
+        self.cond = threading.Condition()
+        self.heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node(box=((0.0, math.inf),) * self.first))]
+        self.count, self.explored = 1, 0  # ties in bound go newest first: a child re-optimises from its parent's basis
+        self.busy: dict[int, float] = {}  # lane -> the bound of the node it works on
+        self.stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
+        self.tried: set[frozenset[tuple[int, int]]] = set()  # LP roundings the local search already improved
+        self.began, self.searching = time.perf_counter(), 0.0  # local search gets at most _SEARCH_SHARE of the time
+        self.cut_at: set[tuple[tuple[float, float], ...] | None] = set()  # the root (None) and pinned boxes with cuts
+        self.stopped = False
+
+    def abort(self) -> None:
+        with self.cond:
+            self.stopped = True
+            self.cond.notify_all()
+
+    def cutoff(self) -> float:
+        return min(self.best_cost, self.race.best) if self.race else self.best_cost
+
+    def offer(self, plan: tuple[Column, ...], cost: float) -> None:
+        with self.cond:
+            if cost < self.best_cost - 1e-9:
+                self.best, self.best_cost = plan, cost
+
+    def push(self, bound: float, node: _Node) -> None:
+        heapq.heappush(self.heap, (bound, -self.count, node))
+        self.count += 1
+
+    def take(self, wid: int) -> tuple[float, _Node] | None:
+        """The next node for lane `wid` (None: the search is over), the lock held by the caller."""
+        while True:
+            while not self.heap and self.busy and not self.stopped and time.perf_counter() < self.deadline:
+                self.cond.wait(0.05)
+            if not self.heap or self.stopped or time.perf_counter() >= self.deadline or (self.race and self.race.stop):
+                self.stopped = True  # done, out of time or stopped: every lane ends
+                return None
+            cutoff = self.cutoff()
+            margin = cutoff - self.rel_gap * cutoff
+            if self.race:  # share the best plan; the least bound still open (or that plan's cost) is proven
+                self.race.best = cutoff
+                self.race.bound = max(self.race.bound, min([self.heap[0][0], *self.busy.values(), *self.stuck, cutoff]))
+                if self.race.bound >= margin:
+                    self.stopped = True
+                    return None
+            bound, _, node = heapq.heappop(self.heap)
+            if bound >= margin:
                 continue
-        explored += 1
+            if self.first:
+                node = replace(node, box=tightened(node.box, self.ordered, margin))
+                if any(lo > hi for lo, hi in node.box):
+                    continue
+            self.explored += 1
+            self.busy[wid] = bound
+            return bound, node
+
+    def work(self, wid: int) -> None:
+        if wid:  # a second lane waits while the listings' thread is at work: the two would share one core
+            with self.cond:
+                while self.race and self.race.listing and not self.stopped and time.perf_counter() < self.deadline:
+                    self.cond.wait(0.05)
+        lane = _Lane(self, wid, self.start)
+        while True:
+            with self.cond:
+                taken = self.take(wid)
+                if taken is None:
+                    self.cond.notify_all()
+                    return
+            try:
+                self.node(lane, *taken)
+            finally:
+                with self.cond:
+                    del self.busy[wid]
+                    self.cond.notify_all()
+
+    def node(self, lane: _Lane, bound: float, node: _Node) -> None:
+        """Solve one node: prune it, take its plan, add cuts, or branch."""
+        from .master import _full, _generate
+
+        group, rel_gap = self.group, self.rel_gap
         sub = _restricted(group, node)
         if any(not any(t in ts for kinds in sub.slots.values() for ts in kinds.values()) for t in group.units):
-            continue  # a tier no candidate may serve: no plan here
-        if len(cols) > limit:  # rebuild the LP with the pools nodes used; pricing brings others back
-            cols = [cols[j] for j in sorted(used)]
-            have, used, incidence = set(cols), set(), _Incidence(group)
-            incidence.add(cols)
-            lp = _Master(group, cols, counters, lp.cuts)
-            limit = max(_LP_COLUMNS, 2 * len(cols))
-            built += 1
-        full = [c for c in _full(sub) if c.tiers and c not in have]
-        have.update(full)
-        cols += full
-        lp.add(full)
-        incidence.add(full)
-        if node.start is not None and node.start[0] == built:
+            return  # a tier no candidate may serve: no plan here
+        lane.sync()
+        lane.add([c for c in _full(sub) if c.tiers and c not in lane.have])
+        lp = lane.lp
+        if node.start is not None and node.start[0] == (lane.wid, lane.built):
             lp.lp.restore(node.start[1])
         lp.set_box(node.box)
-        lp.allow_only(incidence.allowed(sub))
-        before = len(cols)
-        _, node_bound, converged, x = _generate(sub, cols, deadline, lp, _ROUNDS, cutoff, rel_gap, have, _PER_CAND)
-        used.update(int(j) for j in np.flatnonzero(x > 1e-9))
-        incidence.add(cols[before:])
-        node_bound = next_cost(prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
+        lp.allow_only(lane.incidence.allowed(sub))
+        before = len(lane.cols)
+        cutoff = self.cutoff()
+        _, node_bound, converged, x = _generate(
+            sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
+        )
+        cols = lane.cols
+        lane.used.update(int(j) for j in np.flatnonzero(x > 1e-9))
+        lane.incidence.add(cols[before:])
+        self.pool.extend(cols[before:])
+        first, ordered = self.first, self.ordered
+        node_bound = next_cost(self.prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
+        cutoff = self.cutoff()
         if node_bound >= cutoff - rel_gap * cutoff:
-            continue
+            return
         share: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
         for j in np.flatnonzero(x > 1e-9):
             for t in cols[j].tiers:
                 share[t][cols[j].cand] += float(x[j])
         where = {t: max(sh.items(), key=lambda kv: kv[1])[0] for t, sh in share.items()}
-        if (
-            len(where) == len(group.units)
-            and searching <= _SEARCH_SHARE * (time.perf_counter() - began)
-            and (seen := frozenset(where.items())) not in tried
-        ):
-            tried.add(seen)
-            clock = time.perf_counter()
-            found = improve(sub, where, deadline)
-            searching += time.perf_counter() - clock
-            cost = sum(group.cost(c) for c in found)
-            if cost < best_cost - 1e-9:
-                best, best_cost = tuple(found), cost
+        if len(where) == len(group.units):
+            with self.cond:
+                seen = frozenset(where.items())
+                go = self.searching <= _SEARCH_SHARE * (time.perf_counter() - self.began) and seen not in self.tried
+                if go:
+                    self.tried.add(seen)
+            if go:
+                clock = time.perf_counter()
+                found = improve(sub, where, self.deadline)
+                with self.cond:
+                    self.searching += time.perf_counter() - clock
+                self.offer(tuple(found), sum(group.cost(c) for c in found))
         open_ = {t: sh for t, sh in share.items() if max(sh.values()) < _INTEGRAL}
         if not open_ and converged and len(where) == len(group.units):
             on: dict[int, list[int]] = defaultdict(list)
             for t, c in where.items():
                 on[c].append(t)
-            plan = [merged(group, c, ts) for c, ts in on.items()]
-            cost = sum(group.cost(c) for c in plan)
-            if cost < best_cost - 1e-9:
-                best, best_cost = tuple(plan), cost
-            continue  # this node's optimum is known
-        node = replace(node, start=(built, lp.lp.basis()))  # children start from this node's LP basis
+            plan = tuple(merged(group, c, ts) for c, ts in on.items())
+            self.offer(plan, sum(group.cost(c) for c in plan))
+            return  # this node's optimum is known
+        node = replace(node, start=((lane.wid, lane.built), lp.lp.basis()))  # children start from this node's LP basis
         # Cuts at the first converged node that splits tiers, and at the first one of each pinned box, before it
         # branches; the node is solved again with them. They hold at every node: kept for the whole search.
         place = node.box if first and all(lo == hi for lo, hi in node.box) else None
-        if open_ and converged and place not in cut_at and len(lp.cuts) < _CUTS_MOST:
-            cut_at.add(place)
-            violating = [c for c in violated(cols, x, 10 * _CUTS_PER_NODE, _CUT_BY) if c not in lp.cuts]
-            new_cuts = priceable(group, lp.cuts, violating, min(_CUTS_PER_NODE, _CUTS_MOST - len(lp.cuts)))
-            if new_cuts:
-                lp.add_cuts(new_cuts)
-                heapq.heappush(heap, (node_bound, -count, node))
-                count += 1
-                continue
+        if open_ and converged:
+            with self.cond:
+                if place not in self.cut_at and len(self.cuts) < _CUTS_MOST:
+                    self.cut_at.add(place)
+                    lane.sync_cuts()
+                    violating = [c for c in violated(cols, x, 10 * _CUTS_PER_NODE, _CUT_BY) if c not in self.cuts]
+                    new_cuts = priceable(group, self.cuts, violating, min(_CUTS_PER_NODE, _CUTS_MOST - len(self.cuts)))
+                    if new_cuts:
+                        self.cuts += new_cuts
+                        lane.lp.add_cuts(new_cuts)
+                        self.push(node_bound, node)
+                        return
         if not open_:  # not converged: price again (the pool kept the new columns), a few times at most
-            if node.retries >= _RETRIES:
-                stuck.append(node_bound)
-            else:
-                heapq.heappush(heap, (node_bound, -count, replace(node, retries=node.retries + 1)))
-                count += 1
-            continue
+            with self.cond:
+                if node.retries >= _RETRIES:
+                    self.stuck.append(node_bound)
+                else:
+                    self.push(node_bound, replace(node, retries=node.retries + 1))
+            return
         totals = lp.totals(x)
         split = [  # a total outside the node's box (artificial columns still in use) is not branched on
             (abs(r - math.floor(r) - 0.5), k, r)
@@ -304,20 +452,23 @@ def branch_and_price(
         if split:  # a price class's node total is fractional: at most its floor, or at least its ceiling
             _, k, r = min(split)
             (lo, hi), box = node.box[k], list(node.box)
-            for child_box in ((lo, float(math.floor(r))), (float(math.ceil(r)), hi)):
-                box[k] = child_box
-                least = next_cost(prices, node_bound, dict(zip(ordered, box, strict=True)))
-                if least < cutoff - rel_gap * cutoff:  # else no node count in the child's box pays
-                    heapq.heappush(heap, (least, -count, replace(node, box=tuple(box), retries=0)))
-                    count += 1
-            continue
+            with self.cond:
+                cutoff = self.cutoff()
+                for child_box in ((lo, float(math.floor(r))), (float(math.ceil(r)), hi)):
+                    box[k] = child_box
+                    least = next_cost(self.prices, node_bound, dict(zip(ordered, box, strict=True)))
+                    if least < cutoff - rel_gap * cutoff:  # else no node count in the child's box pays
+                        self.push(least, replace(node, box=tuple(box), retries=0))
+            return
         tier, cand = _branch_on(group, open_)
-        for child in (
-            replace(node, fixed=node.fixed | {(tier, cand)}),
-            replace(node, forbidden=node.forbidden | {(tier, cand)}),
-        ):
-            heapq.heappush(heap, (node_bound, -count, child))
-            count += 1
-    cutoff = min(best_cost, race.best) if race else best_cost
-    bound = min([b for b, _, _ in heap] + stuck + [cutoff])
-    return BranchResult(best, best_cost, max(min(bound, best_cost), root_bound), explored)
+        with self.cond:
+            for child in (
+                replace(node, fixed=node.fixed | {(tier, cand)}),
+                replace(node, forbidden=node.forbidden | {(tier, cand)}),
+            ):
+                self.push(node_bound, child)
+
+    def result(self) -> BranchResult:
+        cutoff = self.cutoff()
+        bound = min([b for b, _, _ in self.heap] + self.stuck + [cutoff])
+        return BranchResult(self.best, self.best_cost, max(min(bound, self.best_cost), self.root_bound), self.explored)

@@ -31,6 +31,8 @@ class Race:
     best: float
     bound: float
     stop: bool = False
+    listing: bool = False  # the listings' thread is still at work (a lane of branch-and-price waits for it)
+    branching: bool = False  # branch-and-price has joined (the listings then end after their first program)
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@
 5. The bound is rounded up to the least cost whole nodes can add up to (`branch.next_cost`). With at most three
    node prices, steps 3-4 run on a second thread; when they have not ended after `_RACE_AFTER` seconds,
    branch-and-price (`branch.branch_and_price`) joins them on the main thread, the two sharing plans and
-   bounds through a `highs.Race` (HiGHS releases the GIL while it solves). When the listings stop early
-   without a proof, branch-and-price gets the time left.
+   bounds through a `highs.Race` (HiGHS releases the GIL while it solves); the listings then end after the
+   integer program they are solving, and branch-and-price's second lane takes their core. When the listings
+   stop early without a proof, branch-and-price gets the time left.
 """
 
 from __future__ import annotations
@@ -336,16 +337,20 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             out.append(_listings(group, duals, bound, converged, best, deadline, race))
         except BaseException as exc:  # handed to the main thread
             out.append(exc)
+        finally:
+            race.listing = False
 
     # A daemon thread: an interrupt in the main thread is not held up by a HiGHS search that has not yet reached
     # a callback; it stops at its next one (race.stop) or at the time limit.
     worker = threading.Thread(target=listings, name="gpu-platform-listings", daemon=True)
+    race.listing = True
     worker.start()
     branched = None
     try:
         # The listings alone first, for a moment: most groups end there, with the same plan on every run.
         worker.join(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0)))
         if worker.is_alive():
+            race.branching = True
             branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
             race.stop = True
         worker.join()
@@ -405,6 +410,13 @@ def _listings(
             return best, best.cost, True
         if covered is not None:  # no plan within the slack is missing, so the program's bound holds up to it
             proven = max(proven, min(covered.bound, bound + slack))
+        if race is not None and race.branching:
+            # Branch-and-price has joined: it proves from here, and its second lane takes this thread's core. A
+            # further, larger program would hold the core for long: HiGHS calls no interrupt callback inside
+            # the sub-MIPs of its heuristics (HiGHS v1.15.1, highs/mip/HighsMipSolverData.cpp, checkLimits:
+            # `!mipsolver.submip`), which at the root of a 7,000-pool program ran 8 s without one, so a proof
+            # found meanwhile waited for it (64-tier scale benchmark, seed 4). Figures in benchmarks/RESULTS.md.
+            break
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
     if not searched and time.perf_counter() < deadline and not stopped():  # the compact model gets the time left
         covered = solve_cover(
