@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from gpu_platform.planner import master
 from gpu_platform.planner.branch import _Incidence, _Node, _restricted, branch_and_price, next_cost
 from gpu_platform.planner.columns import Column, merged
+from gpu_platform.planner.cover import Cover
 from gpu_platform.planner.highs import Race
 from helpers.planner import assert_valid_columns, brute_force_hourly, demand, generated_demand, groups, tiers
 
@@ -277,8 +278,8 @@ def test_branch_and_price_with_subset_row_cuts_proves_the_optimum(monkeypatch):
     assert result.bound >= result.cost * (1 - 1e-6)
 
 
-@pytest.mark.parametrize("workers", [1, 3])
-def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(workers):
+@pytest.mark.parametrize("lanes", [1, 3])
+def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(lanes):
     """Lanes take nodes from one queue, each with its own LP, and share plans, pools and cuts: the optimum and
     its proof are the same however many there are (the search's path is not)."""
     import time
@@ -294,9 +295,7 @@ def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(worke
     cols = list({*start, *master._full(group)})
     _, root, _, _ = master._generate(group, cols, math.inf)
     start_cost = sum(group.cost(c) for c in start)
-    result = branch_and_price(
-        group, cols, tuple(start), start_cost, root, time.perf_counter() + 120, 1e-6, workers=workers
-    )
+    result = branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 120, 1e-6, lanes=lanes)
     assert_valid_columns(group, result.columns)
     assert result.cost == pytest.approx(optimum, rel=1e-6)
     assert result.bound >= result.cost * (1 - 1e-6)
@@ -323,7 +322,7 @@ def test_an_error_in_one_lane_stops_every_lane_and_reaches_the_caller(monkeypatc
     _, root, _, _ = master._generate(group, cols, math.inf)
     with pytest.raises(RuntimeError, match="lane 1 failed"):
         cost = sum(group.cost(c) for c in start)
-        branch_and_price(group, cols, tuple(start), cost, root, time.perf_counter() + 120, 1e-6, workers=2)
+        branch_and_price(group, cols, tuple(start), cost, root, time.perf_counter() + 120, 1e-6, lanes=2)
     assert not [t for t in threading.enumerate() if t.name.startswith("gpu-platform-bnp")]
 
 
@@ -348,7 +347,7 @@ def test_a_second_lane_waits_while_the_listings_thread_is_at_work(monkeypatch):
     _, root, _, _ = master._generate(group, cols, math.inf)
     cost = sum(group.cost(c) for c in start)
     race = Race(cost, root, listing=True)
-    result = branch_and_price(group, cols, tuple(start), cost, root, time.perf_counter() + 120, 1e-6, race, workers=2)
+    result = branch_and_price(group, cols, tuple(start), cost, root, time.perf_counter() + 120, 1e-6, race, lanes=2)
     assert result.bound >= result.cost * (1 - 1e-6)
     assert len(lanes) > 1 and set(lanes) == {0}
 
@@ -358,7 +357,7 @@ def test_the_listings_end_after_their_first_program_once_branch_and_price_has_jo
     cols = list({*master._greedy(group), *master._full(group)})
     duals, bound, converged, _ = master._generate(group, cols, math.inf)
     start = master._greedy(group)
-    best = master.Cover(tuple(start), sum(group.cost(c) for c in start), False)
+    best = Cover(tuple(start), sum(group.cost(c) for c in start), False)
     programs = []
     solve_cover = master.solve_cover
 

@@ -34,7 +34,7 @@ from .cuts import priceable, violated
 from .highs import Race
 from .local import improve
 
-__all__ = ["LATTICE_PRICES", "WORKERS", "branch_and_price", "next_cost", "tightened"]
+__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "tightened"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
@@ -55,7 +55,7 @@ _CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least th
 # from its optimum on 2 cores, two lanes took 10.1-11.2 s against 13.4-14.2 s for one (Python's lock holds the
 # pricing and local search to one core at a time; the LP solves overlap). A second lane waits while the
 # listings' thread (`master.solve_group`) is at work: they would share one core.
-WORKERS = 2
+_LANES = 2
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -178,18 +178,18 @@ def branch_and_price(
     deadline: float,
     rel_gap: float,
     race: Race | None = None,
-    workers: int | None = None,
+    lanes: int | None = None,
 ) -> BranchResult:
     """Search the assignments of `group` until the best plan is proven within `rel_gap` or the deadline.
 
     `columns` are pools known to price well (the root's generated columns), `best` the best plan known and
     `root_bound` a lower bound already proven for the whole group. With `race`, this search and one on another
     thread (`cover.solve_cover`) share their best plan's cost (which prunes here, so the bound returned may rest
-    on the other's plan) and their proven bounds. `workers` threads (default `WORKERS`) take nodes from one
+    on the other's plan) and their proven bounds. `lanes` threads (default `_LANES`) take nodes from one
     queue, each with its own LP (HiGHS releases the GIL while it solves); they share plans, pools and cuts.
     """
     search = _Search(group, columns, best, best_cost, root_bound, deadline, rel_gap, race)
-    lanes = max(1, WORKERS if workers is None else workers)
+    lanes = max(1, _LANES if lanes is None else lanes)
     errors: list[BaseException] = []
 
     def lane(wid: int) -> None:
