@@ -25,7 +25,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -188,7 +188,7 @@ def branch_and_price(
     on the other's plan) and their proven bounds. `lanes` threads (default `_LANES`) take nodes from one
     queue, each with its own LP (HiGHS releases the GIL while it solves); they share plans, pools and cuts.
     """
-    search = _Search(group, columns, best, best_cost, root_bound, deadline, rel_gap, race)
+    search = _Search(_Given(group, columns, best, best_cost, root_bound, deadline, rel_gap, race))
     lanes = max(1, _LANES if lanes is None else lanes)
     errors: list[BaseException] = []
 
@@ -215,6 +215,19 @@ def branch_and_price(
     if errors:
         raise errors[0]
     return search.result()
+
+
+class _Given(NamedTuple):
+    """What `branch_and_price` was given, for its search."""
+
+    group: Group
+    columns: list[Column]
+    best: tuple[Column, ...]
+    best_cost: float
+    root_bound: float
+    deadline: float
+    rel_gap: float
+    race: Race | None
 
 
 class _Lane:
@@ -266,19 +279,10 @@ class _Lane:
 class _Search:
     """The queue, the best plan and what lanes share."""
 
-    def __init__(
-        self,
-        group: Group,
-        columns: list[Column],
-        best: tuple[Column, ...],
-        best_cost: float,
-        root_bound: float,
-        deadline: float,
-        rel_gap: float,
-        race: Race | None,
-    ) -> None:
-        self.group, self.best, self.best_cost, self.root_bound = group, best, best_cost, root_bound
-        self.deadline, self.rel_gap, self.race = deadline, rel_gap, race
+    def __init__(self, given: _Given) -> None:
+        group, columns, best = given.group, given.columns, given.best
+        self.group, self.best, self.best_cost, self.root_bound = group, best, given.best_cost, given.root_bound
+        self.deadline, self.rel_gap, self.race = given.deadline, given.rel_gap, given.race
         self.prices = set(group.price.values())
         self.ordered = sorted(self.prices)
         boxed = len(self.ordered) <= LATTICE_PRICES
@@ -292,7 +296,7 @@ class _Search:
         self.pool: list[Column] = []  # pools lanes generated, for the other lanes
         self.cuts: list[Cut] = []  # cuts in every lane's LP (a lane takes the new ones before its next node)
         self.cond = threading.Condition()
-        self.heap: list[tuple[float, int, _Node]] = [(root_bound, 0, _Node(box=((0.0, math.inf),) * self.first))]
+        self.heap: list[tuple[float, int, _Node]] = [(given.root_bound, 0, _Node(box=((0.0, math.inf),) * self.first))]
         self.count, self.explored = 1, 0  # ties in bound go newest first: a child re-optimises from its parent's basis
         self.busy: dict[int, float] = {}  # lane -> the bound of the node it works on
         self.stuck: list[float] = []  # bounds of nodes left open for good (solver tolerances stop their pricing)
