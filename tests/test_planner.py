@@ -271,3 +271,10 @@ def test_gcp_pool_names_fit_gkes_node_pool_name():
         }
     )  # validates under GKE's naming rule (mixed MIG: the operator stack)
     assert_serves(planned, spec)
+
+
+@pytest.mark.parametrize("limit", ["nan", "inf", "-1", "0.05", "86401"])
+def test_the_cli_takes_only_a_finite_time_limit_within_its_range(limit):
+    result = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "demand-small.yaml"), "--time-limit", limit])
+    assert result.exit_code == 2
+    assert "--time-limit" in result.output and "86400" in result.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import click
 import yaml
@@ -12,6 +13,15 @@ from ..errors import GpuPlatformError, SpecError
 
 __all__ = ["plan_command"]
 
+_DAY = 86_400.0  # the longest time limit taken, in seconds
+
+
+def _finite(value: float) -> float:
+    """`value`, unless it is not a number (FloatRange lets NaN through: every comparison with it is false)."""
+    if math.isnan(value):
+        raise click.BadParameter(f"{value} is not a number of seconds; give 0.1 to {_DAY:g}")
+    return value
+
 
 @click.command("plan")
 @click.argument("demand", type=click.Path(dir_okay=False))
@@ -19,8 +29,9 @@ __all__ = ["plan_command"]
     "--time-limit",
     default=10.0,
     show_default=True,
-    type=click.FloatRange(min=0.1),
-    help="Solver time limit in seconds; the MIP gap is reported when it is hit.",
+    type=click.FloatRange(min=0.1, max=_DAY),
+    callback=lambda _ctx, _param, value: _finite(value),
+    help="Solver time limit in seconds (0.1 to 86400); the MIP gap is reported when it is hit.",
 )
 @click.option(
     "--format",
