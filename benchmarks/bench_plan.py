@@ -11,6 +11,7 @@ import random
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -22,6 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def random_demand(tiers: int, seed: int):
     """A generated demand: whole GPUs, MIG instances of seven profiles, and shared seats."""
+    return parse_demand(random_demand_file(tiers, seed))
+
+
+def random_demand_file(tiers: int, seed: int) -> dict[str, Any]:
+    """`random_demand` as the demand file that holds it."""
     rng = random.Random(seed)
     profiles = ["1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]
     out = []
@@ -40,7 +46,7 @@ def random_demand(tiers: int, seed: int):
                 }
             )
     types = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge"]
-    return parse_demand({"cloud": "aws", "instanceTypes": types, "tiers": out})
+    return {"cloud": "aws", "instanceTypes": types, "tiers": out}
 
 
 def main() -> None:

@@ -278,3 +278,29 @@ def test_the_cli_takes_only_a_finite_time_limit_within_its_range(limit):
     result = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "demand-small.yaml"), "--time-limit", limit])
     assert result.exit_code == 2
     assert "--time-limit" in result.output and "86400" in result.output
+
+
+def test_an_interrupt_while_the_listings_solve_ends_the_cli_cleanly(tmp_path):
+    """Ctrl-C while the listings' thread is inside HiGHS: the CLI says Aborted and exits 1; the process waits
+    for that thread to stop at HiGHS's next callback instead of aborting under it (SIGABRT)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers.planner import generated_demand_file
+
+    path = tmp_path / "demand.yaml"
+    path.write_text(yaml.safe_dump(generated_demand_file(64, 4), sort_keys=False))
+    cli = [sys.executable, "-c", "from gpu_platform.cli import main; main()", "plan", str(path), "--time-limit", "30"]
+    run = subprocess.Popen(
+        cli,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    time.sleep(3)  # the large group's listings are at work by then (root column generation takes about 1 s)
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 1, err.decode()
+    assert "Aborted" in err.decode() and "terminate called" not in err.decode() and "Traceback" not in err.decode()

@@ -279,12 +279,12 @@ def test_branch_and_price_with_subset_row_cuts_proves_the_optimum(monkeypatch):
 
 
 @pytest.mark.parametrize("lanes", [1, 3])
-def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(lanes):
+def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(lanes, monkeypatch):
     """Lanes take nodes from one queue, each with its own LP, and share plans, pools and cuts: the optimum and
     its proof are the same however many there are (the search's path is not)."""
     import time
 
-    from gpu_platform.planner import plan
+    from gpu_platform.planner import branch, plan
 
     d = generated_demand(32, 4)
     full = plan(d, 60)
@@ -295,11 +295,19 @@ def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(lanes
     cols = list({*start, *master._full(group)})
     _, root, _, _ = master._generate(group, cols, math.inf)
     start_cost = sum(group.cost(c) for c in start)
+    solved_by = []
+    node = branch._Search.node
+
+    def counted(self, lane, bound, n):
+        solved_by.append(lane.wid)
+        node(self, lane, bound, n)
+
+    monkeypatch.setattr(branch._Search, "node", counted)
     result = branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 120, 1e-6, lanes=lanes)
     assert_valid_columns(group, result.columns)
     assert result.cost == pytest.approx(optimum, rel=1e-6)
     assert result.bound >= result.cost * (1 - 1e-6)
-    assert result.nodes > 1  # the search branched, so several lanes had nodes to take
+    assert set(solved_by) == set(range(lanes))  # every lane solved nodes
 
 
 def test_an_error_in_one_lane_stops_every_lane_and_reaches_the_caller(monkeypatch):

@@ -33,12 +33,22 @@ TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"]
 
 def generated_demand(tiers: int, seed: int):
     """`benchmarks/bench_plan.random_demand(tiers, seed)`: the scale benchmark's generated demands."""
+    return _bench_plan().random_demand(tiers, seed)
+
+
+def generated_demand_file(tiers: int, seed: int) -> dict[str, Any]:
+    """The demand file of `generated_demand(tiers, seed)`."""
+    out: dict[str, Any] = _bench_plan().random_demand_file(tiers, seed)
+    return out
+
+
+def _bench_plan() -> Any:
     bench = str(Path(__file__).resolve().parents[2] / "benchmarks")
     if bench not in sys.path:
         sys.path.insert(0, bench)
-    from bench_plan import random_demand
+    import bench_plan
 
-    return random_demand(tiers, seed)
+    return bench_plan
 
 
 def demand(*tiers: dict[str, Any], **top: Any):

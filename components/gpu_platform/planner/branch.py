@@ -199,9 +199,7 @@ def branch_and_price(
             errors.append(exc)
             search.abort()
 
-    threads = [
-        threading.Thread(target=lane, args=(w,), name=f"gpu-platform-bnp-{w}", daemon=True) for w in range(1, lanes)
-    ]
+    threads = [threading.Thread(target=lane, args=(w,), name=f"gpu-platform-bnp-{w}") for w in range(1, lanes)]
     for t in threads:
         t.start()
     try:
@@ -245,7 +243,7 @@ class _Lane:
         self.used: set[int] = set()  # columns some node's LP solution used since the LP was last built
         self.limit = max(_LP_COLUMNS, 2 * len(self.cols))
         self.built = 0
-        self.seen = len(search.pool)  # pools of the shared list this LP has been offered
+        self.seen = 0  # pools of the shared list this LP has been offered (a lane that starts late takes them all)
 
     def sync_cuts(self) -> None:
         """Take in the cuts other lanes added."""

@@ -365,15 +365,16 @@ def _cut_stages_of(group: Group, cuts: tuple[tuple[Cut, float], ...]) -> dict[in
     (taking tiers out of slots leaves each stage within one kind and no larger)."""
     base = group.wider or group
     key = tuple(cut for cut, _ in cuts)
-    if key not in base._rules:
-        rules: dict[int, dict[str, frozenset[int]]] = {}
+    rules = base._rules.get(key)  # read once: branch-and-price's lanes share these caches
+    if rules is None:
+        rules = {}
         for cand in base.slots:
             how = cut_stages(base, cand, key)
             if how is None:
                 raise ValueError("a subset-row cut the knapsacks cannot price (see `priced_exactly`)")
             rules[cand] = how
         base._rules[key] = rules
-    return base._rules[key]
+    return rules
 
 
 def _cut_table(
@@ -426,11 +427,12 @@ def _stage_shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list
     Kept on the widest group this one narrows, like `_stage`."""
     base = group.wider or group
     key = (tuple(tiers), tuple(staged))
-    if key not in base._shapes:
+    shapes = base._shapes.get(key)  # read once: another lane may clear the cache meanwhile
+    if shapes is None:
         if len(base._shapes) >= _STAGES_KEPT:
             base._shapes.clear()
-        base._shapes[key] = _shapes(group, tiers, staged)
-    return base._shapes[key]
+        shapes = base._shapes[key] = _shapes(group, tiers, staged)
+    return shapes
 
 
 def _shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stage]:
@@ -452,13 +454,14 @@ def _stage(group: Group, part: tuple[int, ...], mine: tuple[Cut, ...]) -> _Stage
     on the widest group this one narrows (which has the same units)."""
     base = group.wider or group
     key = (part, mine)
-    if key not in base._stages:
+    stage = base._stages.get(key)  # read once: another lane may clear the cache meanwhile
+    if stage is None:
         if len(base._stages) >= _STAGES_KEPT:
             base._stages.clear()
         subs = [sub for size in range(1, len(part) + 1) for sub in itertools.combinations(part, size)]
         members = np.array([[u in sub for u in part] for sub in subs], dtype=float)
         held = np.array([[u in c for c in mine] for u in part], dtype=float).reshape(len(part), len(mine))
-        base._stages[key] = _Stage(
+        stage = base._stages[key] = _Stage(
             part,
             tuple(_subset_id(sub) for sub in subs),
             tuple(sum(group.units[u] for u in sub) for sub in subs),
@@ -466,7 +469,7 @@ def _stage(group: Group, part: tuple[int, ...], mine: tuple[Cut, ...]) -> _Stage
             mine,
             np.ceil(members @ held / 2),
         )
-    return base._stages[key]
+    return stage
 
 
 def _subset_id(tiers: tuple[int, ...]) -> int:

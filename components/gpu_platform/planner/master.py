@@ -340,9 +340,10 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         finally:
             race.listing = False
 
-    # A daemon thread: an interrupt in the main thread is not held up by a HiGHS search that has not yet reached
-    # a callback; it stops at its next one (race.stop) or at the time limit.
-    worker = threading.Thread(target=listings, name="gpu-platform-listings", daemon=True)
+    # Not a daemon thread: on an interrupt the main thread raises at once, and the interpreter, before it exits,
+    # waits for this thread to stop at HiGHS's next callback (race.stop). A daemon thread still inside HiGHS
+    # when the process exits aborts it ("terminate called without an active exception", SIGABRT).
+    worker = threading.Thread(target=listings, name="gpu-platform-listings")
     race.listing = True
     worker.start()
     branched = None
