@@ -382,3 +382,27 @@ def test_the_listings_end_after_their_first_program_once_branch_and_price_has_jo
         runs[branching] = len(programs)
         assert listed.cost <= best.cost and proven <= listed.cost + 1e-6
     assert runs == {False: runs[False], True: 1} and runs[False] > 1  # alone, this group's listings need several
+
+
+def test_when_no_listing_is_small_enough_the_compact_model_runs_only_without_branch_and_price(monkeypatch):
+    import time
+
+    group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
+    cols = list({*master._greedy(group), *master._full(group)})
+    duals, bound, converged, _ = master._generate(group, cols, math.inf)
+    start = master._greedy(group)
+    best = Cover(tuple(start), sum(group.cost(c) for c in start), False)
+    programs = []
+    solve_cover = master.solve_cover
+
+    def counted(group, columns, *args, **kwargs):
+        programs.append(len(columns))
+        return solve_cover(group, columns, *args, **kwargs)
+
+    monkeypatch.setattr(master, "solve_cover", counted)
+    monkeypatch.setattr(master, "_ENUM_LIMIT", 1)  # every listing holds too many pools
+    race = Race(best.cost, bound)
+    assert master._listings(group, duals, bound, converged, best, math.inf, race)[0] is best
+    assert programs == []  # branch-and-price takes the time, and both cores
+    listed, _, _ = master._listings(group, duals, bound, converged, best, time.perf_counter() + 5, None)
+    assert programs == [0] and listed.cost <= best.cost  # the compact model: no listed pools
