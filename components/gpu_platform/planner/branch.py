@@ -52,7 +52,7 @@ _CUTS_PER_NODE = 20  # the most violated cuts added at one node
 _CUTS_MOST = 200  # cuts in the search's LP, at most
 _CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least this
 # Lanes: threads taking nodes from the queue. On the 64-tier scale benchmark's group of seed 4, searched alone
-# from its optimum on 2 cores, two lanes took 10.1-11.2 s against 13.4-14.2 s for one (Python's lock holds the
+# from its optimum on 2 cores, two lanes took 9.9-11.2 s against 13.4-14.2 s for one (Python's lock holds the
 # pricing and local search to one core at a time; the LP solves overlap). A second lane waits while the
 # listings' thread (`master.solve_group`) is at work: they would share one core.
 _LANES = 2

@@ -420,9 +420,10 @@ def _listings(
             # found meanwhile waited for it (64-tier scale benchmark, seed 4). Figures in benchmarks/RESULTS.md.
             break
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
-    # The compact model gets the time left, unless branch-and-price is there to take it (a race): at 128 tiers,
-    # where no listing is small enough, branch-and-price with both lanes ended 60 s runs at gaps of 0.34 / 0.37 /
-    # 0.15 / 0.32 % against 0.34 / 0.44 / 0.26 / 0.32 % beside the compact model (benchmarks/RESULTS.md).
+    # The compact model gets the time left, unless branch-and-price is there to take it (a race), with both its
+    # lanes: at 128 tiers, where no listing is small enough, the scale benchmark's 60 s gaps stayed where they
+    # were beside the compact model (0.26-0.44 %; benchmarks/RESULTS.md), and a core is no longer held by a
+    # program that cannot be interrupted inside its sub-MIPs.
     if not searched and time.perf_counter() < deadline and not stopped() and race is None:
         covered = solve_cover(
             replace(group, direct=set(group.slots)),
