@@ -278,13 +278,30 @@ def test_branch_and_price_with_subset_row_cuts_proves_the_optimum(monkeypatch):
     assert result.bound >= result.cost * (1 - 1e-6)
 
 
+def _lanes_solving(monkeypatch, failing=None):
+    """The lane that solves each node, in order (lane `failing` raises instead)."""
+    from gpu_platform.planner import branch
+
+    solved_by = []
+    node = branch._Search.node
+
+    def counted(self, lane, bound, n):
+        if lane.wid == failing:
+            raise RuntimeError(f"lane {failing} failed")
+        solved_by.append(lane.wid)
+        node(self, lane, bound, n)
+
+    monkeypatch.setattr(branch._Search, "node", counted)
+    return solved_by
+
+
 @pytest.mark.parametrize("lanes", [1, 3])
 def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(lanes, monkeypatch):
     """Lanes take nodes from one queue, each with its own LP, and share plans, pools and cuts: the optimum and
     its proof are the same however many there are (the search's path is not)."""
     import time
 
-    from gpu_platform.planner import branch, plan
+    from gpu_platform.planner import plan
 
     d = generated_demand(32, 4)
     full = plan(d, 60)
@@ -295,14 +312,7 @@ def test_branch_and_price_proves_the_same_optimum_with_one_lane_or_several(lanes
     cols = list({*start, *master._full(group)})
     _, root, _, _ = master._generate(group, cols, math.inf)
     start_cost = sum(group.cost(c) for c in start)
-    solved_by = []
-    node = branch._Search.node
-
-    def counted(self, lane, bound, n):
-        solved_by.append(lane.wid)
-        node(self, lane, bound, n)
-
-    monkeypatch.setattr(branch._Search, "node", counted)
+    solved_by = _lanes_solving(monkeypatch)
     result = branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 120, 1e-6, lanes=lanes)
     assert_valid_columns(group, result.columns)
     assert result.cost == pytest.approx(optimum, rel=1e-6)
@@ -314,17 +324,8 @@ def test_an_error_in_one_lane_stops_every_lane_and_reaches_the_caller(monkeypatc
     import threading
     import time
 
-    from gpu_platform.planner import branch
-
     group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
-    node = branch._Search.node
-
-    def failing(self, lane, bound, n):
-        if lane.wid == 1:
-            raise RuntimeError("lane 1 failed")
-        node(self, lane, bound, n)
-
-    monkeypatch.setattr(branch._Search, "node", failing)
+    _lanes_solving(monkeypatch, failing=1)
     start = master._greedy(group)
     cols = list({*start, *master._full(group)})
     _, root, _, _ = master._generate(group, cols, math.inf)
@@ -339,17 +340,8 @@ def test_a_second_lane_waits_while_the_listings_thread_is_at_work(monkeypatch):
     are at work, every node goes to the first lane, and the search still ends with its proof."""
     import time
 
-    from gpu_platform.planner import branch
-
     group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
-    lanes = []
-    node = branch._Search.node
-
-    def counted(self, lane, bound, n):
-        lanes.append(lane.wid)
-        node(self, lane, bound, n)
-
-    monkeypatch.setattr(branch._Search, "node", counted)
+    lanes = _lanes_solving(monkeypatch)
     start = master._greedy(group)
     cols = list({*start, *master._full(group)})
     _, root, _, _ = master._generate(group, cols, math.inf)
@@ -360,33 +352,9 @@ def test_a_second_lane_waits_while_the_listings_thread_is_at_work(monkeypatch):
     assert len(lanes) > 1 and set(lanes) == {0}
 
 
-def test_the_listings_end_after_their_first_program_once_branch_and_price_has_joined(monkeypatch):
-    group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
-    cols = list({*master._greedy(group), *master._full(group)})
-    duals, bound, converged, _ = master._generate(group, cols, math.inf)
-    start = master._greedy(group)
-    best = Cover(tuple(start), sum(group.cost(c) for c in start), False)
-    programs = []
-    solve_cover = master.solve_cover
-
-    def counted(*args, **kwargs):
-        programs.append(1)
-        return solve_cover(*args, **kwargs)
-
-    monkeypatch.setattr(master, "solve_cover", counted)
-    runs = {}
-    for branching in (False, True):
-        programs.clear()
-        race = Race(best.cost, bound, branching=branching)
-        listed, proven, _ = master._listings(group, duals, bound, converged, best, math.inf, race)
-        runs[branching] = len(programs)
-        assert listed.cost <= best.cost and proven <= listed.cost + 1e-6
-    assert runs == {False: runs[False], True: 1} and runs[False] > 1  # alone, this group's listings need several
-
-
-def test_when_no_listing_is_small_enough_the_compact_model_runs_only_without_branch_and_price(monkeypatch):
-    import time
-
+def _listing_setup(monkeypatch):
+    """The large group of 32 generated tiers, its root duals and bound, the greedy plan as a Cover, and the number
+    of listed pools of each cover program the listings solve, in order."""
     group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))
     cols = list({*master._greedy(group), *master._full(group)})
     duals, bound, converged, _ = master._generate(group, cols, math.inf)
@@ -400,6 +368,25 @@ def test_when_no_listing_is_small_enough_the_compact_model_runs_only_without_bra
         return solve_cover(group, columns, *args, **kwargs)
 
     monkeypatch.setattr(master, "solve_cover", counted)
+    return group, duals, bound, converged, best, programs
+
+
+def test_the_listings_end_after_their_first_program_once_branch_and_price_has_joined(monkeypatch):
+    group, duals, bound, converged, best, programs = _listing_setup(monkeypatch)
+    runs = {}
+    for branching in (False, True):
+        programs.clear()
+        race = Race(best.cost, bound, branching=branching)
+        listed, proven, _ = master._listings(group, duals, bound, converged, best, math.inf, race)
+        runs[branching] = len(programs)
+        assert listed.cost <= best.cost and proven <= listed.cost + 1e-6
+    assert runs == {False: runs[False], True: 1} and runs[False] > 1  # alone, this group's listings need several
+
+
+def test_when_no_listing_is_small_enough_the_compact_model_runs_only_without_branch_and_price(monkeypatch):
+    import time
+
+    group, duals, bound, converged, best, programs = _listing_setup(monkeypatch)
     monkeypatch.setattr(master, "_ENUM_LIMIT", 1)  # every listing holds too many pools
     race = Race(best.cost, bound)
     assert master._listings(group, duals, bound, converged, best, math.inf, race)[0] is best
