@@ -232,18 +232,23 @@ class _Lane:
     """One worker's LP over the pools it has (the search's LP is rebuilt now and then)."""
 
     def __init__(self, search: _Search, wid: int, cols: list[Column]) -> None:
+        self.wid, self.search = wid, search
+        self.built = -1
+        self._build(list(cols), search.cuts)
+        self.seen = 0  # pools of the shared list this LP has been offered (a lane that starts late takes them all)
+
+    def _build(self, cols: list[Column], cuts: list[Cut]) -> None:
+        """A new LP over `cols` with `cuts` (the first, or a rebuild with fewer pools)."""
         from .master import _Master
 
-        self.wid, self.search = wid, search
-        self.cols = list(cols)
-        self.lp = _Master(search.group, self.cols, search.counters, search.cuts)
-        self.incidence = _Incidence(search.group)
-        self.incidence.add(self.cols)
-        self.have = set(self.cols)
+        self.cols = cols
+        self.lp = _Master(self.search.group, cols, self.search.counters, cuts)
+        self.incidence = _Incidence(self.search.group)
+        self.incidence.add(cols)
+        self.have = set(cols)
         self.used: set[int] = set()  # columns some node's LP solution used since the LP was last built
-        self.limit = max(_LP_COLUMNS, 2 * len(self.cols))
-        self.built = 0
-        self.seen = 0  # pools of the shared list this LP has been offered (a lane that starts late takes them all)
+        self.limit = max(_LP_COLUMNS, 2 * len(cols))
+        self.built += 1
 
     def sync_cuts(self) -> None:
         """Take in the cuts other lanes added."""
@@ -255,14 +260,7 @@ class _Lane:
         s = self.search
         self.sync_cuts()
         if len(self.cols) > self.limit:  # rebuild the LP with the pools nodes used; pricing brings others back
-            from .master import _Master
-
-            self.cols = [self.cols[j] for j in sorted(self.used)]
-            self.have, self.used, self.incidence = set(self.cols), set(), _Incidence(s.group)
-            self.incidence.add(self.cols)
-            self.lp = _Master(s.group, self.cols, s.counters, self.lp.cuts)
-            self.limit = max(_LP_COLUMNS, 2 * len(self.cols))
-            self.built += 1
+            self._build([self.cols[j] for j in sorted(self.used)], self.lp.cuts)
         end = len(s.pool)
         self.add([c for c in s.pool[self.seen : end] if c not in self.have])
         self.seen = end
