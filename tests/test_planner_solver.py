@@ -18,7 +18,7 @@ from gpu_platform.planner.candidates import build_candidates
 from gpu_platform.planner.columns import merged, split_groups, without_dominated
 from gpu_platform.planner.demand import catalog_of
 from gpu_platform.planner.highs import ColumnLP, Race, solve_mip
-from gpu_platform.planner.local import improve
+from gpu_platform.planner.local import _changes, _State, improve
 from gpu_platform.planner.solve import _pairs
 from helpers.planner import assert_valid_columns, demand, generated_demand, groups
 
@@ -203,6 +203,30 @@ def test_local_search_never_raises_cost(tiers):
         after = improve(group, where, math.inf)
         assert_valid_columns(group, after)
         assert sum(group.cost(c) for c in after) <= before + 1e-9
+
+
+@pytest.mark.parametrize("seed", [2, 5])
+def test_a_single_move_costs_the_same_priced_quickly_or_in_full(seed):
+    """The local search prices a one-tier move from the node counts it keeps per candidate; that price is the
+    full cost change of the move, and the kept counts stay those of the loads after every move."""
+    group = _big_group(32, seed)
+    state = _State(group, {t: c.cand for c in master._greedy(group) for t in c.tiers})
+    serves = {t: [c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())] for t in group.units}
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _ in range(200):
+        t = int(rng.choice(sorted(group.units)))
+        old = state.where[t]
+        after = dict(state.load[old])
+        after[state.kind[(t, old)]] -= group.units[t]
+        removed = state.cost_of(old, after) - state.cost_of(old, state.load[old])
+        for c in serves[t]:
+            if c != old:
+                assert state.move_delta(t, c, removed) == pytest.approx(state.delta(_changes(state, {t: c})), abs=1e-9)
+                checked += 1
+        state.apply({t: int(rng.choice(serves[t]))})
+        assert all(state.nodes.get(c, 0) == state.nodes_of(c, load) for c, load in state.load.items())
+    assert checked > 200
 
 
 @settings(max_examples=20, deadline=None)

@@ -295,6 +295,7 @@ class _Cache:
     table."""
 
     on: dict[int, list[tuple[int, float]]]
+    positive: frozenset[int]  # the cuts (by position) whose dual adds to a pool's reduced cost
     tables: dict[tuple[int, frozenset[int]], tuple[list[list[Item]], Table]] = field(default_factory=dict)
 
 
@@ -312,7 +313,7 @@ def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Co
     for r, (cut, dual) in enumerate(cuts):
         for t in cut:
             on.setdefault(t, []).append((r, dual))
-    cache = _Cache(on)
+    cache = _Cache(on, frozenset(r for r, (_, dual) in enumerate(cuts) if dual > _DUAL_EPS))
     stages = _cut_stages_of(group, duals.cuts)
     for cand, nodes, _ in _pricing(group).cands:
         reduced = _cut_reduced(group, cand, nodes, duals, cuts, stages[cand], cache)
@@ -390,7 +391,7 @@ def _cut_table(
     `staged`; the tiers of the `staged` cuts in stages of any subset, worth their tiers' values plus each such
     cut's dual ceil(k / 2) times. Built for the tiers' total units (one table serves every node count, and
     every candidate with these tiers and stages)."""
-    staged = frozenset(r for r in staged if cuts[r][1] > _DUAL_EPS)  # a cut whose dual is 0 adds nothing
+    staged = staged & cache.positive  # a cut whose dual is 0 adds nothing
     key = (at, staged)
     if key in cache.tables:
         return cache.tables[key]
@@ -437,6 +438,10 @@ def _stage_shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list
 
 def _shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stage]:
     parts = _joined(tiers, staged)
+    holding: dict[int, list[int]] = {}  # tier -> the staged cuts (by position) holding it
+    for r, cut in enumerate(staged):
+        for u in cut:
+            holding.setdefault(u, []).append(r)
     out: list[_Stage] = []
     done: set[int] = set()
     for t in tiers:
@@ -444,7 +449,8 @@ def _shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stag
             continue
         part = tuple(sorted(parts.get(t, (t,))))
         done.update(part)
-        mine = tuple(c for c in staged if any(u in part for u in c))  # with one tier left: k = 1, counted once
+        # with one tier left: k = 1, counted once
+        mine = tuple(staged[r] for r in sorted({r for u in part for r in holding.get(u, ())}))
         out.append(_stage(group, part, mine))
     return out
 

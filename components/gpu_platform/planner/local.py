@@ -44,10 +44,13 @@ class _State:
         self.load: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for t, c in self.where.items():
             self.load[c][self.kind[(t, c)]] += group.units[t]
+        self.nodes = {c: self.nodes_of(c, load) for c, load in self.load.items()}  # per candidate, kept up to date
+
+    def nodes_of(self, cand: int, load: dict[str, int]) -> int:
+        return max((math.ceil(u / self.group.per_node[(cand, k)]) for k, u in load.items() if u), default=0)
 
     def cost_of(self, cand: int, load: dict[str, int]) -> float:
-        nodes = max((math.ceil(u / self.group.per_node[(cand, k)]) for k, u in load.items() if u), default=0)
-        return self.group.price[cand] * nodes
+        return self.group.price[cand] * self.nodes_of(cand, load)
 
     def delta(self, changes: dict[int, dict[str, int]]) -> float:
         """Cost change of adding `changes[c][k]` units (negative: removing) to each candidate's load."""
@@ -57,8 +60,16 @@ class _State:
             after = dict(now)
             for k, u in by_kind.items():
                 after[k] = after.get(k, 0) + u
-            out += self.cost_of(c, after) - self.cost_of(c, now)
+            out += self.cost_of(c, after) - self.group.price[c] * self.nodes.get(c, 0)
         return out
+
+    def move_delta(self, t: int, to: int, removed: float) -> float:
+        """`delta` of moving tier `t` to `to`, given what taking it off its candidate changes (`removed`): from
+        the node counts kept per candidate, a few operations instead of a candidate's whole load per move."""
+        kind, now = self.kind[(t, to)], self.nodes.get(to, 0)
+        need = math.ceil((self.load[to].get(kind, 0) + self.group.units[t]) / self.group.per_node[(to, kind)])
+        price = self.group.price[to]
+        return removed + (price * max(now, need) - price * now)
 
     def apply(self, moves: dict[int, int]) -> None:
         for t, c in moves.items():
@@ -66,6 +77,7 @@ class _State:
             self.load[old][self.kind[(t, old)]] -= self.group.units[t]
             self.load[c][self.kind[(t, c)]] += self.group.units[t]
             self.where[t] = c
+            self.nodes[old], self.nodes[c] = self.nodes_of(old, self.load[old]), self.nodes_of(c, self.load[c])
 
 
 def _changes(state: _State, moves: dict[int, int]) -> dict[int, dict[str, int]]:
@@ -81,9 +93,12 @@ def _move_pass(state: _State, serves: dict[int, list[int]]) -> bool:
     """Each tier to the candidate that lowers the cost most; True when one moved."""
     moved = False
     for t in sorted(state.group.units):
-        best, to = -1e-7, None
+        best, to, old = -1e-7, None, state.where[t]
+        after = dict(state.load[old])
+        after[state.kind[(t, old)]] -= state.group.units[t]
+        removed = state.cost_of(old, after) - state.group.price[old] * state.nodes[old]
         for c in serves[t]:
-            if c != state.where[t] and (d := state.delta(_changes(state, {t: c}))) < best:
+            if c != old and (d := state.move_delta(t, c, removed)) < best:
                 best, to = d, c
         if to is not None:
             state.apply({t: to})
