@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import threading
 
 import click
 import yaml
@@ -57,6 +59,15 @@ def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) ->
         raise SystemExit(1) from None
     except GpuPlatformError as e:
         fail(e)
+    except KeyboardInterrupt:
+        # The solver's threads stop at HiGHS's next callback (within a few seconds), and the interpreter waits
+        # for them before it exits. A second Ctrl-C during that wait would interrupt it, and the process would
+        # then abort under a thread still inside HiGHS (SIGABRT, "terminate called without an active
+        # exception"); so from here on Ctrl-C is ignored. Click prints "Aborted!" and exits 1.
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        err.print("[yellow]interrupted[/]: waiting for the solver to stop")
+        raise
     if fmt == "json":
         click.echo(json.dumps(plan_dict(result), indent=2))
         return
