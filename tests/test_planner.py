@@ -188,6 +188,17 @@ def test_cli_plan_table_yaml_json(tmp_path):
     assert {p["name"] for p in data["pools"]} == {p["name"] for p in fragment["nodePools"]}
 
 
+def test_cli_plan_yaml_says_on_stderr_when_the_time_limit_stops_the_proof(tmp_path):
+    from helpers.planner import generated_demand_file
+
+    path = tmp_path / "demand.yaml"
+    path.write_text(yaml.safe_dump(generated_demand_file(64, 4), sort_keys=False))  # proven in 13-20 s
+    run = CliRunner().invoke(main, ["plan", str(path), "--format", "yaml", "--time-limit", "1"])
+    assert run.exit_code == 0, run.output
+    assert "nodePools" in yaml.safe_load(run.stdout)  # stdout stays the spec fragment alone
+    assert "time limit 1.0s hit; MIP gap" in run.stderr
+
+
 def test_cli_plan_reports_bad_demand(tmp_path):
     bad = tmp_path / "demand.yaml"
     bad.write_text("cloud: aws\ntiers: [{name: a, gpus: 0}]\n")
@@ -278,6 +289,49 @@ def test_the_cli_takes_only_a_finite_time_limit_within_its_range(limit):
     result = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "demand-small.yaml"), "--time-limit", limit])
     assert result.exit_code == 2
     assert "--time-limit" in result.output and "86400" in result.output
+
+
+_KICK = """
+import os, signal, sys, threading
+from gpu_platform.planner import master
+real, kicked = master.solve_cover, []
+
+def solve_cover(*args, **kwargs):  # the listings' first program: a Ctrl-C {delay} s into it
+    if threading.current_thread().name == "gpu-platform-listings" and not kicked:
+        kicked.append(threading.Timer({delay}, os.kill, (os.getpid(), signal.SIGINT)))
+        kicked[0].start()
+    return real(*args, **kwargs)
+
+master.solve_cover = solve_cover
+from gpu_platform.cli import main
+sys.argv = ["gpu-platform", "plan", sys.argv[1], "--time-limit", "30"]
+main()
+"""
+
+
+@pytest.mark.parametrize("delay", [0.2, 1.5])
+def test_an_interrupt_while_the_main_thread_waits_for_the_listings_ends_the_cli_cleanly(tmp_path, delay):
+    """One Ctrl-C while the main thread waits for the listings (0.2 s into their first program: the race's first
+    half second) or searches beside them (1.5 s): the CLI says Aborted and exits 1. With `Thread.join` there, the
+    interrupted join marked the running thread stopped, the interpreter did not wait for it, and the process
+    aborted (SIGABRT) on every try."""
+    import signal
+    import subprocess
+    import sys
+
+    from helpers.planner import generated_demand_file
+
+    path = tmp_path / "demand.yaml"
+    path.write_text(yaml.safe_dump(generated_demand_file(64, 4), sort_keys=False))
+    run = subprocess.run(
+        [sys.executable, "-c", _KICK.format(delay=delay), str(path)],
+        capture_output=True,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    err = run.stderr.decode()
+    assert run.returncode == 1, err
+    assert "Aborted" in err and "terminate called" not in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("interrupts", [1, 2])

@@ -31,7 +31,7 @@ import numpy as np
 
 from .columns import Column, Cut, Group, merged
 from .cuts import priceable, violated
-from .highs import Race
+from .highs import Race, wait_out
 from .local import improve
 
 __all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "tightened"]
@@ -192,24 +192,31 @@ def branch_and_price(
     lanes = max(1, _LANES if lanes is None else lanes)
     errors: list[BaseException] = []
 
+    done = [threading.Event() for _ in range(1, lanes)]
+
     def lane(wid: int) -> None:
         try:
             search.work(wid)
         except BaseException as exc:  # handed to the calling thread
             errors.append(exc)
             search.abort()
+        finally:
+            done[wid - 1].set()
 
     threads = [threading.Thread(target=lane, args=(w,), name=f"gpu-platform-bnp-{w}") for w in range(1, lanes)]
     for t in threads:
         t.start()
     try:
         search.work(0)
-    except BaseException:
+        for d in done:
+            d.wait()
+    except BaseException:  # an interrupt (or an error) here: every lane stops at its next node, and is waited for
         search.abort()
+        for d in done:
+            wait_out(d)
         raise
-    finally:
-        for t in threads:
-            t.join()
+    for t in threads:
+        t.join()  # each has set its event: at its end
     if errors:
         raise errors[0]
     return search.result()

@@ -60,13 +60,10 @@ def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) ->
     except GpuPlatformError as e:
         fail(e)
     except KeyboardInterrupt:
-        # The solver's threads stop at HiGHS's next callback (within a few seconds), and the interpreter waits
-        # for them before it exits. A second Ctrl-C during that wait would interrupt it, and the process would
-        # then abort under a thread still inside HiGHS (SIGABRT, "terminate called without an active
-        # exception"); so from here on Ctrl-C is ignored. Click prints "Aborted!" and exits 1.
+        # `plan` has waited for its threads to stop (`highs.wait_out`); from here on Ctrl-C is ignored, so that
+        # one more, while click prints "Aborted!" and exits 1, cannot end the process with a traceback.
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-        err.print("[yellow]interrupted[/]: waiting for the solver to stop")
         raise
     if fmt == "json":
         click.echo(json.dumps(plan_dict(result), indent=2))
@@ -74,9 +71,11 @@ def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) ->
     fragment = yaml.safe_dump(spec_fragment(result), sort_keys=False, default_flow_style=None, width=120)
     if fmt == "yaml":
         click.echo(fragment, nl=False)
-        return
-    out.print(plan_tables(result))
-    if not result.optimal:
+    else:
+        out.print(plan_tables(result))
+    if not result.optimal:  # on stderr: the YAML on stdout stays a spec fragment
         err.print(f"[yellow]warning[/]: time limit {time_limit}s hit; MIP gap {result.gap:.2%}")
+    if fmt == "yaml":
+        return
     out.print("[bold]spec fragment[/] (merge into a spec with cloud, clusterName, labelDomain and aws/gcp):")
     out.print(fragment, markup=False)

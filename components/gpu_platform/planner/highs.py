@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from dataclasses import dataclass
 
 import highspy
 import numpy as np
 from scipy.sparse import csc_array, csr_array
 
-__all__ = ["solve_mip", "ColumnLP", "Race"]
+__all__ = ["solve_mip", "ColumnLP", "Race", "wait_out"]
 
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
 
@@ -33,6 +34,22 @@ class Race:
     stop: bool = False
     listing: bool = False  # the listings' thread is still at work (a lane of branch-and-price waits for it)
     branching: bool = False  # branch-and-price has joined (the listings then end after their first program)
+
+
+def wait_out(done: threading.Event) -> None:
+    """Wait until a solver thread that was told to stop has set `done`, through any Ctrl-C meanwhile (it stops
+    at its next check: HiGHS's next callback, or its next search node).
+
+    An `Event`, not `Thread.join`: on Python 3.11 a join interrupted by Ctrl-C marks a thread that is still
+    running as stopped (threading.py, `Thread._wait_for_tstate_lock`: on an exception it releases the running
+    thread's lock and calls `_stop`), and the interpreter then exits without waiting for it: the process
+    aborted (SIGABRT, "terminate called without an active exception") while HiGHS was running there, after a
+    single Ctrl-C in the first half second of a race."""
+    while not done.is_set():
+        try:
+            done.wait(0.05)
+        except KeyboardInterrupt:
+            continue  # the caller is already ending on an exception; this one would only abandon the thread
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from .branch import LATTICE_PRICES, branch_and_price, next_cost
 from .columns import Column, Cut, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
 from .cuts import coefficient
-from .highs import ColumnLP, Race
+from .highs import ColumnLP, Race, wait_out
 from .local import improve, rounded
 
 __all__ = ["solve_group", "REL_GAP", "merged"]
@@ -332,6 +332,7 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     # branch-and-price; each stops when the other's plan meets its bound or the other proves the optimum.
     race = Race(best.cost, next_cost(prices, bound))
     out: list[tuple[Cover, float, bool] | BaseException] = []
+    done = threading.Event()
 
     def listings() -> None:
         try:
@@ -340,25 +341,27 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             out.append(exc)
         finally:
             race.listing = False
+            done.set()
 
-    # Not a daemon thread: on an interrupt the main thread raises at once, and the interpreter, before it exits,
-    # waits for this thread to stop at HiGHS's next callback (race.stop). A daemon thread still inside HiGHS
-    # when the process exits aborts it ("terminate called without an active exception", SIGABRT).
+    # On an interrupt, this thread waits for that one to stop at HiGHS's next callback (race.stop) before it
+    # raises (`highs.wait_out`): a thread still inside HiGHS when the process exits aborts it ("terminate called
+    # without an active exception", SIGABRT). Not a daemon thread either, for the same reason.
     worker = threading.Thread(target=listings, name="gpu-platform-listings")
     race.listing = True
     worker.start()
     branched = None
     try:
         # The listings alone first, for a moment: most groups end there, with the same plan on every run.
-        worker.join(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0)))
-        if worker.is_alive():
+        if not done.wait(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0))):
             race.branching = True
             branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
             race.stop = True
-        worker.join()
+        done.wait()
     except BaseException:  # an interrupt: the other thread's search stops at its next callback
         race.stop = True
+        wait_out(done)
         raise
+    worker.join()  # it has set `done`: at its end
     if isinstance(out[0], BaseException):
         raise out[0]
     listed, proven, optimal = out[0]
