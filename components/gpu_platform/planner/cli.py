@@ -75,7 +75,6 @@ def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) ->
         out.print(plan_tables(result))
     if not result.optimal:  # on stderr: the YAML on stdout stays a spec fragment
         err.print(f"[yellow]warning[/]: time limit {time_limit}s hit; MIP gap {result.gap:.2%}")
-    if fmt == "yaml":
-        return
-    out.print("[bold]spec fragment[/] (merge into a spec with cloud, clusterName, labelDomain and aws/gcp):")
-    out.print(fragment, markup=False)
+    if fmt == "table":
+        out.print("[bold]spec fragment[/] (merge into a spec with cloud, clusterName, labelDomain and aws/gcp):")
+        out.print(fragment, markup=False)
