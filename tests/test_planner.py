@@ -334,6 +334,41 @@ def test_an_interrupt_while_the_main_thread_waits_for_the_listings_ends_the_cli_
     assert "Aborted" in err and "terminate called" not in err and "Traceback" not in err
 
 
+_KICK_RENDER = """
+import os, signal, sys, threading, time
+from gpu_platform.planner import report
+
+def plan_tables(result):  # two Ctrl-Cs once the plan is made, while its tables are printed
+    threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+
+report.plan_tables = plan_tables
+from gpu_platform.cli import main
+sys.argv = ["gpu-platform", "plan", sys.argv[1]]
+main()
+"""
+
+
+def test_two_interrupts_after_the_plan_is_made_end_the_cli_cleanly(tmp_path):
+    """The first Ctrl-C lands after `plan` returned, the second while click exits: still Aborted and exit 1 (the
+    second one killed the process by SIGINT before: exit -2)."""
+    import signal
+    import subprocess
+    import sys
+
+    path = str(ROOT / "examples" / "demand-small.yaml")
+    run = subprocess.run(
+        [sys.executable, "-c", _KICK_RENDER, path],
+        capture_output=True,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    err = run.stderr.decode()
+    assert run.returncode == 1, err
+    assert "Aborted" in err and "Traceback" not in err and "cost comparison" not in run.stdout.decode()
+
+
 @pytest.mark.parametrize("interrupts", [1, 2])
 def test_an_interrupt_while_the_listings_solve_ends_the_cli_cleanly(tmp_path, interrupts):
     """Ctrl-C while the listings' thread is inside HiGHS: the CLI says Aborted and exits 1; the process waits

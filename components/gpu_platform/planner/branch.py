@@ -31,7 +31,7 @@ import numpy as np
 
 from .columns import Column, Cut, Group, merged
 from .cuts import priceable, violated
-from .highs import Race, wait_out
+from .highs import Race, start_held, wait_out
 from .local import improve
 
 __all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "tightened"]
@@ -204,16 +204,17 @@ def branch_and_price(
             done[wid - 1].set()
 
     threads = [threading.Thread(target=lane, args=(w,), name=f"gpu-platform-bnp-{w}") for w in range(1, lanes)]
-    for t in threads:
-        t.start()
     try:
+        for t in threads:
+            start_held(t)
         search.work(0)
         for d in done:
             d.wait()
     except BaseException:  # an interrupt (or an error) here: every lane stops at its next node, and is waited for
         search.abort()
-        for d in done:
-            wait_out(d)
+        for t, d in zip(threads, done, strict=True):
+            if t.ident is not None:  # started
+                wait_out(d)
         raise
     for t in threads:
         t.join()  # each has set its event: at its end

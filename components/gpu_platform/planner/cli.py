@@ -25,6 +25,14 @@ def _finite(value: float) -> float:
     return value
 
 
+def _first_interrupt(_signum: int, _frame: object) -> None:
+    """Ctrl-C during `plan`: the first one interrupts (the planner then waits for its threads to stop, and
+    click prints "Aborted!" and exits 1); later ones are ignored, so that they can neither end the process
+    with a traceback nor kill it by SIGINT while it exits."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 @click.command("plan")
 @click.argument("demand", type=click.Path(dir_okay=False))
 @click.option(
@@ -46,6 +54,19 @@ def _finite(value: float) -> float:
 @click.option("--cloud", type=click.Choice(["aws", "gcp"]), default=None, help="Override the demand's cloud.")
 def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
     """Plan the cheapest pools, instance types, node counts and MIG layouts that serve DEMAND."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        _plan(demand, time_limit, fmt, cloud)
+        return
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, _first_interrupt)
+    try:
+        _plan(demand, time_limit, fmt, cloud)
+    finally:
+        if signal.getsignal(signal.SIGINT) is _first_interrupt:  # not interrupted: as it was (CliRunner, tests)
+            signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
+
+
+def _plan(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
     from .demand import load_demand
     from .report import plan_dict, plan_tables, spec_fragment
     from .solve import plan
@@ -59,12 +80,6 @@ def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) ->
         raise SystemExit(1) from None
     except GpuPlatformError as e:
         fail(e)
-    except KeyboardInterrupt:
-        # `plan` has waited for its threads to stop (`highs.wait_out`); from here on Ctrl-C is ignored, so that
-        # one more, while click prints "Aborted!" and exits 1, cannot end the process with a traceback.
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise
     if fmt == "json":
         click.echo(json.dumps(plan_dict(result), indent=2))
         return

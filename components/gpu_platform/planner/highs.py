@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import threading
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ import highspy
 import numpy as np
 from scipy.sparse import csc_array, csr_array
 
-__all__ = ["solve_mip", "ColumnLP", "Race", "wait_out"]
+__all__ = ["solve_mip", "ColumnLP", "Race", "start_held", "wait_out"]
 
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
 
@@ -45,11 +46,26 @@ def wait_out(done: threading.Event) -> None:
     thread's lock and calls `_stop`), and the interpreter then exits without waiting for it: the process
     aborted (SIGABRT, "terminate called without an active exception") while HiGHS was running there, after a
     single Ctrl-C in the first half second of a race."""
-    while not done.is_set():
+    while True:
         try:
-            done.wait(0.05)
+            if done.wait(0.05):
+                return
         except KeyboardInterrupt:
-            continue  # the caller is already ending on an exception; this one would only abandon the thread
+            pass  # the caller is already ending on an exception; this one would only abandon the thread
+
+
+def start_held(thread: threading.Thread) -> None:
+    """`thread.start()` with Ctrl-C held back until it has returned: `Thread.start` waits for the new thread,
+    and an interrupt there would leave that thread running with nobody to stop it. After this, the thread is
+    running (`thread.ident` is set) or was never started."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        thread.start()
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from .branch import LATTICE_PRICES, branch_and_price, next_cost
 from .columns import Column, Cut, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
 from .cuts import coefficient
-from .highs import ColumnLP, Race, wait_out
+from .highs import ColumnLP, Race, start_held, wait_out
 from .local import improve, rounded
 
 __all__ = ["solve_group", "REL_GAP", "merged"]
@@ -348,9 +348,9 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     # without an active exception", SIGABRT). Not a daemon thread either, for the same reason.
     worker = threading.Thread(target=listings, name="gpu-platform-listings")
     race.listing = True
-    worker.start()
     branched = None
     try:
+        start_held(worker)
         # The listings alone first, for a moment: most groups end there, with the same plan on every run.
         if not done.wait(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0))):
             race.branching = True
@@ -359,7 +359,8 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         done.wait()
     except BaseException:  # an interrupt: the other thread's search stops at its next callback
         race.stop = True
-        wait_out(done)
+        if worker.ident is not None:  # started
+            wait_out(done)
         raise
     worker.join()  # it has set `done`: at its end
     if isinstance(out[0], BaseException):
