@@ -19,6 +19,7 @@ which lane solved it.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import threading
@@ -31,7 +32,7 @@ import numpy as np
 
 from .columns import Column, Cut, Group, merged
 from .cuts import priceable, violated
-from .highs import Race, start_held, wait_out
+from .highs import Race, SolverThread
 from .local import improve
 
 __all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "tightened"]
@@ -192,32 +193,27 @@ def branch_and_price(
     lanes = max(1, _LANES if lanes is None else lanes)
     errors: list[BaseException] = []
 
-    done = [threading.Event() for _ in range(1, lanes)]
-
     def lane(wid: int) -> None:
         try:
             search.work(wid)
         except BaseException as exc:  # handed to the calling thread
             errors.append(exc)
             search.abort()
-        finally:
-            done[wid - 1].set()
 
-    threads = [threading.Thread(target=lane, args=(w,), name=f"gpu-platform-bnp-{w}") for w in range(1, lanes)]
+    threads = [SolverThread(functools.partial(lane, w), f"gpu-platform-bnp-{w}") for w in range(1, lanes)]
     try:
         for t in threads:
-            start_held(t)
+            t.start()
         search.work(0)
-        for d in done:
-            d.wait()
+        for t in threads:
+            t.wait()
     except BaseException:  # an interrupt (or an error) here: every lane stops at its next node, and is waited for
         search.abort()
-        for t, d in zip(threads, done, strict=True):
-            if t.ident is not None:  # started
-                wait_out(d)
+        for t in threads:
+            t.wait_out()
         raise
     for t in threads:
-        t.join()  # each has set its event: at its end
+        t.join()
     if errors:
         raise errors[0]
     return search.result()

@@ -13,13 +13,14 @@ import math
 import os
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import highspy
 import numpy as np
 from scipy.sparse import csc_array, csr_array
 
-__all__ = ["solve_mip", "ColumnLP", "Race", "start_held", "wait_out"]
+__all__ = ["solve_mip", "ColumnLP", "Race", "SolverThread"]
 
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
 
@@ -37,35 +38,58 @@ class Race:
     branching: bool = False  # branch-and-price has joined (the listings then end after their first program)
 
 
-def wait_out(done: threading.Event) -> None:
-    """Wait until a solver thread that was told to stop has set `done`, through any Ctrl-C meanwhile (it stops
-    at its next check: HiGHS's next callback, or its next search node).
+class SolverThread:
+    """A solver thread beside the calling one that a Ctrl-C never leaves running unattended: it starts with
+    Ctrl-C held back, and the caller waits for it through an `Event` it sets at its end.
 
-    An `Event`, not `Thread.join`: on Python 3.11 a join interrupted by Ctrl-C marks a thread that is still
-    running as stopped (threading.py, `Thread._wait_for_tstate_lock`: on an exception it releases the running
-    thread's lock and calls `_stop`), and the interpreter then exits without waiting for it: the process
-    aborted (SIGABRT, "terminate called without an active exception") while HiGHS was running there, after a
-    single Ctrl-C in the first half second of a race."""
-    while True:
+    Not `Thread.join`: on Python 3.11 a join interrupted by Ctrl-C marks a thread that is still running as
+    stopped (threading.py, `Thread._wait_for_tstate_lock`: on an exception it releases the running thread's lock
+    and calls `_stop`), and the interpreter then exits without waiting for it: the process aborted (SIGABRT,
+    "terminate called without an active exception") while HiGHS was running there, after a single Ctrl-C in the
+    first half second of a race. Not a daemon thread either, for the same reason."""
+
+    def __init__(self, target: Callable[[], None], name: str) -> None:
+        self.done = threading.Event()
+
+        def run() -> None:
+            try:
+                target()
+            finally:
+                self.done.set()
+
+        self.thread = threading.Thread(target=run, name=name)
+
+    def start(self) -> None:
+        """Start it with Ctrl-C held back until `Thread.start` has returned (it waits for the new thread; an
+        interrupt there would leave the thread running with nobody to stop it). After this, the thread is
+        running or was never started."""
+        if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+            self.thread.start()
+            return
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            if done.wait(0.05):
-                return
-        except KeyboardInterrupt:
-            pass  # the caller is already ending on an exception; this one would only abandon the thread
+            self.thread.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether it has ended, waiting at most `timeout` seconds (None: until it has)."""
+        return self.done.wait(timeout)
 
-def start_held(thread: threading.Thread) -> None:
-    """`thread.start()` with Ctrl-C held back until it has returned: `Thread.start` waits for the new thread,
-    and an interrupt there would leave that thread running with nobody to stop it. After this, the thread is
-    running (`thread.ident` is set) or was never started."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
-        thread.start()
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        thread.start()
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    def wait_out(self) -> None:
+        """After it was told to stop, wait until it has (its next check: HiGHS's next callback, or the search's
+        next node), through any Ctrl-C meanwhile: the caller is already ending on an exception, and one more
+        would only abandon the thread. At once when it was never started."""
+        while self.thread.ident is not None:
+            try:
+                if self.done.wait(0.05):
+                    return
+            except KeyboardInterrupt:
+                pass
+
+    def join(self) -> None:
+        """Once it has ended (`wait`): its thread's own end, at once."""
+        self.thread.join()
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -36,7 +35,7 @@ from .branch import LATTICE_PRICES, branch_and_price, next_cost
 from .columns import Column, Cut, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
 from .cuts import coefficient
-from .highs import ColumnLP, Race, start_held, wait_out
+from .highs import ColumnLP, Race, SolverThread
 from .local import improve, rounded
 
 __all__ = ["solve_group", "REL_GAP", "merged"]
@@ -332,7 +331,6 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     # branch-and-price; each stops when the other's plan meets its bound or the other proves the optimum.
     race = Race(best.cost, next_cost(prices, bound))
     out: list[tuple[Cover, float, bool] | BaseException] = []
-    done = threading.Event()
 
     def listings() -> None:
         try:
@@ -341,28 +339,25 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             out.append(exc)
         finally:
             race.listing = False
-            done.set()
 
     # On an interrupt, this thread waits for that one to stop at HiGHS's next callback (race.stop) before it
-    # raises (`highs.wait_out`): a thread still inside HiGHS when the process exits aborts it ("terminate called
-    # without an active exception", SIGABRT). Not a daemon thread either, for the same reason.
-    worker = threading.Thread(target=listings, name="gpu-platform-listings")
+    # raises: a thread still inside HiGHS when the process exits aborts it (`highs.SolverThread`).
+    worker = SolverThread(listings, "gpu-platform-listings")
     race.listing = True
     branched = None
     try:
-        start_held(worker)
+        worker.start()
         # The listings alone first, for a moment: most groups end there, with the same plan on every run.
-        if not done.wait(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0))):
+        if not worker.wait(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0))):
             race.branching = True
             branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
             race.stop = True
-        done.wait()
+        worker.wait()
     except BaseException:  # an interrupt: the other thread's search stops at its next callback
         race.stop = True
-        if worker.ident is not None:  # started
-            wait_out(done)
+        worker.wait_out()
         raise
-    worker.join()  # it has set `done`: at its end
+    worker.join()
     if isinstance(out[0], BaseException):
         raise out[0]
     listed, proven, optimal = out[0]
