@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -286,6 +287,8 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
 _DUAL_EPS = 1e-9  # a cut whose dual is at most this adds nothing to a pool's reduced cost
 _STAGE_TIERS = 6  # tiers, at most, whose cuts one knapsack stage prices (all their subsets)
 _STAGES_KEPT = 4_096  # stages kept per group, at most (the cache starts again past it)
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 @dataclass
@@ -427,13 +430,18 @@ def _stage_shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list
     """The stages of `tiers`: tiers joined through the `staged` cuts share one, every other tier is its own.
     Kept on the widest group this one narrows, like `_stage`."""
     base = group.wider or group
-    key = (tuple(tiers), tuple(staged))
-    shapes = base._shapes.get(key)  # read once: another lane may clear the cache meanwhile
-    if shapes is None:
-        if len(base._shapes) >= _STAGES_KEPT:
-            base._shapes.clear()
-        shapes = base._shapes[key] = _shapes(group, tiers, staged)
-    return shapes
+    return _kept(base._shapes, (tuple(tiers), tuple(staged)), lambda: _shapes(group, tiers, staged))
+
+
+def _kept(cache: dict[_K, _V], key: _K, make: Callable[[], _V]) -> _V:
+    """`cache[key]`, made when missing; the cache starts again past `_STAGES_KEPT`. Read once: branch-and-price's
+    lanes share these caches, and another may clear one meanwhile."""
+    got = cache.get(key)
+    if got is None:
+        if len(cache) >= _STAGES_KEPT:
+            cache.clear()
+        got = cache[key] = make()
+    return got
 
 
 def _shapes(group: Group, tiers: Sequence[int], staged: list[Cut]) -> list[_Stage]:
@@ -459,15 +467,12 @@ def _stage(group: Group, part: tuple[int, ...], mine: tuple[Cut, ...]) -> _Stage
     """The stage of the tiers `part` with the cuts `mine`: every non-empty subset of them is an option. Kept
     on the widest group this one narrows (which has the same units)."""
     base = group.wider or group
-    key = (part, mine)
-    stage = base._stages.get(key)  # read once: another lane may clear the cache meanwhile
-    if stage is None:
-        if len(base._stages) >= _STAGES_KEPT:
-            base._stages.clear()
+
+    def make() -> _Stage:
         subs = [sub for size in range(1, len(part) + 1) for sub in itertools.combinations(part, size)]
         members = np.array([[u in sub for u in part] for sub in subs], dtype=float)
         held = np.array([[u in c for c in mine] for u in part], dtype=float).reshape(len(part), len(mine))
-        stage = base._stages[key] = _Stage(
+        return _Stage(
             part,
             tuple(_subset_id(sub) for sub in subs),
             tuple(sum(group.units[u] for u in sub) for sub in subs),
@@ -475,7 +480,8 @@ def _stage(group: Group, part: tuple[int, ...], mine: tuple[Cut, ...]) -> _Stage
             mine,
             np.ceil(members @ held / 2),
         )
-    return stage
+
+    return _kept(base._stages, (part, mine), make)
 
 
 def _subset_id(tiers: tuple[int, ...]) -> int:
