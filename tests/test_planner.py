@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -390,10 +391,36 @@ def test_an_interrupt_while_the_listings_solve_ends_the_cli_cleanly(tmp_path, in
         stderr=subprocess.PIPE,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
     )
-    time.sleep(3)  # the large group's listings are at work by then (root column generation takes about 1 s)
+    began = time.monotonic()
+    while not (workers := _workers_of(run.pid)) and time.monotonic() - began < 20:
+        time.sleep(0.05)  # branch-and-price starts its worker process when it joins the listings
+    time.sleep(max(0.0, 3 - (time.monotonic() - began)))  # the large group's listings are at work by then
     for _ in range(interrupts):
         run.send_signal(signal.SIGINT)
         time.sleep(0.3)  # the second one reaches the interpreter's wait for the solver's threads
     out, err = run.communicate(timeout=60)
     assert run.returncode == 1, err.decode()
     assert "Aborted" in err.decode() and "terminate called" not in err.decode() and "Traceback" not in err.decode()
+    assert workers and not [pid for pid in workers if _running(pid)]  # the worker was stopped
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and has not exited (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _workers_of(parent: int) -> list[int]:
+    """The planner's worker processes (`planner.remote`) whose parent is `parent`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"gpu_platform.planner.remote" in cmdline:
+            found.append(int(entry))
+    return found

@@ -279,9 +279,11 @@ def test_branch_and_price_with_subset_row_cuts_proves_the_optimum(monkeypatch):
 
 
 def _lanes_solving(monkeypatch, failing=None):
-    """The lane that solves each node, in order (lane `failing` raises instead)."""
+    """The lane that solves each node, in order (lane `failing` raises instead). Every lane is a thread of this
+    process (GPU_PLATFORM_PLANNER_PROCESSES=0), where the counting sees it."""
     from gpu_platform.planner import branch
 
+    monkeypatch.setenv("GPU_PLATFORM_PLANNER_PROCESSES", "0")
     solved_by = []
     node = branch._Search.node
 
@@ -350,6 +352,94 @@ def test_a_second_lane_waits_while_the_listings_thread_is_at_work(monkeypatch):
     result = branch_and_price(group, cols, tuple(start), cost, root, time.perf_counter() + 120, 1e-6, race, lanes=2)
     assert result.bound >= result.cost * (1 - 1e-6)
     assert len(lanes) > 1 and set(lanes) == {0}
+
+
+def _workers(monkeypatch):
+    """The worker processes branch-and-price starts, and the nodes each batch they answered held."""
+    from gpu_platform.planner import branch, remote
+
+    monkeypatch.setenv("GPU_PLATFORM_PLANNER_PROCESSES", "1")
+    started, batches = [], []
+    init, merge = remote.Worker.__init__, branch._Search.merge
+
+    def counted_init(self, setup):
+        init(self, setup)
+        started.append(self)
+
+    def counted_merge(self, reply):
+        batches.append(reply.explored)
+        merge(self, reply)
+
+    monkeypatch.setattr(remote.Worker, "__init__", counted_init)
+    monkeypatch.setattr(branch._Search, "merge", counted_merge)
+    return started, batches
+
+
+def _search_setup(tiers=48, seed=1):
+    """The large group of a generated demand, the root's pools and bound, the greedy plan and its cost (by
+    default one whose search outlasts a worker process's start: about 200 nodes, 1.2 s)."""
+    group = max(groups(generated_demand(tiers, seed)), key=lambda g: len(g.units))
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    return group, cols, tuple(start), sum(group.cost(c) for c in start), root
+
+
+def test_a_second_lane_in_a_worker_process_proves_the_same_optimum(monkeypatch):
+    """Lane 1 in a process of its own (`remote`): it solves nodes there, in batches, and the search proves the
+    optimum that the thread lanes prove; the process has ended when the search returns."""
+    import time
+
+    started, batches = _workers(monkeypatch)
+    group, cols, start, cost, root = _search_setup()
+    threads = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=1)
+    result = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=2)
+    assert_valid_columns(group, result.columns)
+    assert result.cost == pytest.approx(threads.cost, rel=1e-6)
+    assert result.bound >= result.cost * (1 - 1e-6)
+    assert len(started) == 1 and sum(batches) > 0  # the worker solved nodes
+    assert started[0].proc.poll() is not None
+
+
+def test_a_worker_process_killed_from_outside_leaves_its_lane_to_a_thread(monkeypatch):
+    """The worker ends mid-search (killed, as by the OOM killer): the node it held goes back to the queue, lane
+    1 goes on as a thread, and the search still proves the optimum."""
+    import time
+
+    from gpu_platform.planner import remote
+
+    started, batches = _workers(monkeypatch)
+    ask = remote.Worker.ask
+
+    def killing(self, request):
+        if len(batches) == 2:
+            self.proc.kill()
+            self.proc.wait()
+        return ask(self, request)
+
+    monkeypatch.setattr(remote.Worker, "ask", killing)
+    group, cols, start, cost, root = _search_setup()
+    best = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=1)
+    result = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=2)
+    assert len(batches) == 2 and started[0].proc.returncode == -9  # killed after its second batch
+    assert result.cost == pytest.approx(best.cost, rel=1e-6)
+    assert result.bound >= result.cost * (1 - 1e-6)
+
+
+def test_an_error_in_the_worker_process_reaches_the_caller_with_its_traceback(monkeypatch):
+    import threading
+    import time
+
+    from gpu_platform.planner import remote
+
+    started, _ = _workers(monkeypatch)
+    ask = remote.Worker.ask
+    monkeypatch.setattr(remote.Worker, "ask", lambda self, request: ask(self, "not a batch"))
+    group, cols, start, cost, root = _search_setup()
+    with pytest.raises(RuntimeError, match="worker process failed:(.|\n)*AttributeError"):
+        branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=2)
+    assert len(started) == 1 and started[0].proc.poll() is not None
+    assert not [t for t in threading.enumerate() if t.name.startswith("gpu-platform-bnp")]
 
 
 def _listing_setup(monkeypatch):

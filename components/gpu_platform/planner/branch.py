@@ -24,17 +24,19 @@ import math
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import remote
 from .columns import Column, Cut, Group, merged
 from .cuts import priceable, violated
 from .highs import Race, SolverThread
 from .local import improve
 
-__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "tightened"]
+__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "serve", "tightened"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open
@@ -56,6 +58,12 @@ _CUT_BY = 0.05  # a cut is added when the LP solution violates it by at least th
 # pricing and local search to one core at a time; the LP solves overlap). A second lane waits while the
 # listings' thread (`master.solve_group`) is at work: they would share one core.
 _LANES = 2
+# Lane 1 runs in a worker process (`remote`) unless GPU_PLATFORM_PLANNER_PROCESSES=0: it takes a node from the
+# queue, solves it and its subtree's nodes while they are at the queue's least bound, for up to `_BATCH` seconds,
+# and hands back what is left open. Its LP keeps up to `_BASES_KEPT` bases for the nodes it handed back.
+_BATCH = 0.25
+_BASES_KEPT = 4_096
+_REMOTE_LANE = 101  # the worker's lane number: its bases mean nothing to the calling process's lanes
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
 LATTICE_PRICES = 3  # `next_cost` rounds up over at most this many distinct node prices
 _LATTICE_STEPS = 250_000  # and at most this many node-count combinations
@@ -240,6 +248,25 @@ class _Lane:
         self.built = -1
         self._build(list(cols), search.cuts)
         self.seen = 0  # pools of the shared list this LP has been offered (a lane that starts late takes them all)
+        # In a worker process, a node's start holds a number standing for the basis, kept here (the node may go
+        # to the calling process and come back).
+        self.bases: dict[int, Any] | None = None
+
+    def keep(self, basis: Any) -> Any:
+        """What a child node carries to start from `basis`."""
+        if self.bases is None:
+            return basis
+        token = len(self.bases) and max(self.bases) + 1
+        if len(self.bases) >= _BASES_KEPT:
+            del self.bases[min(self.bases)]
+        self.bases[token] = basis
+        return token
+
+    def start_of(self, node: _Node) -> Any:
+        """The basis `node` starts from on this lane's LP, or None."""
+        if node.start is None or node.start[0] != (self.wid, self.built):
+            return None
+        return node.start[1] if self.bases is None else self.bases.get(node.start[1])
 
     def _build(self, cols: list[Column], cuts: list[Cut]) -> None:
         """A new LP over `cols` with `cuts` (the first, or a rebuild with fewer pools)."""
@@ -276,6 +303,40 @@ class _Lane:
         self.incidence.add(cols)
 
 
+class _Batch(NamedTuple):
+    """A node for a worker process (`remote`), and what the search learnt since the last one."""
+
+    bound: float
+    node: _Node
+    cutoff: float  # the best plan's cost
+    floor: float  # the least bound open elsewhere: the worker goes on with its subtree's nodes up to it
+    pools: list[Column]
+    cuts: list[Cut]
+    cut_at: frozenset[tuple[tuple[float, float], ...] | None]
+    seconds: float  # to the search's deadline
+
+
+class _Done(NamedTuple):
+    """A worker's reply: its subtree's open nodes, a better plan, the pools it found, where it would add cuts
+    (the calling process picks them), and the bounds of nodes it left open for good."""
+
+    open: list[tuple[float, _Node]]
+    best: tuple[tuple[Column, ...], float] | None
+    pools: list[Column]
+    cuts: list[tuple[tuple[tuple[float, float], ...] | None, list[Cut]]]  # (where, the cuts it violates)
+    stuck: list[float]
+    explored: int
+
+
+def serve(setup: Any) -> Callable[[_Batch], _Done]:
+    """In a worker process (`remote.main`): a replica of the search, and the function that answers batches."""
+    (group, columns, best, best_cost, root_bound, seconds), rel_gap = setup
+    search = _Search(_Given(group, columns, best, best_cost, root_bound, time.perf_counter() + seconds, rel_gap, None))
+    lane = _Lane(search, _REMOTE_LANE, search.start)
+    lane.bases = {}
+    return functools.partial(search.batch, lane)
+
+
 class _Search:
     """The queue, the best plan and what lanes share."""
 
@@ -304,10 +365,14 @@ class _Search:
         self.began, self.searching = time.perf_counter(), 0.0  # local search gets at most _SEARCH_SHARE of the time
         self.cut_at: set[tuple[tuple[float, float], ...] | None] = set()  # the root (None) and pinned boxes with cuts
         self.stopped = False
+        self.proposed: list[tuple[tuple[tuple[float, float], ...] | None, list[Cut]]] | None = None  # worker's
+        self.workers: list[remote.Worker] = []  # lane 1's worker process (`remote`), once started
 
     def abort(self) -> None:
         with self.cond:
             self.stopped = True
+            for worker in self.workers:  # a lane waiting for its worker's reply gets EOFError
+                worker.kill()
             self.cond.notify_all()
 
     def cutoff(self) -> float:
@@ -321,6 +386,21 @@ class _Search:
     def push(self, bound: float, node: _Node) -> None:
         heapq.heappush(self.heap, (bound, -self.count, node))
         self.count += 1
+
+    def pop(self, lane: int) -> tuple[float, int, _Node]:
+        """The queue's next node for `lane`: among the nodes of least bound, the newest one whose basis is on
+        that lane's LP, else the newest (a node started from elsewhere takes more simplex iterations)."""
+        least = self.heap[0][0] + 1e-9 * max(1.0, abs(self.heap[0][0]))  # one level of the cost lattice
+        mine = [
+            i for i, (b, _, n) in enumerate(self.heap) if b <= least and n.start is not None and n.start[0][0] == lane
+        ]
+        if not mine:
+            return heapq.heappop(self.heap)
+        i = min(mine, key=lambda i: self.heap[i][1])
+        self.heap[i], self.heap[-1] = self.heap[-1], self.heap[i]
+        out = self.heap.pop()
+        heapq.heapify(self.heap)
+        return out
 
     def take(self, wid: int) -> tuple[float, _Node] | None:
         """The next node for lane `wid` (None: the search is over), the lock held by the caller."""
@@ -338,7 +418,7 @@ class _Search:
                 if self.race.bound >= margin:
                     self.stopped = True
                     return None
-            bound, _, node = heapq.heappop(self.heap)
+            bound, _, node = self.pop(_REMOTE_LANE if wid == 1 and self.workers else wid)
             if bound >= margin:
                 continue
             if self.first:
@@ -351,9 +431,12 @@ class _Search:
 
     def work(self, wid: int) -> None:
         if wid:  # a second lane waits while the listings' thread is at work: the two would share one core
+            worker = self.spawn() if wid == 1 and self.ongoing() else None
             with self.cond:
                 while self.race and self.race.listing and not self.stopped and time.perf_counter() < self.deadline:
                     self.cond.wait(0.05)
+            if worker is not None and self.work_remote(wid, worker):
+                return
         lane = _Lane(self, wid, self.start)
         while True:
             with self.cond:
@@ -368,6 +451,144 @@ class _Search:
                     del self.busy[wid]
                     self.cond.notify_all()
 
+    def ongoing(self) -> bool:
+        """Wait until the search is past its root: whether it goes on (a worker process is worth starting)."""
+        with self.cond:
+            while not self.stopped and self.explored < 2 and (self.heap or self.busy):
+                if time.perf_counter() >= self.deadline:
+                    return False
+                self.cond.wait(0.05)
+            return not self.stopped and bool(self.heap or self.busy)
+
+    def spawn(self) -> remote.Worker | None:
+        """A worker process for lane 1 (`remote`), set up with what this search was given; None when it cannot
+        be started (lane 1 is then a thread)."""
+        if not remote.enabled():
+            return None
+        left = self.deadline - time.perf_counter()
+        setup = (self.group, self.start, self.best, self.best_cost, self.root_bound, left)
+        try:
+            worker = remote.Worker((setup, self.rel_gap))
+        except OSError:
+            return None
+        with self.cond:
+            self.workers.append(worker)
+            if self.stopped:
+                worker.kill()
+        return worker
+
+    def work_remote(self, wid: int, worker: remote.Worker) -> bool:
+        """Lane `wid` in a worker process: each node taken goes there with what the search has learnt since,
+        and comes back with its subtree's open nodes. Whether the lane is done (False: the worker ended early,
+        and this thread takes over as a thread lane)."""
+        sent_pools, sent_cuts = 0, 0
+        try:
+            try:
+                while not worker.ready(0.05):  # its imports take a moment: lane 0 goes on meanwhile
+                    with self.cond:
+                        if self.stopped or time.perf_counter() >= self.deadline:
+                            return True
+            except (EOFError, OSError):  # it could not start
+                return self.stopped
+            while True:
+                with self.cond:
+                    taken = self.take(wid)
+                    if taken is None:
+                        self.cond.notify_all()
+                        return True
+                    bound, node = taken
+                    if node.start is not None and node.start[0][0] != _REMOTE_LANE:
+                        node = replace(node, start=None)  # a basis of this process's LP: nothing to the worker
+                    floor = min(
+                        [b for b, _, _ in self.heap[:1]] + [b for w, b in self.busy.items() if w != wid],
+                        default=math.inf,
+                    )
+                    request = _Batch(
+                        bound,
+                        node,
+                        self.cutoff(),
+                        max(floor, bound),
+                        self.pool[sent_pools:],
+                        self.cuts[sent_cuts:],
+                        frozenset(self.cut_at),
+                        self.deadline - time.perf_counter(),
+                    )
+                    sent_pools, sent_cuts = len(self.pool), len(self.cuts)
+                try:
+                    reply = worker.ask(request)
+                except (EOFError, OSError):  # the worker ended (killed from outside, or stopped here)
+                    with self.cond:
+                        del self.busy[wid]
+                        self.push(bound, node)  # still open: the search's bound counts it
+                        self.cond.notify_all()
+                    return self.stopped
+                with self.cond:
+                    self.merge(reply)
+                    del self.busy[wid]
+                    self.cond.notify_all()
+        finally:
+            worker.close()
+
+    def pick_cuts(self, violating: list[Cut]) -> bool:
+        """Add the cuts of `violating` (most violated first) that the knapsacks price exactly beside the search's
+        cuts, `_CUTS_PER_NODE` at most (the lock held). Whether any was added. One list for every lane: cuts
+        picked apart could join into a stage past `columns._STAGE_TIERS` tiers, which pricing refuses."""
+        fresh = [c for c in violating if c not in self.cuts]
+        new_cuts = priceable(self.group, self.cuts, fresh, min(_CUTS_PER_NODE, _CUTS_MOST - len(self.cuts)))
+        self.cuts += new_cuts
+        return bool(new_cuts)
+
+    def merge(self, reply: _Done) -> None:
+        """Take in a worker's batch (the lock held)."""
+        for bound, node in reply.open:
+            self.push(bound, node)
+        if reply.best is not None:
+            self.offer(*reply.best)
+        self.pool.extend(reply.pools)
+        for place, violating in reply.cuts:
+            if place not in self.cut_at and len(self.cuts) < _CUTS_MOST:
+                self.cut_at.add(place)
+                self.pick_cuts(violating)
+        self.stuck += reply.stuck
+        self.explored += reply.explored - 1  # take() counted the batch's first node
+
+    def batch(self, lane: _Lane, request: _Batch) -> _Done:
+        """In a worker process: solve the request's node and the nodes of its subtree while their bound is at
+        most the request's floor (the least bound open elsewhere), for at most `_BATCH` seconds."""
+        self.best_cost = min(self.best_cost, request.cutoff)
+        first_cost = self.best_cost
+        self.pool.extend(request.pools)
+        start = len(self.pool)
+        self.cuts += request.cuts  # the calling process's list, in its order
+        self.cut_at |= request.cut_at
+        self.proposed = []
+        self.deadline = time.perf_counter() + request.seconds
+        self.heap, self.stuck, self.explored = [], [], 0
+        self.push(request.bound, request.node)
+        until = min(self.deadline, time.perf_counter() + _BATCH)
+        while self.heap and self.heap[0][0] <= request.floor + 1e-9 and time.perf_counter() < until:
+            if self.proposed:  # the node waits for the cuts the calling process picks
+                break
+            bound, _, node = heapq.heappop(self.heap)
+            margin = self.cutoff() - self.rel_gap * self.cutoff()
+            if bound >= margin:
+                continue
+            if self.first:
+                node = replace(node, box=tightened(node.box, self.ordered, margin))
+                if any(lo > hi for lo, hi in node.box):
+                    continue
+            self.explored += 1
+            self.node(lane, bound, node)
+        margin = self.cutoff() - self.rel_gap * self.cutoff()
+        return _Done(
+            [(b, n) for b, _, n in sorted(self.heap) if b < margin],
+            (self.best, self.best_cost) if self.best_cost < first_cost - 1e-9 else None,
+            self.pool[start:],
+            self.proposed,
+            list(self.stuck),
+            max(self.explored, 1),
+        )
+
     def node(self, lane: _Lane, bound: float, node: _Node) -> None:
         """Solve one node: prune it, take its plan, add cuts, or branch."""
         from .master import _full, _generate
@@ -379,8 +600,9 @@ class _Search:
         lane.sync()
         lane.add([c for c in _full(sub) if c.tiers and c not in lane.have])
         lp = lane.lp
-        if node.start is not None and node.start[0] == (lane.wid, lane.built):
-            lp.lp.restore(node.start[1])
+        basis = lane.start_of(node)
+        if basis is not None:
+            lp.lp.restore(basis)
         lp.set_box(node.box)
         lp.allow_only(lane.incidence.allowed(sub))
         before = len(lane.cols)
@@ -427,7 +649,7 @@ class _Search:
             plan = tuple(merged(group, c, ts) for c, ts in on.items())
             self.offer(plan, sum(group.cost(c) for c in plan))
             return  # this node's optimum is known
-        node = replace(node, start=((lane.wid, lane.built), lp.lp.basis()))  # children start from this node's LP basis
+        node = replace(node, start=((lane.wid, lane.built), lane.keep(lp.lp.basis())))  # children start from its basis
         # Cuts at the first converged node that splits tiers, and at the first one of each pinned box, before it
         # branches; the node is solved again with them. They hold at every node: kept for the whole search.
         place = node.box if first and all(lo == hi for lo, hi in node.box) else None
@@ -435,12 +657,14 @@ class _Search:
             with self.cond:
                 if place not in self.cut_at and len(self.cuts) < _CUTS_MOST:
                     self.cut_at.add(place)
+                    violating = violated(cols, x, 10 * _CUTS_PER_NODE, _CUT_BY)
+                    if self.proposed is not None:  # in a worker: the calling process picks the cuts (`merge`)
+                        self.proposed.append((place, violating))
+                        self.push(node_bound, node)
+                        return
                     lane.sync_cuts()
-                    violating = [c for c in violated(cols, x, 10 * _CUTS_PER_NODE, _CUT_BY) if c not in self.cuts]
-                    new_cuts = priceable(group, self.cuts, violating, min(_CUTS_PER_NODE, _CUTS_MOST - len(self.cuts)))
-                    if new_cuts:
-                        self.cuts += new_cuts
-                        lane.lp.add_cuts(new_cuts)
+                    if self.pick_cuts(violating):
+                        lane.sync_cuts()
                         self.push(node_bound, node)
                         return
         if not open_:  # not converged: price again (the pool kept the new columns), a few times at most

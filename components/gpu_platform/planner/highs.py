@@ -13,6 +13,7 @@ import math
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,11 @@ from scipy.sparse import csc_array, csr_array
 
 __all__ = ["solve_mip", "ColumnLP", "Race", "SolverThread"]
 
+# Once branch-and-price has joined a race, the listings' integer program stops when its incumbent has not improved
+# for this long (since it joined, or since the last improvement), and branch-and-price's second lane takes the
+# core. On the 64-tier scale benchmark the program ran 6 s (seed 4) and 10 s (seed 8) beside branch-and-price
+# without a better plan. Figures in benchmarks/RESULTS.md.
+_PATIENCE = 2.0
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
 
 
@@ -36,6 +42,7 @@ class Race:
     stop: bool = False
     listing: bool = False  # the listings' thread is still at work (a lane of branch-and-price waits for it)
     branching: bool = False  # branch-and-price has joined (the listings then end after their first program)
+    joined: float = 0.0  # when it joined (perf_counter): the listings' program then stops once it stalls
 
 
 class SolverThread:
@@ -163,10 +170,17 @@ def solve_mip(
 def _stop_at(h: highspy.Highs, floor: float, rel_gap: float, race: Race | None = None) -> None:
     """Interrupt the search once its incumbent is within `rel_gap` of `floor` (a proven lower bound), or of the
     bound `race` holds, or when `race` says stop."""
+    improved = [math.inf, time.perf_counter()]  # the incumbent's cost, and when it was last improved
 
     def check(event: highspy.highs.HighsCallbackEvent) -> None:
         value = event.data_out.mip_primal_bound  # the incumbent's cost (inf before the first)
         low = floor
+        now = time.perf_counter()
+        if value < improved[0]:
+            improved[:] = [value, now]
+        if race is not None and race.joined and now - max(improved[1], race.joined) > _PATIENCE:
+            event.interrupt()
+            return
         if race is not None:
             race.best = min(race.best, value)
             low = max(low, race.bound)

@@ -350,6 +350,7 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         # The listings alone first, for a moment: most groups end there, with the same plan on every run.
         if not worker.wait(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0))):
             race.branching = True
+            race.joined = time.perf_counter()
             branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
             race.stop = True
         worker.wait()
