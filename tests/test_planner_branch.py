@@ -362,8 +362,8 @@ def _workers(monkeypatch):
     started, batches = [], []
     init, merge = remote.Worker.__init__, branch._Search.merge
 
-    def counted_init(self, setup):
-        init(self, setup)
+    def counted_init(self):
+        init(self)
         started.append(self)
 
     def counted_merge(self, reply):
@@ -440,6 +440,34 @@ def test_an_error_in_the_worker_process_reaches_the_caller_with_its_traceback(mo
         branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=2)
     assert len(started) == 1 and started[0].proc.poll() is not None
     assert not [t for t in threading.enumerate() if t.name.startswith("gpu-platform-bnp")]
+
+
+def test_solve_group_starts_the_worker_ahead_for_large_groups_and_always_ends_it(monkeypatch):
+    """A group of at least `_WORKER_TIERS` tiers gets its worker process before the root's column generation
+    (whose core it would otherwise wait for), and the process has ended when `solve_group` returns; a smaller
+    group gets one only once its search goes past the root (`_Search.ongoing`)."""
+    import time
+
+    started, batches = _workers(monkeypatch)
+    generating = master._generate
+    started_at_root = []
+
+    def root(*args, **kwargs):
+        started_at_root.append(len(started))
+        return generating(*args, **kwargs)
+
+    monkeypatch.setattr(master, "_generate", root)
+    monkeypatch.setattr(master, "_WORKER_TIERS", 30)
+    small, large = (max(groups(generated_demand(n, s)), key=lambda g: len(g.units)) for n, s in ((32, 4), (48, 1)))
+    assert len(small.units) < 30 <= len(large.units)
+    assert master.solve_group(small, 60).optimal and started_at_root[0] == 0  # (`_generate` runs at every node)
+    ahead = len(started)
+    started_at_root.clear()
+    began = time.perf_counter()
+    solved = master.solve_group(large, 60)
+    assert solved.optimal and time.perf_counter() - began < 30
+    assert started_at_root[0] == ahead + 1 and len(started) == ahead + 1  # before the root, and only that one
+    assert all(w.proc.poll() is not None for w in started)
 
 
 def _listing_setup(monkeypatch):

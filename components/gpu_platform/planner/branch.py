@@ -187,6 +187,7 @@ def branch_and_price(
     rel_gap: float,
     race: Race | None = None,
     lanes: int | None = None,
+    worker: remote.Worker | None = None,
 ) -> BranchResult:
     """Search the assignments of `group` until the best plan is proven within `rel_gap` or the deadline.
 
@@ -195,9 +196,11 @@ def branch_and_price(
     thread (`cover.solve_cover`) share their best plan's cost (which prunes here, so the bound returned may rest
     on the other's plan) and their proven bounds. `lanes` threads (default `_LANES`) take nodes from one
     queue, each with its own LP (HiGHS releases the GIL while it solves); they share plans, cuts and the pools
-    their LPs use.
+    their LPs use. Lane 1 runs in a worker process (`remote`): `worker`, one started ahead and not yet set up,
+    or one started when the search goes past its root. The search ends every worker it was given or started.
     """
     search = _Search(_Given(group, columns, best, best_cost, root_bound, deadline, rel_gap, race))
+    search.ahead = worker
     lanes = max(1, _LANES if lanes is None else lanes)
     errors: list[BaseException] = []
 
@@ -220,6 +223,10 @@ def branch_and_price(
         for t in threads:
             t.wait_out()
         raise
+    finally:
+        if worker is not None and worker not in search.workers:  # not taken: no second lane, or an early end
+            worker.kill()
+            worker.close()
     for t in threads:
         t.join()
     if errors:
@@ -366,7 +373,8 @@ class _Search:
         self.cut_at: set[tuple[tuple[float, float], ...] | None] = set()  # the root (None) and pinned boxes with cuts
         self.stopped = False
         self.proposed: list[tuple[tuple[tuple[float, float], ...] | None, list[Cut]]] | None = None  # worker's
-        self.workers: list[remote.Worker] = []  # lane 1's worker process (`remote`), once started
+        self.workers: list[remote.Worker] = []  # lane 1's worker process (`remote`), once set up
+        self.ahead: remote.Worker | None = None  # one started ahead by the caller
 
     def abort(self) -> None:
         with self.cond:
@@ -463,12 +471,13 @@ class _Search:
     def spawn(self) -> remote.Worker | None:
         """A worker process for lane 1 (`remote`), set up with what this search was given; None when it cannot
         be started (lane 1 is then a thread)."""
-        if not remote.enabled():
+        if self.ahead is None and not remote.enabled():
             return None
         left = self.deadline - time.perf_counter()
         setup = (self.group, self.start, self.best, self.best_cost, self.root_bound, left)
         try:
-            worker = remote.Worker((setup, self.rel_gap))
+            worker = self.ahead or remote.Worker()
+            worker.setup((setup, self.rel_gap))
         except OSError:
             return None
         with self.cond:

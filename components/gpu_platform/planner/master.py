@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.sparse import csc_array, csr_array
 
+from . import remote
 from .branch import LATTICE_PRICES, branch_and_price, next_cost
 from .columns import Column, Cut, Duals, Group, enumerate_columns, merged, price_columns, within_gap, within_plan
 from .cover import Cover, solve_cover
@@ -51,6 +53,7 @@ _DIVE_ROUNDS = 4  # pricing rounds, at most, after each fixing
 _DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this much on one candidate; one dive
 # per threshold (the first is quicker, the second slower and often better)
 _ARTIFICIAL = 1e3  # $/hour per node, as a multiple of the dearest node, of going outside a branch's node totals
+_WORKER_TIERS = 40  # tiers in a group, at least, to start branch-and-price's worker process ahead (`remote`)
 _RACE_AFTER = 0.5  # seconds the listings run alone before branch-and-price joins them
 _FIRST_SLACK = 4e-3  # the first listing holds the pools within 0.4 % of the bound; then the slack doubles
 
@@ -311,6 +314,24 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float, fix_at: 
 def solve_group(group: Group, time_limit: float) -> GroupPlan:
     """The cheapest pools for one group found within `time_limit` seconds, with a proven lower bound."""
     deadline = time.perf_counter() + time_limit
+    # Branch-and-price's second lane runs in a worker process; for a group large enough to need it, the process
+    # starts now, and its imports take the core the root's column generation leaves idle.
+    prices = set(group.price.values())
+    ahead = None
+    if len(group.units) >= _WORKER_TIERS and len(prices) <= LATTICE_PRICES and remote.enabled():
+        with contextlib.suppress(OSError):
+            ahead = remote.Worker()
+    try:
+        return _solve_group(group, deadline, ahead)
+    finally:
+        if ahead is not None:  # ended by branch-and-price when it took it; else not needed
+            ahead.kill()
+            ahead.close()
+
+
+def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> GroupPlan:
+    """`solve_group`, with a worker process for branch-and-price started ahead (or None)."""
+    time_limit = deadline - time.perf_counter()
     start = _greedy(group)
     generated = list({*start, *_full(group)})
     duals, bound, converged, x = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
@@ -351,7 +372,10 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
         if not worker.wait(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0))):
             race.branching = True
             race.joined = time.perf_counter()
-            branched = branch_and_price(group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race)
+            branched = branch_and_price(
+                group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race, worker=ahead
+            )
+            ahead = None
             race.stop = True
         worker.wait()
     except BaseException:  # an interrupt: the other thread's search stops at its next callback
@@ -364,7 +388,9 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     listed, proven, optimal = out[0]
     if branched is None and not optimal and time.perf_counter() < deadline:  # the listings stopped short
         floor = next_cost(prices, proven)
-        branched = branch_and_price(group, generated, listed.columns, listed.cost, floor, deadline, REL_GAP)
+        branched = branch_and_price(
+            group, generated, listed.columns, listed.cost, floor, deadline, REL_GAP, worker=ahead
+        )
     best = listed
     if branched is not None:
         proven = max(proven, branched.bound)  # it may rest on the listings' plan, which stays when no dearer

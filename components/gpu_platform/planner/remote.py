@@ -6,8 +6,9 @@ took 23.0 s in one lane and 17-19 s in two, at 163 % CPU, while two one-lane sea
 processes took 14.0 s and 14.2 s, against 13.9 s alone. Figures in benchmarks/RESULTS.md.
 
 The worker is `python -c` on this module, started in a session of its own (a Ctrl-C at the terminal reaches
-only the calling process, which stops it). It reads requests from stdin and writes replies to stdout, each a
-length-prefixed pickle from or to its parent only. It exits when stdin closes.
+only the calling process, which stops it); for a large group, as soon as `master.solve_group` starts, so its
+imports take the core that the root's column generation leaves idle. It reads requests from stdin and writes
+replies to stdout, each a length-prefixed pickle from or to its parent only. It exits when stdin closes.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def _receive(stream: IO[bytes]) -> Any:
 class Worker:
     """A worker process and its pipes, as the calling process sees it."""
 
-    def __init__(self, setup: Any) -> None:
+    def __init__(self) -> None:
+        """Start the process: it imports the planner, then waits for `setup`."""
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the modules this process imports
         self.proc = subprocess.Popen(  # noqa: S603  # this interpreter, this module
@@ -68,7 +70,12 @@ class Worker:
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        self.set_up = False
+
+    def setup(self, setup: Any) -> None:
+        """Send what the worker's search starts from (once)."""
         _send(self.stdin, setup)
+        self.set_up = True
 
     def ready(self, timeout: float) -> bool:
         """Whether the worker has said it is set up, waiting at most `timeout` seconds (EOFError when it has
@@ -111,7 +118,7 @@ def main() -> None:
 
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     try:
-        setup = _receive(inp)
+        setup = _receive(inp)  # the imports above are done by the time the caller needs the worker
     except EOFError:
         return
     handle = serve(setup)
