@@ -427,15 +427,22 @@ class _Search:
                     self.stopped = True
                     return None
             bound, _, node = self.pop(_REMOTE_LANE if wid == 1 and self.workers else wid)
-            if bound >= margin:
-                continue
-            if self.first:
-                node = replace(node, box=tightened(node.box, self.ordered, margin))
-                if any(lo > hi for lo, hi in node.box):
-                    continue
-            self.explored += 1
-            self.busy[wid] = bound
-            return bound, node
+            admitted = self.admit(bound, node, margin)
+            if admitted is not None:
+                self.busy[wid] = bound
+                return bound, admitted
+
+    def admit(self, bound: float, node: _Node, margin: float) -> _Node | None:
+        """`node` to solve, each price class's node total cut to what a plan costing less than `margin` can have;
+        None when no such plan is left there. Counted as explored."""
+        if bound >= margin:
+            return None
+        if self.first:
+            node = replace(node, box=tightened(node.box, self.ordered, margin))
+            if any(lo > hi for lo, hi in node.box):
+                return None
+        self.explored += 1
+        return node
 
     def work(self, wid: int) -> None:
         if wid:  # a second lane waits while the listings' thread is at work: the two would share one core
@@ -579,15 +586,9 @@ class _Search:
             if self.proposed:  # the node waits for the cuts the calling process picks
                 break
             bound, _, node = heapq.heappop(self.heap)
-            margin = self.cutoff() - self.rel_gap * self.cutoff()
-            if bound >= margin:
-                continue
-            if self.first:
-                node = replace(node, box=tightened(node.box, self.ordered, margin))
-                if any(lo > hi for lo, hi in node.box):
-                    continue
-            self.explored += 1
-            self.node(lane, bound, node)
+            admitted = self.admit(bound, node, self.cutoff() - self.rel_gap * self.cutoff())
+            if admitted is not None:
+                self.node(lane, bound, admitted)
         margin = self.cutoff() - self.rel_gap * self.cutoff()
         return _Done(
             [(b, n) for b, _, n in sorted(self.heap) if b < margin],
