@@ -411,11 +411,11 @@ def test_a_worker_process_killed_from_outside_leaves_its_lane_to_a_thread(monkey
     started, batches = _workers(monkeypatch)
     ask = remote.Worker.ask
 
-    def killing(self, request):
+    def killing(self, request, give_up):
         if len(batches) == 2:
             self.proc.kill()
             self.proc.wait()
-        return ask(self, request)
+        return ask(self, request, give_up)
 
     monkeypatch.setattr(remote.Worker, "ask", killing)
     group, cols, start, cost, root = _search_setup()
@@ -426,6 +426,33 @@ def test_a_worker_process_killed_from_outside_leaves_its_lane_to_a_thread(monkey
     assert result.bound >= result.cost * (1 - 1e-6)
 
 
+def test_a_worker_process_that_stops_answering_is_given_up_after_the_deadline(monkeypatch):
+    """The worker is stopped from outside (SIGSTOP) mid-search: the search does not wait for it past its deadline
+    and a second; it kills it, and returns its best plan with a bound that holds (the node the worker held counts
+    as open)."""
+    import signal
+    import time
+
+    from gpu_platform.planner import remote
+
+    started, batches = _workers(monkeypatch)
+    ask = remote.Worker.ask
+
+    def stopping(self, request, give_up):
+        if len(batches) == 2:
+            self.proc.send_signal(signal.SIGSTOP)
+        return ask(self, request, give_up)
+
+    monkeypatch.setattr(remote.Worker, "ask", stopping)
+    group, cols, start, cost, root = _search_setup()
+    began = time.perf_counter()
+    result = branch_and_price(group, cols, start, cost, root, began + 3, 1e-6, lanes=2)
+    assert time.perf_counter() - began < 3 + 1 + 1  # the deadline, `_LATE`, and a node's time
+    assert len(batches) == 2 and started[0].proc.returncode == -9
+    assert_valid_columns(group, result.columns)
+    assert result.bound <= result.cost + 1e-6
+
+
 def test_an_error_in_the_worker_process_reaches_the_caller_with_its_traceback(monkeypatch):
     import threading
     import time
@@ -434,7 +461,7 @@ def test_an_error_in_the_worker_process_reaches_the_caller_with_its_traceback(mo
 
     started, _ = _workers(monkeypatch)
     ask = remote.Worker.ask
-    monkeypatch.setattr(remote.Worker, "ask", lambda self, request: ask(self, "not a batch"))
+    monkeypatch.setattr(remote.Worker, "ask", lambda self, request, give_up: ask(self, "not a batch", give_up))
     group, cols, start, cost, root = _search_setup()
     with pytest.raises(RuntimeError, match="worker process failed:(.|\n)*AttributeError"):
         branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=2)

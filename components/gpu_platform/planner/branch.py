@@ -62,6 +62,7 @@ _LANES = 2
 # queue, solves it and its subtree's nodes while they are at the queue's least bound, for up to `_BATCH` seconds,
 # and hands back what is left open. Its LP keeps up to `_BASES_KEPT` bases for the nodes it handed back.
 _BATCH = 0.25
+_LATE = 1.0  # seconds past the deadline (or past a batch's time once the search has stopped) a worker is waited for
 _BASES_KEPT = 4_096
 _REMOTE_LANE = 101  # the worker's lane number: its bases mean nothing to the calling process's lanes
 _SEARCH_SHARE = 0.15  # of the search's time, at most, for local search on the nodes' LP roundings
@@ -531,8 +532,8 @@ class _Search:
                     )
                     sent_pools, sent_cuts = len(self.pool), len(self.cuts)
                 try:
-                    reply = worker.ask(request)
-                except (EOFError, OSError):  # the worker ended (killed from outside, or stopped here)
+                    reply = worker.ask(request, functools.partial(self.too_late, time.perf_counter()))
+                except (EOFError, OSError):  # the worker ended (killed from outside, stopped here, or too late)
                     with self.cond:
                         del self.busy[wid]
                         self.push(bound, node)  # still open: the search's bound counts it
@@ -544,6 +545,12 @@ class _Search:
                     self.cond.notify_all()
         finally:
             worker.close()
+
+    def too_late(self, asked: float) -> bool:
+        """Whether to stop waiting for a worker asked at `asked`: past the deadline, or the search stopped and a
+        batch's time gone (by `_LATE` seconds)."""
+        now = time.perf_counter()
+        return now > self.deadline + _LATE or (self.stopped and now > asked + _BATCH + _LATE)
 
     def pick_cuts(self, violating: list[Cut]) -> bool:
         """Add the cuts of `violating` (most violated first) that the knapsacks price exactly beside the search's

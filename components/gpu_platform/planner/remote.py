@@ -22,6 +22,7 @@ import struct
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from typing import IO, Any
 
 __all__ = ["Worker", "enabled"]
@@ -85,10 +86,15 @@ class Worker:
         _receive(self.stdout)
         return True
 
-    def ask(self, request: Any) -> Any:
-        """Send a request and wait for the reply (EOFError or OSError when the process has ended). A reply
-        ("error", text) is an exception the worker raised: RuntimeError here."""
+    def ask(self, request: Any, give_up: Callable[[], bool]) -> Any:
+        """Send a request and wait for the reply: EOFError or OSError when the process has ended, or when
+        `give_up()` turns true first (checked every 0.05 s; the process is then killed: one stopped from outside
+        would never answer). A reply ("error", text) is an exception the worker raised: RuntimeError here."""
         _send(self.stdin, request)
+        while not select.select([self.stdout], [], [], 0.05)[0]:
+            if give_up():
+                self.kill()
+                raise EOFError("the planner's worker process did not answer in time")
         reply = _receive(self.stdout)
         if isinstance(reply, tuple) and reply and reply[0] == "error":
             raise RuntimeError(f"branch-and-price's worker process failed:\n{reply[1]}")
