@@ -147,6 +147,8 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.load", "_yaml_problem"): "the planner's demand file reports bad YAML as spec loading does",
     ("gpu_platform.synth", "_check_replaceable"): "the synth safety tests call the guard on a system folder",
     ("gpu_platform.planner.branch", "_Incidence"): "the branch tests check which columns a node allows",
+    ("gpu_platform.planner.remote", "_frame"): "the worker tests read a framed message back",
+    ("gpu_platform.planner.remote", "_receive"): "the worker tests feed the reader bytes that are no message",
     ("gpu_platform.planner.branch", "_Node"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.branch", "_restricted"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.branch", "_Search"): "the branch tests fail one lane and see which lane solves each node",

@@ -453,7 +453,9 @@ def test_a_worker_process_that_stops_answering_is_given_up_after_the_deadline(mo
     assert result.bound <= result.cost + 1e-6
 
 
-def test_an_error_in_the_worker_process_reaches_the_caller_with_its_traceback(monkeypatch):
+def test_an_error_in_the_worker_process_is_warned_and_its_lane_goes_on_in_this_process(monkeypatch):
+    """The worker raises (it ran out of memory, say): a RuntimeWarning carries its traceback, the process is
+    ended, the node it held goes back to the queue, and the search proves the optimum without it."""
     import threading
     import time
 
@@ -463,10 +465,88 @@ def test_an_error_in_the_worker_process_reaches_the_caller_with_its_traceback(mo
     ask = remote.Worker.ask
     monkeypatch.setattr(remote.Worker, "ask", lambda self, request, give_up: ask(self, "not a batch", give_up))
     group, cols, start, cost, root = _search_setup()
-    with pytest.raises(RuntimeError, match="worker process failed:(.|\n)*AttributeError"):
-        branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=2)
+    best = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=1)
+    with pytest.warns(RuntimeWarning, match="worker process failed:(.|\\n)*AttributeError"):
+        result = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 120, 1e-6, lanes=2)
+    assert result.cost == pytest.approx(best.cost, rel=1e-6) and result.bound >= result.cost * (1 - 1e-6)
     assert len(started) == 1 and started[0].proc.poll() is not None
     assert not [t for t in threading.enumerate() if t.name.startswith("gpu-platform-bnp")]
+
+
+def test_a_worker_that_never_reads_its_setup_is_given_up_after_the_deadline():
+    """A worker stopped before it reads its setup (larger than a pipe holds): the search does not wait for it past
+    its deadline and a second, and its second lane runs in this process."""
+    import signal
+    import time
+
+    from gpu_platform.planner import remote
+
+    worker = remote.Worker()
+    worker.proc.send_signal(signal.SIGSTOP)
+    group, cols, start, cost, root = _search_setup()
+    began = time.perf_counter()
+    result = branch_and_price(group, cols, start, cost, root, began + 3, 1e-6, lanes=2, worker=worker)
+    assert time.perf_counter() - began < 3 + 1 + 1
+    assert worker.proc.returncode == -9 and not worker.set_up
+    assert_valid_columns(group, result.columns)
+
+
+@pytest.mark.parametrize(("value", "on"), [("", True), ("1", True), ("0", False), ("off", False), (" False ", False)])
+def test_the_worker_process_is_turned_off_by_the_environment(monkeypatch, value, on):
+    from gpu_platform.planner import remote
+
+    monkeypatch.setenv("GPU_PLATFORM_PLANNER_PROCESSES", value)
+    assert remote.enabled() is on
+
+
+def test_a_message_pipe_holding_anything_else_reads_as_an_ended_worker():
+    import io
+
+    from gpu_platform.planner import remote
+
+    with pytest.raises(EOFError, match="something else"):
+        remote._receive(io.BytesIO(b"hello, world\n" * 4))
+    assert remote._receive(io.BytesIO(remote._frame(("ready", 1)))) == ("ready", 1)
+
+
+_ORPHAN = """
+import os, sys, time
+from gpu_platform.planner import remote
+worker = remote.Worker()
+print(worker.proc.pid, flush=True)
+if os.fork() == 0:  # a child that keeps the worker's request pipe open, as a forked helper would
+    for fd in (1, 2):  # (and not the test's output pipes)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    time.sleep(30)
+    os._exit(0)
+time.sleep(1)
+os._exit(0)  # the parent dies without closing anything
+"""
+
+
+def test_the_worker_process_ends_with_its_parent_even_when_a_forked_child_holds_its_pipe():
+    import subprocess
+    import sys
+    import time
+
+    began = time.monotonic()
+    run = subprocess.run([sys.executable, "-c", _ORPHAN], capture_output=True, timeout=60, text=True)
+    assert time.monotonic() - began < 20  # the forked child is still asleep
+    pid = int(run.stdout.split()[0])
+    began = time.monotonic()
+    while _alive(pid) and time.monotonic() - began < 10:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie does not)."""
+    from pathlib import Path
+
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_solve_group_starts_the_worker_ahead_for_large_groups_and_always_ends_it(monkeypatch):

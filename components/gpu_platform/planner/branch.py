@@ -23,6 +23,7 @@ import heapq
 import math
 import threading
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -485,13 +486,18 @@ class _Search:
         setup = (self.group, self.start, self.best, self.best_cost, self.root_bound, left)
         try:
             worker = self.ahead or remote.Worker()
-            worker.setup((setup, self.rel_gap))
         except OSError:
             return None
-        with self.cond:
+        with self.cond:  # from here an abort kills it, also while the setup waits for it to read
             self.workers.append(worker)
             if self.stopped:
                 worker.kill()
+        try:
+            worker.setup((setup, self.rel_gap), functools.partial(self.too_late, time.perf_counter()))
+        except (EOFError, OSError):
+            worker.kill()
+            worker.close()
+            return None
         return worker
 
     def work_remote(self, wid: int, worker: remote.Worker) -> bool:
@@ -533,7 +539,10 @@ class _Search:
                     sent_pools, sent_cuts = len(self.pool), len(self.cuts)
                 try:
                     reply = worker.ask(request, functools.partial(self.too_late, time.perf_counter()))
-                except (EOFError, OSError):  # the worker ended (killed from outside, stopped here, or too late)
+                except (EOFError, OSError, RuntimeError) as exc:  # it ended (killed, stopped here, too late) or failed
+                    if isinstance(exc, RuntimeError):  # a resource it ran out of, say: this process goes on without it
+                        warnings.warn(f"{exc}\nIts lane goes on in this process.", RuntimeWarning, stacklevel=1)
+                        worker.kill()
                     with self.cond:
                         del self.busy[wid]
                         self.push(bound, node)  # still open: the search's bound counts it

@@ -54,6 +54,7 @@ _DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this m
 # per threshold (the first is quicker, the second slower and often better)
 _ARTIFICIAL = 1e3  # $/hour per node, as a multiple of the dearest node, of going outside a branch's node totals
 _WORKER_TIERS = 40  # tiers in a group, at least, to start branch-and-price's worker process ahead (`remote`)
+_WORKER_AFTER = 2.0  # seconds of time limit, at least, for that (with less, it would seldom get to work)
 _RACE_AFTER = 0.5  # seconds the listings run alone before branch-and-price joins them
 _FIRST_SLACK = 4e-3  # the first listing holds the pools within 0.4 % of the bound; then the slack doubles
 
@@ -318,7 +319,12 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
     # starts now, and its imports take the core the root's column generation leaves idle.
     prices = set(group.price.values())
     ahead = None
-    if len(group.units) >= _WORKER_TIERS and len(prices) <= LATTICE_PRICES and remote.enabled():
+    if (
+        len(group.units) >= _WORKER_TIERS
+        and time_limit >= _WORKER_AFTER
+        and len(prices) <= LATTICE_PRICES
+        and remote.enabled()
+    ):
         with contextlib.suppress(OSError):
             ahead = remote.Worker()
     try:

@@ -2,18 +2,23 @@
 a core of its own instead of taking turns for the GIL with the calling process's lane.
 
 On the 64-tier scale benchmark's large groups (2 cores), two thread lanes gain little over one: seed 8's group
-took 23.0 s in one lane and 17-19 s in two, at 163 % CPU, while two one-lane searches run side by side as
+took 23.0 s in one lane and 17-23 s in two, at 163 % CPU, while two one-lane searches run side by side as
 processes took 14.0 s and 14.2 s, against 13.9 s alone. Figures in benchmarks/RESULTS.md.
 
-The worker is `python -c` on this module, started in a session of its own (a Ctrl-C at the terminal reaches
-only the calling process, which stops it); for a large group, as soon as `master.solve_group` starts, so its
-imports take the core that the root's column generation leaves idle. It reads requests from stdin and writes
-replies to stdout, each a length-prefixed pickle from or to its parent only. It exits when stdin closes.
+The worker is this interpreter in isolated mode (`-I`: no current directory, no PYTHON* variables) with the
+calling process's `sys.path`, so it imports the same code; it runs in a session of its own, so a Ctrl-C at the
+terminal reaches only the calling process, which stops it. Requests and replies go over two pipes of their own
+(its stdin, stdout and stderr are /dev/null, so nothing it prints can mix in), each message a magic number, a
+length and a pickle from or to its parent only. It ends on a quit message, when its request pipe closes, or
+(on Linux) when its parent dies. For a large group it starts as soon as `master.solve_group` starts, so its
+imports take the core that the root's column generation leaves idle.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import json
 import os
 import pickle
 import select
@@ -27,19 +32,29 @@ from typing import IO, Any
 
 __all__ = ["Worker", "enabled"]
 
-_HEADER = struct.Struct("<Q")
-_ENV = "GPU_PLATFORM_PLANNER_PROCESSES"  # "0": branch-and-price's second lane stays a thread
+_HEADER = struct.Struct("<4sQ")  # magic, length
+_MAGIC = b"GPPW"
+_MOST = 1 << 31  # bytes in one message, at most
+_ENV = "GPU_PLATFORM_PLANNER_PROCESSES"  # 0 / false / no / off: branch-and-price's second lane stays a thread
+_OFF = {"0", "false", "no", "off"}
+_BOOT = "import json, sys; sys.path[:] = json.loads(sys.argv[3]); from gpu_platform.planner.remote import main; main()"
+_QUIT = "quit"
+_CHUNK = 4096  # PIPE_BUF on Linux: a write this size never blocks once select says the pipe is writable
 
 
 def enabled() -> bool:
-    """Whether branch-and-price may start a worker process (off with GPU_PLATFORM_PLANNER_PROCESSES=0, or
-    where the interpreter cannot be started again)."""
-    return os.environ.get(_ENV, "1") != "0" and bool(sys.executable)
+    """Whether branch-and-price may start a worker process (off with GPU_PLATFORM_PLANNER_PROCESSES=0, false,
+    no or off, or where the interpreter cannot be started again)."""
+    return os.environ.get(_ENV, "1").strip().lower() not in _OFF and bool(sys.executable)
+
+
+def _frame(message: Any) -> bytes:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(_MAGIC, len(data)) + data
 
 
 def _send(stream: IO[bytes], message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)) + data)
+    stream.write(_frame(message))
     stream.flush()
 
 
@@ -47,11 +62,13 @@ def _receive(stream: IO[bytes]) -> Any:
     head = stream.read(_HEADER.size)
     if len(head) < _HEADER.size:
         raise EOFError("the planner's worker process ended")
-    (size,) = _HEADER.unpack(head)
+    magic, size = _HEADER.unpack(head)
+    if magic != _MAGIC or size > _MOST:
+        raise EOFError("the planner's worker process sent something else than a message")
     data = stream.read(size)
     if len(data) < size:
         raise EOFError("the planner's worker process ended")
-    return pickle.loads(data)  # noqa: S301  # written by our own parent or child process, over a pipe
+    return pickle.loads(data)  # noqa: S301  # written by our own parent or child process, over its own pipe
 
 
 class Worker:
@@ -59,23 +76,51 @@ class Worker:
 
     def __init__(self) -> None:
         """Start the process: it imports the planner, then waits for `setup`."""
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the modules this process imports
-        self.proc = subprocess.Popen(  # noqa: S603  # this interpreter, this module
-            [sys.executable, "-c", "from gpu_platform.planner.remote import main; main()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        paths = [p for p in sys.path if isinstance(p, str)]
+        to_worker, from_parent = os.pipe()[::-1]  # (write end, read end)
+        from_worker, to_parent = os.pipe()
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603  # this interpreter, this module
+                [
+                    sys.executable,
+                    "-I",
+                    "-c",
+                    _BOOT,
+                    str(from_parent),
+                    str(to_parent),
+                    json.dumps(paths),
+                    str(os.getpid()),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(from_parent, to_parent),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (to_worker, from_parent, from_worker, to_parent):
+                os.close(fd)
+            raise
+        os.close(from_parent)
+        os.close(to_parent)
+        self.out = to_worker
+        self.stdout = os.fdopen(from_worker, "rb")
         self.set_up = False
 
-    def setup(self, setup: Any) -> None:
+    def _write(self, data: bytes, give_up: Callable[[], bool]) -> None:
+        """Write `data` in pieces that never block, checking `give_up` while the worker does not read."""
+        view = memoryview(data)
+        while view:
+            if not select.select([], [self.out], [], 0.05)[1]:
+                if give_up():
+                    self.kill()
+                    raise EOFError("the planner's worker process did not read in time")
+                continue
+            view = view[os.write(self.out, view[:_CHUNK]) :]
+
+    def setup(self, setup: Any, give_up: Callable[[], bool]) -> None:
         """Send what the worker's search starts from (once)."""
-        _send(self.stdin, setup)
+        self._write(_frame(setup), give_up)
         self.set_up = True
 
     def ready(self, timeout: float) -> bool:
@@ -90,7 +135,7 @@ class Worker:
         """Send a request and wait for the reply: EOFError or OSError when the process has ended, or when
         `give_up()` turns true first (checked every 0.05 s; the process is then killed: one stopped from outside
         would never answer). A reply ("error", text) is an exception the worker raised: RuntimeError here."""
-        _send(self.stdin, request)
+        self._write(_frame(request), give_up)
         while not select.select([self.stdout], [], [], 0.05)[0]:
             if give_up():
                 self.kill()
@@ -106,23 +151,38 @@ class Worker:
             self.proc.kill()
 
     def close(self) -> None:
-        """Let the process end (its stdin closes) and wait for it, briefly."""
-        with contextlib.suppress(OSError):
-            self.stdin.close()
+        """Tell the process to end and wait for it, briefly (it may be finishing a batch); then kill it."""
+        if self.out >= 0:
+            with contextlib.suppress(OSError, EOFError):
+                self._write(_frame(_QUIT), lambda: True)
+            with contextlib.suppress(OSError):
+                os.close(self.out)
+            self.out = -1
         try:
-            self.proc.wait(timeout=2)
+            self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             self.kill()
             self.proc.wait()
         self.stdout.close()
 
 
+def _die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel kill this process when its parent dies: a process the parent forked may hold
+    the request pipe open, so its end alone does not say the parent is gone."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it died before that
+        os._exit(0)
+
+
 def main() -> None:
     """The worker process: set up a search replica from the first message, then answer batches."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # its parent stops it
+    _die_with_parent(int(sys.argv[4]))
     from .branch import serve
 
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    inp, out = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]), "wb")
     try:
         setup = _receive(inp)  # the imports above are done by the time the caller needs the worker
     except EOFError:
@@ -134,10 +194,12 @@ def main() -> None:
             request = _receive(inp)
         except EOFError:
             return
+        if request == _QUIT:
+            return
         reply: Any
         try:
             reply = handle(request)
-        except Exception:  # handed to the parent, which raises it
+        except Exception:  # handed to the parent, which goes on without this process
             reply = ("error", traceback.format_exc())
         try:
             _send(out, reply)
