@@ -19,6 +19,7 @@ from gpu_platform.synth import render_all
 from helpers.planner import BASE, CLOUD, assert_serves, demand, generated_demand, merged_spec
 
 ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
 
 
 def test_mig_tiers_share_a_mixed_layout_pool_when_cheaper():
@@ -198,6 +199,34 @@ def test_cli_plan_yaml_says_on_stderr_when_the_time_limit_stops_the_proof(tmp_pa
     assert run.exit_code == 0, run.output
     assert "nodePools" in yaml.safe_load(run.stdout)  # stdout stays the spec fragment alone
     assert "time limit 1.0s hit; MIP gap" in run.stderr
+
+
+def test_readme_plan_keeps_its_search_in_one_process(tmp_path, monkeypatch):
+    """The README's line runs as shown and prints the plan it prints without the variable; and on a demand whose
+    search does start a worker process, the variable keeps `plan` from starting one."""
+    import re
+    import shlex
+
+    from gpu_platform.planner import remote
+    from helpers.planner import generated_demand_file
+
+    monkeypatch.delenv("GPU_PLATFORM_PLANNER_PROCESSES", raising=False)
+    block = re.search(r"tested-by test=tests/test_planner.py::test_readme_plan_keeps.*?```sh\n(.*?)```", README, re.S)
+    setting, *command = shlex.split(block.group(1))
+    name, value = setting.split("=")
+    assert command[:2] == ["gpu-platform", "plan"]
+    with_worker = CliRunner().invoke(main, command[1:])
+    started = []
+    init = remote.Worker.__init__
+    monkeypatch.setattr(remote.Worker, "__init__", lambda self: started.append(init(self)))
+    without = CliRunner().invoke(main, command[1:], env={name: value})
+    assert without.exit_code == 0 and "optimal" in without.output and without.output == with_worker.output
+    path = tmp_path / "demand.yaml"
+    path.write_text(yaml.safe_dump(generated_demand_file(64, 2), sort_keys=False))
+    for env, workers in (({name: value}, 0), ({}, 1)):
+        started.clear()
+        assert CliRunner().invoke(main, ["plan", str(path), "--time-limit", "3"], env=env).exit_code == 0
+        assert len(started) == workers
 
 
 def test_cli_plan_reports_bad_demand(tmp_path):
