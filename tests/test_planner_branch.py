@@ -597,11 +597,13 @@ def _listing_setup(monkeypatch):
 
 
 def test_the_listings_end_after_their_first_program_once_branch_and_price_has_joined(monkeypatch):
+    import time
+
     group, duals, bound, converged, best, programs = _listing_setup(monkeypatch)
     runs = {}
     for branching in (False, True):
         programs.clear()
-        race = Race(best.cost, bound, branching=branching)
+        race = Race(best.cost, bound, joined=time.perf_counter() if branching else 0.0)
         listed, proven, _ = master._listings(group, duals, bound, converged, best, math.inf, race)
         runs[branching] = len(programs)
         assert listed.cost <= best.cost and proven <= listed.cost + 1e-6

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import math
 import threading
 import time
@@ -260,14 +261,15 @@ class _Lane:
         # In a worker process, a node's start holds a number standing for the basis, kept here (the node may go
         # to the calling process and come back).
         self.bases: dict[int, Any] | None = None
+        self.tokens = itertools.count()
 
     def keep(self, basis: Any) -> Any:
         """What a child node carries to start from `basis`."""
         if self.bases is None:
             return basis
-        token = len(self.bases) and max(self.bases) + 1
+        token = next(self.tokens)
         if len(self.bases) >= _BASES_KEPT:
-            del self.bases[min(self.bases)]
+            del self.bases[next(iter(self.bases))]  # the oldest (dicts keep their order)
         self.bases[token] = basis
         return token
 

@@ -41,8 +41,13 @@ class Race:
     bound: float
     stop: bool = False
     listing: bool = False  # the listings' thread is still at work (a lane of branch-and-price waits for it)
-    branching: bool = False  # branch-and-price has joined (the listings then end after their first program)
-    joined: float = 0.0  # when it joined (perf_counter): the listings' program then stops once it stalls
+    joined: float = 0.0  # when branch-and-price joined (perf_counter; 0: not yet): the listings then end after
+    # their first program, or once it stalls
+
+    @property
+    def branching(self) -> bool:
+        """Whether branch-and-price has joined."""
+        return self.joined > 0
 
 
 class SolverThread:
@@ -178,7 +183,7 @@ def _stop_at(h: highspy.Highs, floor: float, rel_gap: float, race: Race | None =
         now = time.perf_counter()
         if value < improved[0]:
             improved[:] = [value, now]
-        if race is not None and race.joined and now - max(improved[1], race.joined) > _PATIENCE:
+        if race is not None and race.branching and now - max(improved[1], race.joined) > _PATIENCE:
             event.interrupt()
             return
         if race is not None:

@@ -376,7 +376,6 @@ def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> 
         worker.start()
         # The listings alone first, for a moment: most groups end there, with the same plan on every run.
         if not worker.wait(timeout=min(_RACE_AFTER, max(deadline - time.perf_counter(), 0.0))):
-            race.branching = True
             race.joined = time.perf_counter()
             branched = branch_and_price(
                 group, generated, best.columns, best.cost, race.bound, deadline, REL_GAP, race, worker=ahead
