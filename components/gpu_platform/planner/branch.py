@@ -632,13 +632,15 @@ class _Search:
         if basis is not None:
             lp.lp.restore(basis)
         lp.set_box(node.box)
-        lp.allow_only(lane.incidence.allowed(sub))
+        allowed = lane.incidence.allowed(sub)
+        lp.allow_only(allowed)
         before = len(lane.cols)
         cutoff = self.cutoff()
         _, node_bound, converged, x = _generate(
             sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
         )
         cols = lane.cols
+        x = np.where(np.concatenate([allowed, np.ones(len(cols) - before, dtype=bool)]), x, 0.0)
         lane.used.update(int(j) for j in np.flatnonzero(x > 1e-9))
         lane.incidence.add(cols[before:])
         # Only the new pools this node's LP solution uses go to the other lanes: every pool a lane takes in makes

@@ -221,6 +221,8 @@ class ColumnLP:
         # 14.1 s (64-tier scale benchmark's large groups, seeds 3 / 4, searched from their best plans, one run each).
         self._h.setOptionValue("simplex_strategy", 4)
         self._zero = np.zeros(0, dtype=bool)  # per column: fixed at 0
+        self._cost = np.zeros(0)  # per column: its cost
+        self._dear = np.zeros(0, dtype=bool)  # per column: its cost raised by `allow_only`
         self.optimal = False  # whether the last solve ended proven optimal
         inf = highspy.kHighsInf
         self._h.addRows(
@@ -249,6 +251,8 @@ class ColumnLP:
                 a.data.astype(float),
             )
             self._zero = np.concatenate([self._zero, np.zeros(n, dtype=bool)])
+            self._cost = np.concatenate([self._cost, cost.astype(float)])
+            self._dear = np.concatenate([self._dear, np.zeros(n, dtype=bool)])
 
     def add_rows(self, low: np.ndarray, high: np.ndarray, a: csr_array) -> None:
         """Append rows with bounds `low` <= a @ x <= `high` (`a`: new rows x every column so far). The next solve
@@ -284,14 +288,15 @@ class ColumnLP:
             # in highspy 1.15's module, not in its type stub
             self._h.changeRowsBounds(len(idx), idx, lo, hi)  # type: ignore[attr-defined]
 
-    def allow_only(self, allowed: np.ndarray) -> None:
-        """Fix the columns where `allowed` is False at 0 and free the others (no upper bound); only the
-        columns whose bounds change are passed to HiGHS."""
-        idx = np.flatnonzero(allowed == self._zero).astype(np.int32)
+    def allow_only(self, allowed: np.ndarray, penalty: float) -> None:
+        """Make the columns where `allowed` is False cost `penalty` more, and give the others their own cost back;
+        only the columns whose cost changes are passed to HiGHS. Unlike a bound at 0, a cost leaves the last
+        basis primal feasible, so the next solve (primal simplex) starts from a feasible point."""
+        idx = np.flatnonzero(allowed == self._dear).astype(np.int32)
         if len(idx):
-            upper = np.where(allowed[idx], highspy.kHighsInf, 0.0)
-            self._h.changeColsBounds(len(idx), idx, np.zeros(len(idx)), upper)
-            self._zero[idx] = ~allowed[idx]
+            cost = np.where(allowed[idx], self._cost[idx], self._cost[idx] + penalty)
+            self._h.changeColsCost(len(idx), idx, cost)
+            self._dear[idx] = ~allowed[idx]
 
     def basis(self) -> highspy.HighsBasis:
         """The last solve's basis, to start a later solve from (`restore`)."""

@@ -162,8 +162,12 @@ class _Master:
         self.lp.row_bounds(self.box_row, [lo for lo, _ in box], [hi for _, hi in box])
 
     def allow_only(self, allowed: np.ndarray) -> None:
-        """Fix the pools where `allowed` is False at 0 and free the others."""
-        self.lp.allow_only(np.concatenate([np.ones(self.extra, dtype=bool), allowed]))
+        """Price the pools where `allowed` is False out of the LP: each costs as much more as the artificial
+        columns' node (so a solution at the LP's optimum uses them only when nothing else fits); the caller
+        reads their values as 0 (`branch`)."""
+        self.lp.allow_only(
+            np.concatenate([np.ones(self.extra, dtype=bool), allowed]), _ARTIFICIAL * max(self.group.price.values())
+        )
 
     def totals(self, x: np.ndarray) -> list[float]:
         """Nodes per counter in the LP solution `x`."""
