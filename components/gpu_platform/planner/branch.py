@@ -130,14 +130,21 @@ class _Node:
     start: tuple[tuple[int, int], Any] | None = field(default=None, compare=False, repr=False)
 
 
-def _restricted(group: Group, node: _Node) -> Group:
-    """`group` with the node's fixings and prohibitions taken out of the candidates' slots."""
+def _restricted(group: Group, node: _Node, classes: dict[int, list[int]] | None = None) -> Group:
+    """`group` with the node's fixings and prohibitions taken out of the candidates' slots, and with `classes`
+    (candidate -> its price classes' positions in the node's box), each candidate's nodes capped at its class's
+    most: no pool of more nodes fits a plan of the box, so pricing need not look past them."""
     fixed = dict(node.fixed)
     slots = {
         c: {k: [t for t in ts if (t, c) not in node.forbidden and fixed.get(t, c) == c] for k, ts in kinds.items()}
         for c, kinds in group.slots.items()
     }
-    return replace(group, slots=slots, wider=group.wider or group)
+    caps = dict(group.node_cap)
+    for c, ks in (classes or {}).items():
+        most = min((node.box[k][1] for k in ks), default=math.inf)
+        if most < math.inf:
+            caps[c] = min(caps.get(c, int(most)), int(most))
+    return replace(group, slots=slots, node_cap=caps, wider=group.wider or group)
 
 
 def _branch_on(group: Group, open_: dict[int, dict[int, float]]) -> tuple[int, int]:
@@ -157,6 +164,7 @@ class _Incidence:
         self.cix = {c: i for i, c in enumerate(sorted(group.slots))}
         self.rows = np.zeros((256, len(self.pos)), dtype=bool)
         self.cand = np.zeros(256, dtype=np.int64)
+        self.nodes = np.zeros(256, dtype=np.int64)
         self.size = 0
 
     def add(self, cols: list[Column]) -> None:
@@ -166,17 +174,23 @@ class _Incidence:
             grow = max(need, 2 * len(self.rows))
             self.rows = np.concatenate([self.rows, np.zeros((grow - len(self.rows), len(self.pos)), dtype=bool)])
             self.cand = np.concatenate([self.cand, np.zeros(grow - len(self.cand), dtype=np.int64)])
+            self.nodes = np.concatenate([self.nodes, np.zeros(grow - len(self.nodes), dtype=np.int64)])
         for i, col in enumerate(cols, self.size):
             self.rows[i, [self.pos[t] for t in col.tiers]] = True
             self.cand[i] = self.cix[col.cand]
+            self.nodes[i] = col.nodes
         self.size = need
 
     def allowed(self, sub: Group) -> np.ndarray:
-        """Per column, whether its candidate may serve all its tiers in `sub`."""
+        """Per column, whether its candidate may serve all its tiers in `sub`, on no more nodes than `sub`
+        caps it at."""
         may = np.zeros((len(self.cix), len(self.pos)), dtype=bool)
+        most = np.full(len(self.cix), np.iinfo(np.int64).max)
         for c, kinds in sub.slots.items():
             may[self.cix[c], [self.pos[t] for ts in kinds.values() for t in ts]] = True
-        out: np.ndarray = ~np.any(self.rows[: self.size] & ~may[self.cand[: self.size]], axis=1)
+            most[self.cix[c]] = sub.node_cap.get(c, most[self.cix[c]])
+        n = self.size
+        out: np.ndarray = ~np.any(self.rows[:n] & ~may[self.cand[:n]], axis=1) & (self.nodes[:n] <= most[self.cand[:n]])
         return out
 
 
@@ -622,7 +636,7 @@ class _Search:
         from .master import _full, _generate
 
         group, rel_gap = self.group, self.rel_gap
-        sub = _restricted(group, node)
+        sub = _restricted(group, node, self.counters)
         if any(not any(t in ts for kinds in sub.slots.values() for ts in kinds.values()) for t in group.units):
             return  # a tier no candidate may serve: no plan here
         lane.sync()

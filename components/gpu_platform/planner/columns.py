@@ -230,9 +230,10 @@ class _Pricing:
     """How pricing reads a group: each distinct list of tiers some candidate's unit kind holds (one knapsack
     table per pricing call serves every candidate with that list: the layouts that offer one MIG profile), and
     per candidate its node counts 1..max_nodes with, per kind, that list and the table entries its capacities
-    read (a table is built for its items' total weight; its entry at w does not depend on larger capacities)."""
+    read (a table is built for the most units a candidate reads from it, at most its items' total weight; its
+    entry at w does not depend on larger capacities)."""
 
-    lists: tuple[tuple[tuple[int, ...], int], ...]  # tiers, their total units
+    lists: tuple[tuple[tuple[int, ...], int], ...]  # tiers, the most units a candidate's pool reads
     cands: tuple[tuple[int, np.ndarray, tuple[tuple[str, int, np.ndarray], ...]], ...]  # cand, nodes, kinds
     at: dict[tuple[int, str], int]  # (cand, kind) -> its list
 
@@ -240,6 +241,7 @@ class _Pricing:
 def _pricing(group: Group) -> _Pricing:
     if group._pricing is None:
         lists: dict[tuple[int, ...], tuple[int, int]] = {}  # tiers -> (position, their total units)
+        reach: list[int] = []  # per list: the most units a candidate reads from its table
         cands = []
         for cand, kinds in group.slots.items():
             nodes = np.arange(1, group.max_nodes(cand) + 1)
@@ -248,11 +250,14 @@ def _pricing(group: Group) -> _Pricing:
                 key = tuple(tiers)
                 if key not in lists:
                     lists[key] = (len(lists), sum(group.units[t] for t in tiers))
+                    reach.append(0)
                 at, total = lists[key]
-                parts.append((kind, at, np.minimum(group.per_node[(cand, kind)] * nodes, total)))
+                index = np.minimum(group.per_node[(cand, kind)] * nodes, total)
+                reach[at] = max(reach[at], int(index[-1]) if len(index) else 0)
+                parts.append((kind, at, index))
             cands.append((cand, nodes, tuple(parts)))
         group._pricing = _Pricing(
-            tuple((ts, total) for ts, (_, total) in lists.items()),
+            tuple((ts, reach[at]) for ts, (at, _) in lists.items()),
             tuple(cands),
             {(cand, kind): at for cand, _, parts in cands for kind, at, _ in parts},
         )
@@ -268,9 +273,9 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
     found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     plan = _pricing(group)
     tables = []
-    for tiers, total in plan.lists:
+    for tiers, reach in plan.lists:
         items = [(t, group.units[t], duals.tiers[t]) for t in tiers]
-        tables.append((items, best_values(items, total)))
+        tables.append((items, best_values(items, reach)))
     for cand, nodes, parts in plan.cands:
         reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
         for _, at, index in parts:
@@ -392,8 +397,8 @@ def _cut_table(
 ) -> tuple[list[list[Item]], Table]:
     """The knapsack stages and table of `tiers`: each tier worth its dual plus those of its cuts not in
     `staged`; the tiers of the `staged` cuts in stages of any subset, worth their tiers' values plus each such
-    cut's dual ceil(k / 2) times. Built for the tiers' total units (one table serves every node count, and
-    every candidate with these tiers and stages)."""
+    cut's dual ceil(k / 2) times. Built up to the most units a candidate with these tiers reads (one table
+    serves every node count, and every candidate with these tiers and stages)."""
     staged = staged & cache.positive  # a cut whose dual is 0 adds nothing
     key = (at, staged)
     if key in cache.tables:
@@ -409,7 +414,7 @@ def _cut_table(
         if st.cuts:
             worth += st.counts @ np.array([dual_of[c] for c in st.cuts])
         stages.append(list(zip(st.ids, st.weights, worth.tolist(), strict=True)))
-    cache.tables[key] = (stages, choice_values(stages, sum(group.units[t] for t in tiers)))
+    cache.tables[key] = (stages, choice_values(stages, _pricing(group).lists[at][1]))
     return cache.tables[key]
 
 
