@@ -650,9 +650,17 @@ class _Search:
         lp.allow_only(allowed)
         before = len(lane.cols)
         cutoff = self.cutoff()
-        _, node_bound, converged, x = _generate(
-            sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
-        )
+        while True:
+            _, node_bound, converged, x = _generate(
+                sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
+            )
+            # A pool the node does not allow, priced out of the LP, that its solution still uses: fixed at 0, and
+            # the node solved again (its solution is then one of the node's LP).
+            stray = np.flatnonzero((x[: len(allowed)] > 1e-9) & ~allowed)
+            if not len(stray) or node_bound >= cutoff - rel_gap * cutoff or time.perf_counter() > self.deadline:
+                break
+            lp.forbid(stray)
+        converged = converged and not len(stray)
         cols = lane.cols
         x = np.where(np.concatenate([allowed, np.ones(len(cols) - before, dtype=bool)]), x, 0.0)
         lane.used.update(int(j) for j in np.flatnonzero(x > 1e-9))

@@ -289,9 +289,15 @@ class ColumnLP:
             self._h.changeRowsBounds(len(idx), idx, lo, hi)  # type: ignore[attr-defined]
 
     def allow_only(self, allowed: np.ndarray, penalty: float) -> None:
-        """Make the columns where `allowed` is False cost `penalty` more, and give the others their own cost back;
-        only the columns whose cost changes are passed to HiGHS. Unlike a bound at 0, a cost leaves the last
-        basis primal feasible, so the next solve (primal simplex) starts from a feasible point."""
+        """Make the columns where `allowed` is False cost `penalty` more, give the others their own cost back, and
+        free every column `forbid` fixed; only the columns whose cost or bounds change are passed to HiGHS. Unlike
+        a bound at 0, a cost leaves the last basis primal feasible, so the next solve (primal simplex) starts from
+        a feasible point; a solution can still use such a column where it saves more than the penalty (`forbid`
+        it then)."""
+        fixed = np.flatnonzero(self._zero).astype(np.int32)
+        if len(fixed):
+            self._h.changeColsBounds(len(fixed), fixed, np.zeros(len(fixed)), np.full(len(fixed), highspy.kHighsInf))
+            self._zero[fixed] = False
         idx = np.flatnonzero(allowed == self._dear).astype(np.int32)
         if len(idx):
             cost = np.where(allowed[idx], self._cost[idx], self._cost[idx] + penalty)

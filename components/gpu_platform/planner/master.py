@@ -163,11 +163,15 @@ class _Master:
 
     def allow_only(self, allowed: np.ndarray) -> None:
         """Price the pools where `allowed` is False out of the LP: each costs as much more as the artificial
-        columns' node (so a solution at the LP's optimum uses them only when nothing else fits); the caller
-        reads their values as 0 (`branch`)."""
+        columns' node, and the pools `forbid` fixed are free again. A solution that still uses one of them is not
+        the node's: the caller fixes those at 0 and solves again (`branch`)."""
         self.lp.allow_only(
             np.concatenate([np.ones(self.extra, dtype=bool), allowed]), _ARTIFICIAL * max(self.group.price.values())
         )
+
+    def forbid(self, pools: np.ndarray) -> None:
+        """Fix these pools (positions in `cols`) at 0 until the next `allow_only`."""
+        self.lp.forbid([self.extra + int(j) for j in pools])
 
     def totals(self, x: np.ndarray) -> list[float]:
         """Nodes per counter in the LP solution `x`."""
