@@ -375,9 +375,9 @@ def _workers(monkeypatch):
     return started, batches
 
 
-def _search_setup(tiers=48, seed=1):
+def _search_setup(tiers=72, seed=1):
     """The large group of a generated demand, the root's pools and bound, the greedy plan and its cost (by
-    default one whose search outlasts a worker process's start: about 200 nodes, 1.2 s)."""
+    default one whose search outlasts a worker process's start: about 350 nodes, 5 s in one lane)."""
     group = max(groups(generated_demand(tiers, seed)), key=lambda g: len(g.units))
     start = master._greedy(group)
     cols = list({*start, *master._full(group)})

@@ -650,14 +650,16 @@ class _Search:
         lp.allow_only(allowed)
         before = len(lane.cols)
         cutoff = self.cutoff()
-        while True:
+        for tries in itertools.count():
             _, node_bound, converged, x = _generate(
                 sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
             )
-            # A pool the node does not allow, priced out of the LP, that its solution still uses: fixed at 0, and
-            # the node solved again (its solution is then one of the node's LP).
+            # Pools the node does not allow, priced out of the LP, that its solution still uses: fixed at 0, and the
+            # node solved again (a few times at most: its solution is then one of the node's LP, or it stays open).
             stray = np.flatnonzero((x[: len(allowed)] > 1e-9) & ~allowed)
             if not len(stray) or node_bound >= cutoff - rel_gap * cutoff or time.perf_counter() > self.deadline:
+                break
+            if tries == _RETRIES:
                 break
             lp.forbid(stray)
         converged = converged and not len(stray)
