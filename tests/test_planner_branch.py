@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -66,6 +68,36 @@ def test_branch_and_price_from_the_greedy_plan_is_exact(tiers):
         assert result.bound >= result.cost * (1 - 1e-6)  # no deadline: the search ends with a proof
         total, bound_sum = total + result.cost, bound_sum + result.bound
     assert total == pytest.approx(brute_force_hourly(d), rel=1e-6)
+
+
+def test_branch_and_price_is_exact_when_its_lp_leans_on_pools_a_node_does_not_allow(monkeypatch):
+    """A node prices the pools it does not allow out of its LP (a cost, not a bound at 0). With a penalty too
+    small to keep them out, LP solutions use them all the time: each such node fixes them at 0 and solves again,
+    so it never branches on, or takes a plan from, a solution outside the node."""
+    import time
+
+    fixed = []
+    allow_only, forbid = master._Master.allow_only, master._Master.forbid
+
+    def cheap(self, allowed):
+        allow_only(self, allowed)
+        self.lp.allow_only(np.concatenate([np.ones(self.extra, dtype=bool), allowed]), 0.01)
+
+    def counted(self, pools):
+        fixed.append(len(pools))
+        forbid(self, pools)
+
+    for seed in (1, 2):
+        group, cols, start, cost, root = _search_setup(48, seed)
+        want = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
+        with monkeypatch.context() as m:
+            m.setattr(master._Master, "allow_only", cheap)
+            m.setattr(master._Master, "forbid", counted)
+            result = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
+        assert_valid_columns(group, result.columns)
+        assert result.bound >= result.cost * (1 - 1e-6)  # proven
+        assert result.cost == pytest.approx(want.cost, rel=1e-6)
+    assert fixed  # the search met such solutions
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -158,6 +190,40 @@ def test_the_bound_under_node_totals_holds_for_every_plan_within_them(tiers, cls
         assert next_cost(set(prices), bound, box) <= want + 1e-6
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=2, max_size=4), st.integers(0, 3), st.integers(-2, 2), st.booleans())
+def test_a_box_caps_its_pools_at_their_class_total_and_its_bound_holds_for_every_plan_in_it(tiers, cls, shift, pinned):
+    # A branch where a price class has at most (or exactly) `edge` nodes: no pool of that class may have more, so
+    # pricing stops there and the LP takes no such pool; the bound still holds for every plan in the box (brute
+    # force), padded ones included.
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    for group in groups(d):
+        prices = sorted(set(group.price.values()))
+        classes = {c: [prices.index(p)] for c, p in group.price.items()}
+        plans = list(_every_plan(group))
+        price = prices[cls % len(prices)]
+        edge = max(min(plans, key=lambda p: p[0])[1][price] + shift, 0)
+        box = {p: (0, math.inf) for p in prices}
+        box[price] = (edge, edge) if pinned else (0, edge)
+        want = _cheapest_in_box(plans, box)
+        sub = _restricted(group, _Node(box=tuple((float(lo), float(hi)) for lo, hi in box.values())), classes)
+        capped = [c for c in group.slots if group.price[c] == price]
+        assert all(sub.max_nodes(c) <= edge for c in capped)
+        cols = list({*master._greedy(group), *master._full(group)})
+        lp = master._Master(group, cols, classes)
+        lp.set_box(tuple((float(lo), float(hi)) for lo, hi in box.values()))
+        incidence = _Incidence(group)
+        incidence.add(cols)
+        allowed = incidence.allowed(sub)
+        assert allowed.tolist() == [col.nodes <= edge or col.cand not in capped for col in cols]
+        lp.allow_only(allowed)
+        before = len(cols)
+        _, bound, _, x = master._generate(sub, cols, math.inf, lp, gap=1e-9)
+        assert all(col.nodes <= edge for col in cols[before:] if col.cand in capped)
+        assert bound <= want + 1e-6
+        assert next_cost(set(prices), bound, box) <= want + 1e-6
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=2, max_size=4))
 def test_a_plan_found_on_the_other_thread_prunes_and_proves(tiers):
@@ -213,6 +279,12 @@ def test_the_columns_a_node_allows_are_those_whose_candidate_may_serve_every_tie
         may = {c: {t for ts in kinds.values() for t in ts} for c, kinds in sub.slots.items()}
         expected = [col.tiers <= may[col.cand] for col in cols]
         assert incidence.allowed(sub).tolist() == expected
+        # under a box of node totals, also on no more nodes than the candidate's price class may have
+        prices = sorted(set(group.price.values()))
+        most = [float(rnd.randint(1, 4)) for _ in prices]
+        boxed = _restricted(group, replace(node, box=tuple((0.0, m) for m in most)), {c: [prices.index(p)] for c, p in group.price.items()})
+        expected = [ok and col.nodes <= most[prices.index(group.price[col.cand])] for ok, col in zip(expected, cols, strict=True)]
+        assert incidence.allowed(boxed).tolist() == expected
 
 
 def test_branch_and_price_stays_exact_when_its_lp_is_rebuilt_again_and_again(monkeypatch):
