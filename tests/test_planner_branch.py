@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_platform.planner import master
+from gpu_platform.planner import branch, master
 from gpu_platform.planner.branch import _Incidence, _Node, _restricted, branch_and_price, next_cost
 from gpu_platform.planner.columns import Column, merged
 from gpu_platform.planner.cover import Cover
@@ -77,15 +78,21 @@ def test_branch_and_price_is_exact_when_its_lp_leans_on_pools_a_node_does_not_al
     import time
 
     fixed = []
-    allow_only, forbid = master._Master.allow_only, master._Master.forbid
+    forbid = master._Master.forbid
 
     def cheap(self, allowed):
-        allow_only(self, allowed)
         self.lp.allow_only(np.concatenate([np.ones(self.extra, dtype=bool), allowed]), 0.01)
 
     def counted(self, pools):
         fixed.append(len(pools))
         forbid(self, pools)
+
+    solved = []
+    node = branch._Search.node
+
+    def recorded(self, lane, bound, n):
+        solved.append((n.fixed, n.forbidden, n.box, n.retries))
+        node(self, lane, bound, n)
 
     for seed in (1, 2):
         group, cols, start, cost, root = _search_setup(48, seed)
@@ -93,7 +100,10 @@ def test_branch_and_price_is_exact_when_its_lp_leans_on_pools_a_node_does_not_al
         with monkeypatch.context() as m:
             m.setattr(master._Master, "allow_only", cheap)
             m.setattr(master._Master, "forbid", counted)
+            m.setattr(branch._Search, "node", recorded)
             result = branch_and_price(group, cols, start, cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
+        # no node is its own child: one is solved twice only when it takes cuts (then again with them)
+        assert max(Counter(solved).values()) <= 2
         assert_valid_columns(group, result.columns)
         assert result.bound >= result.cost * (1 - 1e-6)  # proven
         assert result.cost == pytest.approx(want.cost, rel=1e-6)
@@ -282,8 +292,15 @@ def test_the_columns_a_node_allows_are_those_whose_candidate_may_serve_every_tie
         # under a box of node totals, also on no more nodes than the candidate's price class may have
         prices = sorted(set(group.price.values()))
         most = [float(rnd.randint(1, 4)) for _ in prices]
-        boxed = _restricted(group, replace(node, box=tuple((0.0, m) for m in most)), {c: [prices.index(p)] for c, p in group.price.items()})
-        expected = [ok and col.nodes <= most[prices.index(group.price[col.cand])] for ok, col in zip(expected, cols, strict=True)]
+        boxed = _restricted(
+            group,
+            replace(node, box=tuple((0.0, m) for m in most)),
+            {c: [prices.index(p)] for c, p in group.price.items()},
+        )
+        expected = [
+            ok and col.nodes <= most[prices.index(group.price[col.cand])]
+            for ok, col in zip(expected, cols, strict=True)
+        ]
         assert incidence.allowed(boxed).tolist() == expected
 
 

@@ -231,11 +231,18 @@ class _Pricing:
     table per pricing call serves every candidate with that list: the layouts that offer one MIG profile), and
     per candidate its node counts 1..max_nodes with, per kind, that list and the table entries its capacities
     read (a table is built for the most units a candidate reads from it, at most its items' total weight; its
-    entry at w does not depend on larger capacities)."""
+    entry at w does not depend on larger capacities). The node counts of every candidate, one after another,
+    are the rows of `_reduced`: one array operation prices them all."""
 
     lists: tuple[tuple[tuple[int, ...], int], ...]  # tiers, the most units a candidate's pool reads
     cands: tuple[tuple[int, np.ndarray, tuple[tuple[str, int, np.ndarray], ...]], ...]  # cand, nodes, kinds
     at: dict[tuple[int, str], int]  # (cand, kind) -> its list
+    sizes: np.ndarray  # per candidate (in `cands` order): its rows (max_nodes)
+    starts: np.ndarray  # per candidate: its first row
+    nodes: np.ndarray  # per row: its node count
+    part_sizes: np.ndarray  # per (candidate, kind), in `cands` order: its candidate's rows
+    part_index: np.ndarray  # the table entry each (candidate, kind)'s rows read, one part after another
+    part_row: np.ndarray  # the row of each entry of `part_index`
 
 
 def _pricing(group: Group) -> _Pricing:
@@ -256,12 +263,62 @@ def _pricing(group: Group) -> _Pricing:
                 reach[at] = max(reach[at], int(index[-1]) if len(index) else 0)
                 parts.append((kind, at, index))
             cands.append((cand, nodes, tuple(parts)))
+        sizes = np.array([len(nodes) for _, nodes, _ in cands], dtype=np.int64)
+        first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        empty = np.zeros(0, dtype=np.int64)
         group._pricing = _Pricing(
             tuple((ts, reach[at]) for ts, (at, _) in lists.items()),
             tuple(cands),
             {(cand, kind): at for cand, _, parts in cands for kind, at, _ in parts},
+            sizes,
+            first,
+            np.concatenate([nodes for _, nodes, _ in cands] + [empty]),
+            np.array([len(nodes) for _, nodes, parts in cands for _ in parts], dtype=np.int64),
+            np.concatenate([index for _, _, parts in cands for _, _, index in parts] + [empty]).astype(np.int64),
+            np.concatenate(
+                [f + np.arange(len(nodes)) for f, (_, nodes, parts) in zip(first, cands, strict=True) for _ in parts]
+                + [empty]
+            ).astype(np.int64),
         )
     return group._pricing
+
+
+def _reduced(group: Group, plan: _Pricing, duals: Duals, bests: list[np.ndarray]) -> np.ndarray:
+    """The reduced cost of the best pool of every row of `plan` (each candidate's node counts), with `bests[i]`
+    the knapsack values of the i-th (candidate, kind) in `plan.cands` order (the same array for parts that share
+    a table)."""
+    per_node = np.array([_node_price(group, cand, duals) for cand, _, _ in plan.cands])
+    fixed = np.array([duals.cands.get(cand, 0.0) for cand, _, _ in plan.cands])
+    out: np.ndarray = np.repeat(per_node, plan.sizes) * plan.nodes + np.repeat(fixed, plan.sizes)
+    if len(plan.part_index):
+        at: dict[int, int] = {}  # id of a table -> where it starts in `joined`
+        chunks, offsets, size = [], [], 0
+        for best in bests:
+            if id(best) not in at:
+                at[id(best)] = size
+                chunks.append(best)
+                size += len(best)
+            offsets.append(at[id(best)])
+        joined = np.concatenate(chunks)
+        taken = joined[np.repeat(np.array(offsets, dtype=np.int64), plan.part_sizes) + plan.part_index]
+        out -= np.bincount(plan.part_row, weights=taken, minlength=len(out))
+    return out
+
+
+def _paying(plan: _Pricing, reduced: np.ndarray, per_cand: int) -> tuple[list[tuple[int, list[int]]], float]:
+    """Per candidate with a pool of negative reduced cost, its `per_cand` best node counts (those negative), and
+    the sum over candidates of each one's least reduced cost, or 0 (what they add to the Lagrangian bound: an
+    optimal plan has at most one pool per candidate)."""
+    some = np.flatnonzero(plan.sizes)
+    if not len(some):
+        return [], 0.0
+    least = np.minimum.reduceat(reduced, plan.starts[some])  # the candidates without rows add nothing
+    found = []
+    for i in np.flatnonzero(least < -1e-7):
+        c = int(some[i])
+        seg = reduced[plan.starts[c] : plan.starts[c] + plan.sizes[c]]
+        found.append((plan.cands[c][0], [int(j) + 1 for j in np.argsort(seg)[:per_cand] if seg[j] < -1e-7]))
+    return found, float(np.minimum(least, 0.0).sum())
 
 
 def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
@@ -270,23 +327,18 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
     cuts, see `_price_with_cuts`."""
     if any(dual > _DUAL_EPS for _, dual in duals.cuts):
         return _price_with_cuts(group, duals, per_cand)
-    found, bound = [], sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset
     plan = _pricing(group)
     tables = []
     for tiers, reach in plan.lists:
         items = [(t, group.units[t], duals.tiers[t]) for t in tiers]
         tables.append((items, best_values(items, reach)))
-    for cand, nodes, parts in plan.cands:
-        reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
-        for _, at, index in parts:
-            reduced -= tables[at][1].best[index]
-        low = float(reduced.min(initial=0.0))
-        bound += low  # an optimal plan has at most one pool per candidate
-        if low < -1e-7:
-            chosen = {kind: tables[at] for kind, at, _ in parts}
-            best = np.argsort(reduced)[:per_cand]
-            found += [_best_column(group, cand, int(i) + 1, chosen) for i in best if reduced[i] < -1e-7]
-    return found, bound
+    reduced = _reduced(group, plan, duals, [tables[at][1].best for _, _, parts in plan.cands for _, at, _ in parts])
+    paying, low = _paying(plan, reduced, per_cand)
+    found = []
+    for cand, counts in paying:
+        chosen = {kind: tables[plan.at[(cand, kind)]] for kind in group.slots[cand]}
+        found += [_best_column(group, cand, n, chosen) for n in counts]
+    return found, sum(duals.tiers.values()) - sum(duals.cands.values()) + duals.offset + low
 
 
 _DUAL_EPS = 1e-9  # a cut whose dual is at most this adds nothing to a pool's reduced cost
@@ -323,14 +375,16 @@ def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Co
             on.setdefault(t, []).append((r, dual))
     cache = _Cache(on, frozenset(r for r, (_, dual) in enumerate(cuts) if dual > _DUAL_EPS))
     stages = _cut_stages_of(group, duals.cuts)
-    for cand, nodes, _ in _pricing(group).cands:
-        reduced = _cut_reduced(group, cand, nodes, duals, cuts, stages[cand], cache)
-        low = float(reduced.min(initial=0.0))
-        bound += low  # an optimal plan has at most one pool per candidate
-        if low < -1e-7:
-            best = [int(i) + 1 for i in np.argsort(reduced)[:per_cand] if reduced[i] < -1e-7]
-            found += [_cut_column(group, cand, n, duals, cuts, stages[cand], cache) for n in best]
-    return found, bound
+    plan = _pricing(group)
+    bests = [
+        _cut_table(group, at, group.slots[cand][kind], duals, cuts, stages[cand][kind], cache)[1].best
+        for cand, _, parts in plan.cands
+        for kind, at, _ in parts
+    ]
+    paying, low = _paying(plan, _reduced(group, plan, duals, bests), per_cand)
+    for cand, counts in paying:
+        found += [_cut_column(group, cand, n, duals, cuts, stages[cand], cache) for n in counts]
+    return found, bound + low
 
 
 def cut_stages(group: Group, cand: int, cuts: Sequence[Cut]) -> dict[str, frozenset[int]] | None:
@@ -505,24 +559,6 @@ def _subset_tiers(option: int) -> list[int]:
     return out
 
 
-def _cut_reduced(
-    group: Group,
-    cand: int,
-    nodes: np.ndarray,
-    duals: Duals,
-    cuts: list[tuple[Cut, float]],
-    staged: dict[str, frozenset[int]],
-    cache: _Cache,
-) -> np.ndarray:
-    """The reduced cost of the best pool of `cand` with n nodes (index n - 1)."""
-    reduced = _node_price(group, cand, duals) * nodes + duals.cands.get(cand, 0.0)
-    plan = _pricing(group)
-    for kind, ts in group.slots[cand].items():
-        table = _cut_table(group, plan.at[(cand, kind)], ts, duals, cuts, staged[kind], cache)[1]
-        reduced -= table.best[np.minimum(group.per_node[(cand, kind)] * nodes, len(table.best) - 1)]
-    return reduced
-
-
 def _cut_column(
     group: Group,
     cand: int,
@@ -532,7 +568,7 @@ def _cut_column(
     staged: dict[str, frozenset[int]],
     cache: _Cache,
 ) -> Column:
-    """The pool of `n` nodes of `cand` that `_cut_reduced` prices."""
+    """The best pool of `n` nodes of `cand` that `_price_with_cuts` prices."""
     tiers: list[int] = []
     plan = _pricing(group)
     for kind, ts in group.slots[cand].items():
