@@ -256,3 +256,50 @@ def test_column_lp_restricted_and_restarted_from_an_old_basis_matches_a_fresh_so
         fresh = linprog(cost, A_ub=-dense, b_ub=-need, bounds=bounds, method="highs")
         assert value == pytest.approx(fresh.fun, abs=1e-7)
         assert np.all(x[~allowed] <= 1e-9)
+
+
+def test_the_listings_stall_clock_is_not_reset_by_their_plan_in_other_rounding(monkeypatch):
+    """Once branch-and-price has joined, the listings' program is interrupted when its best plan has not improved
+    for `_PATIENCE` seconds. HiGHS reports the same plan again with its cost rounded differently (8,168.242204,
+    then 8,168.242203999994 on a 64-tier demand): that is no improvement, and must not restart the clock."""
+    from gpu_platform.planner import highs
+
+    now = [100.0]
+    monkeypatch.setattr(highs.time, "perf_counter", lambda: now[0])
+
+    class Hooks:
+        def __init__(self):
+            self.calls = []
+
+        def __iadd__(self, fn):
+            self.calls.append(fn)
+            return self
+
+    class FakeHighs:
+        cbMipInterrupt = Hooks()
+        cbSimplexInterrupt = Hooks()
+
+    class Event:
+        def __init__(self, value):
+            self.data_out = type("Out", (), {"mip_primal_bound": value})()
+            self.stopped = False
+
+        def interrupt(self):
+            self.stopped = True
+
+    race = highs.Race(math.inf, 0.0)
+    h = FakeHighs()
+    highs._stop_at(h, -math.inf, 1e-6, race)
+    (check,) = h.cbMipInterrupt.calls
+    race.joined = now[0]
+    check(Event(8168.242204))  # the plan, at the join
+    now[0] += highs._PATIENCE * 0.75
+    check(Event(8168.242203999994))  # the same plan, other rounding
+    now[0] += highs._PATIENCE * 0.5
+    late = Event(8168.242203999994)
+    check(late)
+    assert late.stopped  # stalled since the join
+    now[0] += 0.1
+    better = Event(8140.795154)
+    check(better)
+    assert not better.stopped  # a better plan restarts the clock

@@ -181,7 +181,7 @@ def _stop_at(h: highspy.Highs, floor: float, rel_gap: float, race: Race | None =
         value = event.data_out.mip_primal_bound  # the incumbent's cost (inf before the first)
         low = floor
         now = time.perf_counter()
-        if value < improved[0]:
+        if value < improved[0] - 1e-9 * abs(value):  # a better plan, not the same one in other rounding
             improved[:] = [value, now]
         if race is not None and race.branching and now - max(improved[1], race.joined) > _PATIENCE:
             event.interrupt()
