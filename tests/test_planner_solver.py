@@ -262,10 +262,12 @@ def test_the_listings_stall_clock_is_not_reset_by_their_plan_in_other_rounding(m
     """Once branch-and-price has joined, the listings' program is interrupted when its best plan has not improved
     for `_PATIENCE` seconds. HiGHS reports the same plan again with its cost rounded differently (8,168.242204,
     then 8,168.242203999994 on a 64-tier demand): that is no improvement, and must not restart the clock."""
+    import time
+
     from gpu_platform.planner import highs
 
     now = [100.0]
-    monkeypatch.setattr(highs.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
 
     class Hooks:
         def __init__(self):
