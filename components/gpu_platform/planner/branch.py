@@ -653,22 +653,20 @@ class _Search:
         lp.allow_only(allowed)
         before = len(lane.cols)
         cutoff = self.cutoff()
-        _, node_bound, converged, x = _generate(
-            sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
-        )
         # Pools the node does not allow, priced out of the LP, that its solution still uses (they save more than the
         # penalty): fixed at 0 and the node solved again, so its solution is one of the node's LP (`_STRAY_TRIES`).
         # In seeds 4 / 8 of the 64-tier scale benchmark's large groups, 12 / 31 of 140 / 171 nodes.
-        stray = np.flatnonzero((x[: len(allowed)] > 1e-9) & ~allowed)
-        for tries in range(_STRAY_TRIES + 1):
-            if not len(stray) or node_bound >= cutoff - rel_gap * cutoff or time.perf_counter() >= self.deadline:
-                break
-            lp.forbid(stray if tries < _STRAY_TRIES else np.flatnonzero(~allowed))
+        node_bound, stray = -math.inf, np.zeros(0, dtype=np.int64)
+        for tries in range(_STRAY_TRIES + 2):
+            if tries:
+                lp.forbid(stray if tries <= _STRAY_TRIES else np.flatnonzero(~allowed))
             _, again, converged, x = _generate(
                 sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
             )
             node_bound = max(node_bound, again)
             stray = np.flatnonzero((x[: len(allowed)] > 1e-9) & ~allowed)
+            if not len(stray) or node_bound >= cutoff - rel_gap * cutoff or time.perf_counter() >= self.deadline:
+                break
         converged = converged and not len(stray)
         cols = lane.cols
         x = np.where(np.concatenate([allowed, np.ones(len(cols) - before, dtype=bool)]), x, 0.0)
