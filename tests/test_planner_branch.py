@@ -176,6 +176,19 @@ def _cheapest_in_box(plans, box):
     return best
 
 
+def _box_case(group, cls, shift, span):
+    """A box around the cheapest plan's node total of one price class (shifted by `shift`), and the cheapest plan
+    in it (brute force): `span(edge)` gives that class's (least, most). Returns the prices, the class's price,
+    the box (price -> (least, most)), the edge and that cheapest plan's cost."""
+    prices = sorted(set(group.price.values()))
+    plans = list(_every_plan(group))
+    price = prices[cls % len(prices)]
+    edge = max(min(plans, key=lambda p: p[0])[1][price] + shift, 0)
+    box = {p: (0, math.inf) for p in prices}
+    box[price] = span(edge)
+    return prices, price, box, edge, _cheapest_in_box(plans, box)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=2, max_size=4), st.integers(0, 3), st.integers(-2, 2), st.booleans())
 def test_the_bound_under_node_totals_holds_for_every_plan_within_them(tiers, cls, shift, upper):
@@ -183,14 +196,7 @@ def test_the_bound_under_node_totals_holds_for_every_plan_within_them(tiers, cls
     # its Lagrangian bound is checked against every plan whose totals lie in the box, found by brute force.
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
     for group in groups(d):
-        prices = sorted(set(group.price.values()))
-        plans = list(_every_plan(group))
-        price = prices[cls % len(prices)]
-        cheapest = min(plans, key=lambda p: p[0])[1][price]
-        edge = max(cheapest + shift, 0)
-        box = {p: (0, math.inf) for p in prices}
-        box[price] = (0, edge) if upper else (edge, math.inf)
-        want = _cheapest_in_box(plans, box)
+        prices, _, box, _, want = _box_case(group, cls, shift, lambda e: (0, e) if upper else (e, math.inf))
         cols = list({*master._greedy(group), *master._full(group)})
         lp = master._Master(group, cols, {c: [prices.index(p)] for c, p in group.price.items()})
         lp.set_box(tuple((float(lo), float(hi)) for lo, hi in box.values()))
@@ -208,14 +214,8 @@ def test_a_box_caps_its_pools_at_their_class_total_and_its_bound_holds_for_every
     # force), padded ones included.
     d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
     for group in groups(d):
-        prices = sorted(set(group.price.values()))
+        prices, price, box, edge, want = _box_case(group, cls, shift, lambda e: (e, e) if pinned else (0, e))
         classes = {c: [prices.index(p)] for c, p in group.price.items()}
-        plans = list(_every_plan(group))
-        price = prices[cls % len(prices)]
-        edge = max(min(plans, key=lambda p: p[0])[1][price] + shift, 0)
-        box = {p: (0, math.inf) for p in prices}
-        box[price] = (edge, edge) if pinned else (0, edge)
-        want = _cheapest_in_box(plans, box)
         sub = _restricted(group, _Node(box=tuple((float(lo), float(hi)) for lo, hi in box.values())), classes)
         capped = [c for c in group.slots if group.price[c] == price]
         assert all(sub.max_nodes(c) <= edge for c in capped)
