@@ -165,6 +165,7 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.solve", "_pairs"): "the solver tests check the MIG pairing on its own",
     ("gpu_platform.planner.highs", "_stop_at"): "the solver tests drive the listings' stall clock with made-up events",
     ("gpu_platform.planner.highs", "_PATIENCE"): "the solver tests drive the listings' stall clock with made-up events",
+    ("gpu_platform.planner.highs", "_SUB_MIPS"): "the solver tests check a racing program is given these options",
 }
 
 

@@ -29,6 +29,13 @@ __all__ = ["solve_mip", "ColumnLP", "Race", "SolverThread"]
 # without a better plan. Figures in benchmarks/RESULTS.md.
 _PATIENCE = 2.0
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
+# An integer program in a race runs none of HiGHS's sub-MIP heuristics. A sub-MIP calls no interrupt callback
+# (HiGHS v1.15.1, highs/mip/HighsMipSolverData.cpp, checkLimits: `!mipsolver.submip`), and at the root of a
+# listing these nest (root reduced cost, highs/mip/HighsPrimalHeuristics.cpp rootReducedCost -> solveSubMip;
+# RENS; RINS in the tree): on the 64-tier scale benchmark's seed 18, 166 sub-MIPs, 12 deep, held the listings'
+# program 6.5 s past branch-and-price's proof, and its second lane waited for that core. Without them, 20
+# generated 64-tier demands took 124 s in all against 158 s (one run each; figures in benchmarks/RESULTS.md).
+_SUB_MIPS = ("mip_heuristic_run_root_reduced_cost", "mip_heuristic_run_rens", "mip_heuristic_run_rins")
 
 
 @dataclass
@@ -131,7 +138,8 @@ def solve_mip(
 
     `start` is a feasible solution to begin from; `floor` a lower bound on the optimum known from elsewhere
     (the search stops once the incumbent is within `rel_gap` of it, and the bound returned is at least it).
-    With `race`, the incumbent's cost is published there, and the search also stops at its bound or signal.
+    With `race`, the incumbent's cost is published there, the search also stops at its bound or signal, and it
+    runs no sub-MIP heuristics (`_SUB_MIPS`), inside which HiGHS would not hear that signal.
     """
     h = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's Highs.__init__ is not annotated
     h.setOptionValue("output_flag", _LOG)
@@ -139,6 +147,8 @@ def solve_mip(
     h.setOptionValue("mip_rel_gap", rel_gap)
     h.setOptionValue("threads", threads)
     h.setOptionValue("random_seed", 0)
+    for name in _SUB_MIPS if race is not None else ():
+        h.setOptionValue(name, False)
     lp = highspy.HighsLp()
     a = csc_array(a)
     lp.num_col_, lp.num_row_ = a.shape[1], a.shape[0]

@@ -453,10 +453,9 @@ def _listings(
             proven = max(proven, min(covered.bound, bound + slack))
         if race is not None and race.branching:
             # Branch-and-price has joined: it proves from here, and its second lane takes this thread's core. A
-            # further, larger program would hold the core for long: HiGHS calls no interrupt callback inside
-            # the sub-MIPs of its heuristics (HiGHS v1.15.1, highs/mip/HighsMipSolverData.cpp, checkLimits:
-            # `!mipsolver.submip`), which at the root of a 7,000-pool program ran 8 s without one, so a proof
-            # found meanwhile waited for it (64-tier scale benchmark, seed 4). Figures in benchmarks/RESULTS.md.
+            # further, larger program would hold the core for long: at the root of a 7,000-pool program HiGHS ran
+            # 8 s without an interrupt callback, in the sub-MIPs of its heuristics (64-tier scale benchmark,
+            # seed 4; a program in a race now runs none, `highs._SUB_MIPS`). Figures in benchmarks/RESULTS.md.
             break
         solved, slack = slack, _next_slack(slack, too_many, best.cost - bound + REL_GAP * best.cost, bound)
     # The compact model gets the time left, unless branch-and-price is there to take it (a race), with both its
