@@ -71,42 +71,36 @@ def _proof_row(tiers: int, seed: int, limit: float, repeat: int) -> list[str]:
     return [str(tiers), str(seed), walls, status, f"{min(r.hourly for _, r in runs):,.2f}"]
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
 def main() -> None:
     """Run the benchmark and print its table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tiers", type=int, nargs="+", default=[16, 32, 64, 128])
+    parser.add_argument("--tiers", type=_positive, nargs="+", default=[16, 32, 64, 128])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=_positive, default=3)
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--proof-only", action="store_true", help="whole plans only: wall time and status per run")
     args = parser.parse_args()
     if args.proof_only:
-        _proof_only(args)
-        return
-    table = Table(
-        title=f"planner at scale (median of {args.repeat}, time limit {args.time_limit:g} s)", title_justify="left"
-    )
-    for col in ("tiers", "seed", "s to 1 %", "s to proof", "gap at 30 s", "status", "$/hour", "bound $/hour"):
+        title = f"whole plans ({args.repeat} runs each, time limit {args.time_limit:g} s)"
+        columns, row = ("tiers", "seed", "s per run", "status", "$/hour"), _proof_row
+    else:
+        title = f"planner at scale (median of {args.repeat}, time limit {args.time_limit:g} s)"
+        columns = ("tiers", "seed", "s to 1 %", "s to proof", "gap at 30 s", "status", "$/hour", "bound $/hour")
+        row = _row
+    table = Table(title=title, title_justify="left")
+    for col in columns:
         table.add_column(col, justify="right" if col != "status" else "left")
     console = Console(width=140)
     for tiers in args.tiers:
         for seed in args.seeds:
-            table.add_row(*_row(tiers, seed, args.time_limit, args.repeat))
-            console.print(f"done: {tiers} tiers, seed {seed}", style="dim")
-    console.print(table)
-
-
-def _proof_only(args: argparse.Namespace) -> None:
-    table = Table(
-        title=f"planner at scale, whole plans ({args.repeat} runs each, time limit {args.time_limit:g} s)",
-        title_justify="left",
-    )
-    for col in ("tiers", "seed", "s per run", "status", "$/hour"):
-        table.add_column(col, justify="right" if col != "status" else "left")
-    console = Console(width=140)
-    for tiers in args.tiers:
-        for seed in args.seeds:
-            table.add_row(*_proof_row(tiers, seed, args.time_limit, args.repeat))
+            table.add_row(*row(tiers, seed, args.time_limit, args.repeat))
             console.print(f"done: {tiers} tiers, seed {seed}", style="dim")
     console.print(table)
 
