@@ -33,8 +33,9 @@ _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on st
 # (HiGHS v1.15.1, highs/mip/HighsMipSolverData.cpp, checkLimits: `!mipsolver.submip`), and at the root of a
 # listing these nest (root reduced cost, highs/mip/HighsPrimalHeuristics.cpp rootReducedCost -> solveSubMip;
 # RENS; RINS in the tree): on the 64-tier scale benchmark's seed 18, 166 sub-MIPs, 12 deep, held the listings'
-# program 6.5 s past branch-and-price's proof, and its second lane waited for that core. Without them, 20
-# generated 64-tier demands took 124 s in all against 158 s (one run each; figures in benchmarks/RESULTS.md).
+# program 6.5 s past branch-and-price's proof, and its second lane waited for that core: that plan took 3.6-4.0 s
+# without them, 8.2-9.9 s with them. Over 20 generated 64-tier demands, back to back, 124 s in all against 158 s;
+# on the other seeds the gain is within run-to-run spread (figures in benchmarks/RESULTS.md).
 _SUB_MIPS = ("mip_heuristic_run_root_reduced_cost", "mip_heuristic_run_rens", "mip_heuristic_run_rins")
 
 
