@@ -38,7 +38,7 @@ from gpu_platform.planner.master import _full, _generate, _greedy, _Master
 from gpu_platform.planner.solve import _pairs
 
 
-def _group(tiers: int, seed: int) -> Group:
+def largest_group(tiers: int, seed: int) -> Group:
     d = random_demand(tiers, seed)
     catalog = catalog_of(d)
     cands = build_candidates(d, catalog)
@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument("--cut-rounds", type=int, default=25)
     args = parser.parse_args()
     console = Console()
-    group = _group(args.tiers, args.seed)
+    group = largest_group(args.tiers, args.seed)
     ordered = sorted(set(group.price.values()))
     box = tuple(args.box)
     if len(box) != len(ordered):

@@ -38,7 +38,7 @@ from .cuts import priceable, violated
 from .highs import Race, SolverThread
 from .local import improve
 
-__all__ = ["LATTICE_PRICES", "branch_and_price", "next_cost", "serve", "tightened"]
+__all__ = ["LATTICE_PRICES", "BranchResult", "branch_and_price", "next_cost", "serve", "tightened"]
 
 _ROUNDS = 30  # pricing rounds, at most, per node
 _RETRIES = 3  # an integral node whose column generation has not converged after this many tries stays open

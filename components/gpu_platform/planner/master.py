@@ -28,6 +28,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from scipy.sparse import csc_array, csr_array
@@ -40,7 +41,7 @@ from .cuts import coefficient
 from .highs import ColumnLP, Race, SolverThread
 from .local import improve, rounded
 
-__all__ = ["solve_group", "REL_GAP", "merged"]
+__all__ = ["solve_group", "REL_GAP", "merged", "root"]
 
 REL_GAP = 1e-6  # a plan within this relative gap of the bound is reported optimal
 _ENUM_LIMIT = 12_000  # pools listed for one proof step; more make a program HiGHS rarely closes in time
@@ -343,13 +344,25 @@ def solve_group(group: Group, time_limit: float) -> GroupPlan:
             ahead.close()
 
 
-def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> GroupPlan:
-    """`solve_group`, with a worker process for branch-and-price started ahead (or None)."""
+class Root(NamedTuple):
+    """Steps 1 and 2 of a group's plan: the pools generated, the root LP's duals, its bound and whether column
+    generation converged, and the first plan."""
+
+    generated: list[Column]
+    duals: Duals
+    bound: float
+    converged: bool
+    best: Cover
+
+
+def root(group: Group, deadline: float) -> Root:
+    """The column LP's bound (column generation, at most `_CG_SHARE` of the time) and the first plan: the greedy
+    plan, the dives and the LP's rounding, each improved by the local search."""
     time_limit = deadline - time.perf_counter()
     start = _greedy(group)
     generated = list({*start, *_full(group)})
     duals, bound, converged, x = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
-    best, proven = Cover(tuple(start), sum(group.cost(c) for c in start), False), bound
+    best = Cover(tuple(start), sum(group.cost(c) for c in start), False)
     dive_end = time.perf_counter() + _DIVE_SHARE * (deadline - time.perf_counter())
     dived = [_assignment_dive(group, generated, dive_end, fix) for fix in _DIVE_FIX]
     for where in (*dived, rounded(group, generated, x), {t: c.cand for c in start for t in c.tiers}):
@@ -357,6 +370,12 @@ def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> 
             found = improve(group, where, deadline)
             cost = sum(group.cost(c) for c in found)
             best = Cover(tuple(found), cost, False) if cost < best.cost - 1e-9 else best
+    return Root(generated, duals, bound, converged, best)
+
+
+def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> GroupPlan:
+    """`solve_group`, with a worker process for branch-and-price started ahead (or None)."""
+    generated, duals, bound, converged, best = root(group, deadline)
     prices = set(group.price.values())
     if len(prices) > LATTICE_PRICES:  # no cost lattice: the listings (or the compact model) alone
         best, proven, optimal = _listings(group, duals, bound, converged, best, deadline, None)
