@@ -12,6 +12,11 @@ change to it can be judged seed by seed and by the sum. --start first begins fro
 optimum a whole `solve_group` proved (the proof alone). "nodes" are the branches solved; with --boxes N, each
 seed's N boxes of pinned node totals (cheapest class first) that took the most branches, with their time (it
 wraps the search's node step to count them).
+
+The branches repeat when the first stage (the root's column generation, dives and local search) ends before its
+time is up, as it does on 64 tiers at the default limit; a limit so short that it stops that stage gives other
+first plans on other runs. Each stage gets the whole --time-limit (with --start optimum the whole `solve_group`
+first), so a row can take two or three times the limit.
 """
 
 from __future__ import annotations
@@ -113,7 +118,7 @@ def main() -> None:
             status,
             str(result.nodes),
             f"{wall:.1f}",
-            f"{1000 * wall / max(result.nodes, 1):.0f}",
+            f"{1000 * wall / result.nodes:.0f}" if result.nodes else "-",
         )
         pinned = [(n, box) for box, n in nodes.items() if box and all(lo == hi for lo, hi in box)]
         for n, box in sorted(pinned, reverse=True)[: args.boxes]:
@@ -121,7 +126,7 @@ def main() -> None:
             boxes.add_row(str(seed), f"({shown})", str(n), f"{seconds[box]:.1f}")
     table.add_row("all", "", "", "", "", "", str(total_nodes), f"{total_s:.1f}", "")
     console.print(table)
-    if args.boxes:
+    if boxes.row_count:
         console.print(boxes)
 
 
