@@ -116,3 +116,40 @@ def test_benchmark_specs_are_valid(gpus, teams):
     spec = parse_spec(make_spec(gpus, teams))
     assert len(spec.teams) == teams
     assert sum(pool_capacity(spec, p).gpus_max for p in spec.node_pools) == gpus // 8 * 8
+
+
+def _bench(script: str, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "components"), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, script, *args], cwd=ROOT / "benchmarks", env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "rows"),
+    [
+        ("bench_plan_search.py", ("--tiers", "6", "--seeds", "1", "2", "--boxes", "1"), 2),
+        ("bench_plan_search.py", ("--tiers", "6", "--seeds", "1", "--start", "optimum"), 1),
+        ("bench_plan_scale.py", ("--tiers", "6", "--seeds", "1", "--repeat", "1", "--proof-only"), 1),
+    ],
+)
+def test_the_planner_benchmarks_run_as_their_usage_says(script, args, rows):
+    # The usage lines of the search and scale benchmarks, on demands small enough to prove at once: every seed's
+    # row says optimal, and the search benchmark's table ends with its sum.
+    done = _bench(script, *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("optimal") == rows, done.stdout
+    assert ("│   all │" in done.stdout) == (script == "bench_plan_search.py"), done.stdout
+
+
+@pytest.mark.parametrize(
+    "args", [("--tiers", "0"), ("--boxes", "-1"), ("--start", "bogus"), ("--time-limit", "nan"), ("--seeds",)]
+)
+def test_the_search_benchmark_refuses_bad_arguments_in_one_line(args):
+    done = _bench("bench_plan_search.py", *args)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stderr.strip().splitlines()[-1].startswith("bench_plan_search.py:")
