@@ -10,6 +10,7 @@ import argparse
 import random
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,18 @@ def random_demand_file(tiers: int, seed: int) -> dict[str, Any]:
             )
     types = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge"]
     return {"cloud": "aws", "instanceTypes": types, "tiers": out}
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `low`."""
+
+    def count(text: str) -> int:
+        value = int(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is not at least {low}")
+        return value
+
+    return count
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import argparse
 import statistics
 import time
 
-from bench_plan import random_demand
+from bench_plan import at_least, random_demand
 from rich.console import Console
 from rich.table import Table
 
@@ -71,19 +71,12 @@ def _proof_row(tiers: int, seed: int, limit: float, repeat: int) -> list[str]:
     return [str(tiers), str(seed), walls, status, f"{min(r.hourly for _, r in runs):,.2f}"]
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
-
-
 def main() -> None:
     """Run the benchmark and print its table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--tiers", type=_positive, nargs="+", default=[16, 32, 64, 128])
+    parser.add_argument("--tiers", type=at_least(1), nargs="+", default=[16, 32, 64, 128])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--repeat", type=_positive, default=3)
+    parser.add_argument("--repeat", type=at_least(1), default=3)
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--proof-only", action="store_true", help="whole plans only: wall time and status per run")
     args = parser.parse_args()

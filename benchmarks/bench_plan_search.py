@@ -24,10 +24,11 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bench_plan import at_least
 from bench_plan_box import largest_group
 from rich.console import Console
 from rich.table import Table
@@ -71,24 +72,14 @@ def _search(group: Group, start: str, limit: float) -> tuple[float, branch.Branc
     return cost, result, time.perf_counter() - clock
 
 
-def _at_least(low: int) -> Callable[[str], int]:
-    def count(text: str) -> int:
-        value = int(text)
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is not at least {low}")
-        return value
-
-    return count
-
-
 def main() -> None:
     """Run the searches and print their tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tiers", type=_at_least(1), default=64)
+    parser.add_argument("--tiers", type=at_least(1), default=64)
     parser.add_argument("--seeds", type=int, nargs="+", default=[3, 4, 7, 14, 16, 17, 19])
     parser.add_argument("--start", choices=["first", "optimum"], default="first")
     parser.add_argument("--time-limit", type=float, default=60.0)
-    parser.add_argument("--boxes", type=_at_least(0), default=0, metavar="N")
+    parser.add_argument("--boxes", type=at_least(0), default=0, metavar="N")
     args = parser.parse_args()
     if not 0.1 <= args.time_limit <= 3600:
         parser.error(f"--time-limit {args.time_limit}: between 0.1 and 3600 seconds")
