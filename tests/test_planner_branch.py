@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from gpu_platform.planner import branch, master
 from gpu_platform.planner.branch import _Incidence, _Node, _restricted, branch_and_price, next_cost
-from gpu_platform.planner.columns import Column, merged
+from gpu_platform.planner.columns import Column, Duals, merged, price_columns
 from gpu_platform.planner.cover import Cover
 from gpu_platform.planner.highs import Race
 from helpers.planner import assert_valid_columns, brute_force_hourly, demand, generated_demand, groups, tiers
@@ -91,7 +91,7 @@ def test_branch_and_price_is_exact_when_its_lp_leans_on_pools_a_node_does_not_al
     node = branch._Search.node
 
     def recorded(self, lane, bound, n):
-        solved.append((n.fixed, n.forbidden, n.box, n.retries))
+        solved.append((n.fixed, n.forbidden, n.box, n.sizes, n.retries))
         node(self, lane, bound, n)
 
     for seed in (1, 2):
@@ -234,6 +234,111 @@ def test_a_box_caps_its_pools_at_their_class_total_and_its_bound_holds_for_every
         assert next_cost(set(prices), bound, box) <= want + 1e-6
 
 
+def _routings(group):
+    """(cost, nodes of each candidate's pool) of every routing of the group's tiers to its candidates."""
+    options = {t: [c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())] for t in group.units}
+    tiers_ = sorted(options)
+    for routing in itertools.product(*(options[t] for t in tiers_)):
+        on = {}
+        for t, c in zip(tiers_, routing, strict=True):
+            on.setdefault(c, []).append(t)
+        used = {c: merged(group, c, ts).nodes for c, ts in on.items()}
+        yield sum(group.price[c] * n for c, n in used.items()), used
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=2, max_size=4), st.integers(0, 7), st.integers(-2, 1), st.booleans())
+def test_a_branch_on_a_pool_size_bounds_every_plan_on_its_side_and_its_lp_keeps_to_it(tiers_, pick, shift, larger):
+    # A candidate's pool of at most f nodes (or none), or a pool of at least f + 1: pricing offers no pool of
+    # another size, the LP takes exactly one pool of a candidate that must have one, and the Lagrangian bound
+    # (which then counts that candidate's least reduced cost even when positive) holds for every plan on that
+    # side, found by brute force (with the pool padded up to f + 1 nodes where it is smaller), and is the LP's.
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers_)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    for group in groups(d):
+        plans = list(_routings(group))
+        best = min(plans, key=lambda p: p[0])[1]
+        cands = sorted(group.slots)
+        cand = cands[pick % len(cands)]
+        f = max(best.get(cand, 0) + shift, 0)
+        lo, hi = (f + 1, branch._NO_MOST) if larger else (0, f)
+        if larger:
+            room = group.max_nodes(cand)
+            want = min(
+                (cost + max(0, lo - used.get(cand, 0)) * group.price[cand] for cost, used in plans if lo <= room),
+                default=math.inf,
+            )
+        else:
+            want = min((cost for cost, used in plans if used.get(cand, 0) <= hi), default=math.inf)
+        sub = _restricted(group, _Node(sizes=((cand, lo, hi),)))
+        assert sub.node_min == ({cand: lo} if larger else {})
+        if larger and lo > sub.max_nodes(cand):
+            continue  # a pool larger than its tiers need: the search prunes such a node
+        # each tier alone on each candidate that may serve it, at a size the branch allows: a first LP
+        singles = {
+            Column(c, max(merged(group, c, [t]).nodes, sub.node_min.get(c, 0)), frozenset({t}))
+            for c, kinds in sub.slots.items()
+            for ts in kinds.values()
+            for t in ts
+        }
+        singles = {col for col in singles if col.nodes <= sub.max_nodes(col.cand)}
+        if {t for col in singles for t in col.tiers} != set(group.units):
+            assert want == math.inf  # a tier no pool of an allowed size holds
+            continue
+        cols = list({*master._greedy(group), *master._full(group), *singles})
+        cols += [Column(cand, lo, frozenset())] if larger else []
+        incidence = _Incidence(group)
+        incidence.add(cols)
+        cols = [col for col, ok in zip(cols, incidence.allowed(sub), strict=True) if ok]
+        assert all(lo <= col.nodes <= hi for col in cols if col.cand == cand)
+        lp = master._Master(group, cols)
+        lp.set_used(frozenset(sub.node_min))
+        before = len(cols)
+        _, bound, converged, x = master._generate(sub, cols, math.inf, lp, gap=1e-9)
+        assert converged
+        assert all(lo <= col.nodes <= hi for col in cols[before:] if col.cand == cand)
+        assert bound <= want + 1e-6
+        value = sum(group.cost(col) * v for col, v in zip(cols, x, strict=True))
+        assert bound == pytest.approx(value, rel=1e-6, abs=1e-6)  # pricing found every pool that pays
+        taken = sum(v for col, v in zip(cols, x, strict=True) if col.cand == cand)
+        assert taken == pytest.approx(1.0) if larger else taken <= 1 + 1e-9
+
+
+def test_a_candidate_that_must_have_a_pool_adds_its_least_pool_to_the_bound_even_when_it_pays_nothing():
+    d = demand({"name": "a", "gpus": 8}, {"name": "b", "gpus": 12}, instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    (group,) = groups(d)
+    cand = max(group.slots, key=group.price.__getitem__)
+    zero = Duals(dict.fromkeys(group.units, 0.0), dict.fromkeys(group.slots, 0.0))
+    assert price_columns(group, zero)[1] == 0.0  # no pool pays at zero duals: nothing added
+    forced = replace(group, node_min={cand: 2})
+    cols, bound = price_columns(forced, zero)
+    assert bound == pytest.approx(2 * group.price[cand])  # its cheapest allowed pool: two nodes, serving nothing
+    assert not cols
+    paid = Duals({t: 1e4 for t in group.units}, dict.fromkeys(group.slots, 0.0))
+    cols, _ = price_columns(forced, paid)
+    assert cols and all(col.nodes >= 2 for col in cols if col.cand == cand)
+    too_large = replace(group, node_min={cand: group.max_nodes(cand) + 1})
+    assert price_columns(too_large, paid)[1] == math.inf  # no pool of that size: no plan
+
+
+def test_a_branch_on_pool_sizes_splits_where_the_lp_mixes_sizes_or_takes_a_fraction_of_a_pool():
+    a3, a5, b2 = Column(0, 3, frozenset({0})), Column(0, 5, frozenset({0, 1})), Column(1, 2, frozenset({1}))
+    low, high = branch._size_branch([a3, a5, b2], np.array([0.5, 0.5, 1.0]), _Node())
+    assert (low.sizes, high.sizes) == (((0, 0, 3),), ((0, 4, branch._NO_MOST),))
+    # a fraction of one pool: none, or that size or larger
+    low, high = branch._size_branch([a3, b2], np.array([0.4, 1.0]), _Node())
+    assert (low.sizes, high.sizes) == (((0, 0, 2),), ((0, 3, branch._NO_MOST),))
+    # within what the node already decided, and keeping what it decided for other candidates
+    node = _Node(sizes=((0, 4, 10), (1, 1, 2)))
+    a7 = Column(0, 7, frozenset({0}))
+    low, high = branch._size_branch([a5, a7, b2], np.array([0.5, 0.5, 1.0]), node)
+    assert (low.sizes, high.sizes) == (((0, 4, 5), (1, 1, 2)), ((0, 6, 10), (1, 1, 2)))
+    assert branch._size_branch([a3, b2], np.array([1.0, 1.0]), _Node()) is None  # whole pools: no branch
+    # the larger share of a larger pool wins
+    c9, c1 = Column(2, 9, frozenset({2})), Column(3, 1, frozenset({3}))
+    _, high = branch._size_branch([c9, c1], np.array([0.5, 0.5]), _Node())
+    assert high.sizes == ((2, 9, branch._NO_MOST),)
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=2, max_size=4))
 def test_a_plan_found_on_the_other_thread_prunes_and_proves(tiers):
@@ -302,6 +407,39 @@ def test_the_columns_a_node_allows_are_those_whose_candidate_may_serve_every_tie
             for ok, col in zip(expected, cols, strict=True)
         ]
         assert incidence.allowed(boxed).tolist() == expected
+
+
+@pytest.mark.parametrize(("tiers_", "seed"), [(32, 1), (32, 4), (40, 4)])
+def test_branch_and_price_proves_the_same_optimum_with_branches_on_pool_sizes_or_on_tiers_only(
+    tiers_, seed, monkeypatch
+):
+    """Two branching rules, one proof: a bound that were wrong under a branch on a pool's size would prune the
+    optimum (a dearer plan) or prove too soon (a lower bound above another rule's optimum)."""
+    import time
+
+    group = max(groups(generated_demand(tiers_, seed)), key=lambda g: len(g.units))
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    sized = []
+    size_branch = branch._size_branch
+
+    def counted(*args):
+        children = size_branch(*args)
+        sized.append(children is not None)
+        return children
+
+    results = []
+    for rule in (counted, lambda *args: None):
+        monkeypatch.setattr(branch, "_size_branch", rule)
+        found = branch_and_price(
+            group, list(cols), tuple(start), sum(group.cost(c) for c in start), root, time.perf_counter() + 60, 1e-6
+        )
+        assert_valid_columns(group, found.columns)
+        assert found.bound >= found.cost * (1 - 1e-6)
+        results.append(found)
+    assert any(sized)  # the search branched on pool sizes
+    assert results[0].cost == pytest.approx(results[1].cost, rel=1e-6)
 
 
 def test_branch_and_price_stays_exact_when_its_lp_is_rebuilt_again_and_again(monkeypatch):

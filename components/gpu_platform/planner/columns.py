@@ -56,7 +56,8 @@ the three it serves, every plan has at least 2 (`cuts`)."""
 
 @dataclass(frozen=True)
 class Duals:
-    """LP duals: per tier (its cover row) and per candidate (at most one pool of it), both >= 0; under a branch
+    """LP duals: per tier (its cover row), >= 0, and per candidate (at most one pool of it), >= 0, or of either
+    sign for a candidate that must have one (`Group.node_min`); under a branch
     on node totals, the price each node of a candidate adds and the constant those rows add to the bound; per
     subset-row cut (in the LP's order), its dual (>= 0)."""
 
@@ -80,6 +81,8 @@ class Group:
     price: dict[int, float] = field(default_factory=dict)  # cand -> $/hour per node
     direct: set[int] = field(default_factory=set)  # one-kind candidates the final program models directly
     node_cap: dict[int, int] = field(default_factory=dict)  # cand -> most nodes a plan within the gap gives it
+    # cand -> least nodes of its pool, which every plan has (a branch on the candidate's node count decided so)
+    node_min: dict[int, int] = field(default_factory=dict)
     # worked out once (a group's slots are not changed once it is in use): max_nodes per candidate, and how
     # `price_columns` reads the group
     _max: dict[int, int] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -302,23 +305,35 @@ def _reduced(group: Group, plan: _Pricing, duals: Duals, bests: list[np.ndarray]
         joined = np.concatenate(chunks)
         taken = joined[np.repeat(np.array(offsets, dtype=np.int64), plan.part_sizes) + plan.part_index]
         out -= np.bincount(plan.part_row, weights=taken, minlength=len(out))
+    for i, (cand, _, _) in enumerate(plan.cands):  # a pool below its candidate's least is no pool here
+        least = group.node_min.get(cand, 0)
+        if least > 1:
+            out[plan.starts[i] : plan.starts[i] + min(least - 1, int(plan.sizes[i]))] = np.inf
     return out
 
 
-def _paying(plan: _Pricing, reduced: np.ndarray, per_cand: int) -> tuple[list[tuple[int, list[int]]], float]:
+def _paying(
+    group: Group, plan: _Pricing, reduced: np.ndarray, per_cand: int
+) -> tuple[list[tuple[int, list[int]]], float]:
     """Per candidate with a pool of negative reduced cost, its `per_cand` best node counts (those negative), and
     the sum over candidates of each one's least reduced cost, or 0 (what they add to the Lagrangian bound: an
-    optimal plan has at most one pool per candidate)."""
+    optimal plan has at most one pool per candidate, and exactly one of a candidate in `group.node_min`)."""
+    forced = sum(1 for c, least in group.node_min.items() if least > 0 and c in group.slots)
     some = np.flatnonzero(plan.sizes)
     if not len(some):
-        return [], 0.0
+        return [], (math.inf if forced else 0.0)
     least = np.minimum.reduceat(reduced, plan.starts[some])  # the candidates without rows add nothing
     found = []
     for i in np.flatnonzero(least < -1e-7):
         c = int(some[i])
         seg = reduced[plan.starts[c] : plan.starts[c] + plan.sizes[c]]
         found.append((plan.cands[c][0], [int(j) + 1 for j in np.argsort(seg)[:per_cand] if seg[j] < -1e-7]))
-    return found, float(np.minimum(least, 0.0).sum())
+    if not forced:
+        return found, float(np.minimum(least, 0.0).sum())
+    must = np.array([group.node_min.get(plan.cands[int(c)][0], 0) > 0 for c in some], dtype=bool)
+    if int(must.sum()) < forced:  # a candidate that must have a pool has no node count left: no plan
+        return found, math.inf
+    return found, float(np.where(must, least, np.minimum(least, 0.0)).sum())
 
 
 def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
@@ -333,7 +348,7 @@ def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[C
         items = [(t, group.units[t], duals.tiers[t]) for t in tiers]
         tables.append((items, best_values(items, reach)))
     reduced = _reduced(group, plan, duals, [tables[at][1].best for _, _, parts in plan.cands for _, at, _ in parts])
-    paying, low = _paying(plan, reduced, per_cand)
+    paying, low = _paying(group, plan, reduced, per_cand)
     found = []
     for cand, counts in paying:
         chosen = {kind: tables[plan.at[(cand, kind)]] for kind in group.slots[cand]}
@@ -381,7 +396,7 @@ def _price_with_cuts(group: Group, duals: Duals, per_cand: int) -> tuple[list[Co
         for cand, _, parts in plan.cands
         for kind, at, _ in parts
     ]
-    paying, low = _paying(plan, _reduced(group, plan, duals, bests), per_cand)
+    paying, low = _paying(group, plan, _reduced(group, plan, duals, bests), per_cand)
     for cand, counts in paying:
         found += [_cut_column(group, cand, n, duals, cuts, stages[cand], cache) for n in counts]
     return found, bound + low

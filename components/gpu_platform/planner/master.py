@@ -71,8 +71,9 @@ class GroupPlan:
 
 
 class _Master:
-    """The column model's LP: a cover row (>= 1) per tier, a convexity row (<= 1) per candidate, grown by
-    columns on one HiGHS instance that re-optimises from its last basis.
+    """The column model's LP: a cover row (>= 1) per tier, a convexity row (<= 1, or = 1 for a candidate a branch
+    gave a pool: `set_used`) per candidate, grown by columns on one HiGHS instance that re-optimises from its last
+    basis.
 
     With `counters` (candidate -> the counters it counts towards, numbered from 0), one more row per counter
     counts the nodes of its candidates' pools, between bounds a branch sets (`box`); each such row has two
@@ -109,6 +110,7 @@ class _Master:
                 ),
             )
         self.box: tuple[tuple[float, float], ...] = ((0.0, math.inf),) * count
+        self.used: frozenset[int] = frozenset()  # candidates whose convexity row is an equality (`set_used`)
         self.cuts: list[Cut] = []  # subset-row cuts, one row each after the counters' (>= 2)
         self._on: dict[int, list[int]] = {}  # tier -> the cuts it is in
         self.cols: list[Column] = []
@@ -162,6 +164,13 @@ class _Master:
         self.box = box
         self.lp.row_bounds(self.box_row, [lo for lo, _ in box], [hi for _, hi in box])
 
+    def set_used(self, cands: frozenset[int]) -> None:
+        """Make each of `cands` have exactly one pool (its convexity row = 1), the others at most one."""
+        if cands != self.used:
+            self.used = cands
+            first = self.row[("cand", self.cands[0])] if self.cands else 0
+            self.lp.row_bounds(first, [1.0 if c in cands else -math.inf for c in self.cands], [1.0] * len(self.cands))
+
     def allow_only(self, allowed: np.ndarray) -> None:
         """Price the pools where `allowed` is False out of the LP: each costs as much more as the artificial
         columns' node, and the pools `forbid` fixed are free again. A solution that still uses one of them is not
@@ -197,7 +206,10 @@ class _Master:
         return (
             Duals(
                 {t: max(0.0, float(v)) for t, v in zip(self.tiers, y[:n], strict=True)},
-                {c: max(0.0, -float(v)) for c, v in zip(self.cands, y[n : n + k], strict=True)},
+                {
+                    c: -float(v) if c in self.used else max(0.0, -float(v))
+                    for c, v in zip(self.cands, y[n : n + k], strict=True)
+                },
                 {c: sum(per_counter[k] for k in ks) for c, ks in self.counters.items()},
                 offset,
                 tuple((cut, max(0.0, float(v))) for cut, v in zip(self.cuts, y[cut_row:], strict=True)),
