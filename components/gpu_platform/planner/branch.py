@@ -181,10 +181,11 @@ def _size_branch(cols: list[Column], x: np.ndarray, node: _Node) -> tuple[_Node,
 
     The candidate and f are those that split the LP's share of the candidate (its pools' weights, and 1 less
     their sum for no pool) most evenly, weighted by the square root of the nodes it takes (larger pools decide
-    more). On the search benchmark (`benchmarks/bench_plan_search.py`, nine generated 64-tier groups from their
-    first plans, one lane) the search took 2,108 branches with this weight, 2,980 with the split alone, 2,680
-    with the nodes themselves, and 5,815 with f at the floor of the candidate's fractional node count; with
-    branches on tiers only, 6,398."""
+    more); among equal splits, the smallest f (for a fraction of one pool: no pool, or a pool). On the search
+    benchmark (`benchmarks/bench_plan_search.py`, nine generated 64-tier groups from their first plans, one lane)
+    the search took 2,053 branches so, 2,108 with the largest f among equal splits, 2,980 with the split alone
+    (no weight), 2,680 weighted by the nodes themselves, and 5,815 with f at the floor of the candidate's
+    fractional node count; with branches on tiers only, 6,398 (figures in benchmarks/RESULTS.md)."""
     used: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for j in np.flatnonzero(x > 1e-9):
         used[cols[j].cand].append((cols[j].nodes, float(x[j])))
@@ -194,11 +195,11 @@ def _size_branch(cols: list[Column], x: np.ndarray, node: _Node) -> tuple[_Node,
         lo, hi = sized.get(c, (0, _NO_MOST))
         unused = max(0.0, 1.0 - sum(v for _, v in pools))
         weight = math.sqrt(sum(n * v for n, v in pools))
-        for f in sorted({n for n, _ in pools} | {min(n for n, _ in pools) - 1}):
+        for f in sorted({n for n, _ in pools} | {min(n for n, _ in pools) - 1} | {lo}):
             if lo <= f < hi:
                 below = unused + sum(v for n, v in pools if n <= f)
                 score = min(below, sum(v for n, v in pools if n > f)) * weight
-                if score > 1e-6 and (best is None or (score, f, -c) > (best[0], best[1], -best[2])):
+                if score > 1e-6 and (best is None or (score, -f, -c) > (best[0], -best[1], -best[2])):
                     best = (score, f, c)
     if best is None:
         return None
