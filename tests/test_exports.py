@@ -152,6 +152,8 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.branch", "_Node"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.branch", "_restricted"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.branch", "_Search"): "the branch tests fail one lane and see which lane solves each node",
+    ("gpu_platform.planner.branch", "_size_branch"): "the branch tests check where a branch on pool sizes splits",
+    ("gpu_platform.planner.branch", "_NO_MOST"): "the branch tests check where a branch on pool sizes splits",
     ("gpu_platform.planner.columns", "_STAGE_TIERS"): "the pricing tests check every stage size against enumeration",
     ("gpu_platform.planner.master", "_assignment_dive"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_full"): "the solver tests check each stage of the master problem",

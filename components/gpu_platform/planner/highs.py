@@ -26,8 +26,9 @@ __all__ = ["solve_mip", "ColumnLP", "Race", "SolverThread"]
 # Once branch-and-price has joined a race, the listings' integer program stops when its incumbent has not improved
 # for this long (since it joined, or since the last improvement), and branch-and-price's second lane takes the
 # core. On the 64-tier scale benchmark the program ran 6 s (seed 4) and 10 s (seed 8) beside branch-and-price
-# without a better plan. Figures in benchmarks/RESULTS.md.
-_PATIENCE = 2.0
+# without a better plan; 20 generated 64-tier demands, three whole plans each, took 305 s in all with 1 s, 342 s
+# with 2 s (seeds 3, 4, 7 and 16, three runs each: 1.5 s 125 s, 0.5 s 158 s). Figures in benchmarks/RESULTS.md.
+_PATIENCE = 1.0
 _LOG = bool(os.environ.get("GPU_PLATFORM_PLANNER_LOG"))  # HiGHS's own log on stdout, for profiling
 # An integer program in a race runs none of HiGHS's sub-MIP heuristics. A sub-MIP calls no interrupt callback
 # (HiGHS v1.15.1, highs/mip/HighsMipSolverData.cpp, checkLimits: `!mipsolver.submip`), and at the root of a
