@@ -148,23 +148,29 @@ def test_next_cost_within_a_box_is_the_least_sum_of_node_counts_in_the_box(price
         assert got == pytest.approx(want, rel=1e-5, abs=1e-6) or x == 0
 
 
+def _routings(group):
+    """(cost, nodes of each candidate's pool) of every routing of the group's tiers to its candidates."""
+    options = {t: [c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())] for t in group.units}
+    tiers_ = sorted(options)
+    for routing in itertools.product(*(options[t] for t in tiers_)):
+        on = {}
+        for t, c in zip(tiers_, routing, strict=True):
+            on.setdefault(c, []).append(t)
+        used = {c: merged(group, c, ts).nodes for c, ts in on.items()}
+        yield sum(group.price[c] * n for c, n in used.items()), used
+
+
 def _every_plan(group):
     """(cost, nodes per price, nodes each price's candidates could still add) of every routing of the group's
     tiers to its candidates. Idle nodes make a plan dearer, but it is still a plan: a branch's bound holds
     for plans padded with them too."""
-    options = {t: [c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())] for t in group.units}
-    tiers = sorted(options)
-    for routing in itertools.product(*(options[t] for t in tiers)):
-        on = {}
-        for t, c in zip(tiers, routing, strict=True):
-            on.setdefault(c, []).append(t)
-        used = {c: merged(group, c, ts).nodes for c, ts in on.items()}
+    for cost, used in _routings(group):
         nodes, spare = {}, {}
         for c in group.slots:
             p = group.price[c]
             nodes[p] = nodes.get(p, 0) + used.get(c, 0)
             spare[p] = spare.get(p, 0) + group.max_nodes(c) - used.get(c, 0)
-        yield sum(group.price[c] * n for c, n in used.items()), nodes, spare
+        yield cost, nodes, spare
 
 
 def _cheapest_in_box(plans, box):
@@ -232,18 +238,6 @@ def test_a_box_caps_its_pools_at_their_class_total_and_its_bound_holds_for_every
         assert all(col.nodes <= edge for col in cols[before:] if col.cand in capped)
         assert bound <= want + 1e-6
         assert next_cost(set(prices), bound, box) <= want + 1e-6
-
-
-def _routings(group):
-    """(cost, nodes of each candidate's pool) of every routing of the group's tiers to its candidates."""
-    options = {t: [c for c, kinds in group.slots.items() if any(t in ts for ts in kinds.values())] for t in group.units}
-    tiers_ = sorted(options)
-    for routing in itertools.product(*(options[t] for t in tiers_)):
-        on = {}
-        for t, c in zip(tiers_, routing, strict=True):
-            on.setdefault(c, []).append(t)
-        used = {c: merged(group, c, ts).nodes for c, ts in on.items()}
-        yield sum(group.price[c] * n for c, n in used.items()), used
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
