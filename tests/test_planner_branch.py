@@ -18,7 +18,16 @@ from gpu_platform.planner.branch import _Incidence, _Node, _restricted, branch_a
 from gpu_platform.planner.columns import Column, Duals, merged, price_columns
 from gpu_platform.planner.cover import Cover
 from gpu_platform.planner.highs import Race
-from helpers.planner import assert_valid_columns, brute_force_hourly, demand, generated_demand, groups, tiers
+from helpers.planner import (
+    assert_serves,
+    assert_valid_columns,
+    brute_force_hourly,
+    demand,
+    generated_demand,
+    groups,
+    merged_spec,
+    tiers,
+)
 
 _TIER = tiers(gpus=20, instances=40)
 
@@ -847,3 +856,69 @@ def test_when_no_listing_is_small_enough_the_compact_model_runs_only_without_bra
     assert programs == []  # branch-and-price takes the time, and both cores
     listed, _, _ = master._listings(group, duals, bound, converged, best, time.perf_counter() + 5, None)
     assert programs == [0] and listed.cost <= best.cost  # the compact model: no listed pools
+
+
+@pytest.mark.parametrize("processes", ["0", "1"])
+def test_an_interrupt_that_leaves_the_search_lock_held_still_stops_every_lane(processes, monkeypatch):
+    """Python can raise a Ctrl-C between taking a lock and the `with` block that took it, or as that block exits
+    before letting go: the lock stays held by the interrupted thread. The search lets it go before it waits for
+    its lanes, which need it (else `plan` waited for ever, and ignored a second Ctrl-C)."""
+    import threading
+    import time
+
+    monkeypatch.setenv("GPU_PLATFORM_PLANNER_PROCESSES", processes)
+    caller, exits = [], []
+
+    class Leaky(threading.Condition):
+        def __exit__(self, *exc):
+            if threading.current_thread() is caller[0]:
+                exits.append(1)
+                if len(exits) == 400:  # well into the search, with the second lane at work
+                    raise KeyboardInterrupt  # before the lock is let go, as at the block's exit
+            return super().__exit__(*exc)
+
+    init = branch._Search.__init__
+
+    def leaky(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.cond = Leaky()
+
+    monkeypatch.setattr(branch._Search, "__init__", leaky)
+    group, cols, start, cost, root = _search_setup()
+    ended = []
+
+    def run():
+        try:
+            branch_and_price(group, cols, start, cost, root, time.perf_counter() + 60, 1e-6)
+            ended.append("finished")
+        except KeyboardInterrupt:
+            ended.append("interrupted")
+
+    thread = threading.Thread(target=run, daemon=True)
+    caller.append(thread)
+    thread.start()
+    thread.join(45)
+    assert len(exits) >= 400  # the interrupt came
+    assert ended == ["interrupted"]  # and the search stopped, rather than waiting for its lanes for ever
+
+
+def test_a_free_instance_type_gets_no_cap_from_the_cost_lattice_and_plans():
+    """A price override of 0 is allowed: a free node adds nothing to a plan's cost, so its class's node total
+    is not cut by what a cheaper plan could afford (that cut divided by the price)."""
+    box = ((0.0, math.inf), (2.0, 40.0))
+    assert branch.tightened(box, [0.0, 27.44705], 100.0) == ((0.0, math.inf), (2.0, 3.0))
+    from gpu_platform.planner import plan
+
+    d = demand(
+        {"name": "t0", "mig": {"profile": "1g.20gb", "instances": 54}},
+        {"name": "t1", "gpus": 4},
+        {"name": "t2", "mig": {"profile": "3g.40gb", "instances": 10}},
+        {"name": "t3", "gpus": 32},
+        {"name": "t4", "mig": {"profile": "4g.40gb", "instances": 47}},
+        instanceTypes=["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"],
+        priceOverrides={"p4d.24xlarge": 0},
+    )
+    result = plan(d, 10)
+    assert result.optimal
+    assert result.hourly == 0.0  # everything fits on the free type
+    assert_serves(result, merged_spec(result))

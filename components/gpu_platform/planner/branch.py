@@ -87,7 +87,7 @@ def tightened(
     are all pinned this way can no longer lean on a fraction of a node more than a cheaper plan could have."""
     least = sum(lo * p for (lo, _), p in zip(box, prices, strict=True))
     return tuple(
-        (lo, min(hi, float(math.floor((below - least + lo * p) / p + 1e-9))))
+        (lo, min(hi, float(math.floor((below - least + lo * p) / p + 1e-9))) if p > 0 else hi)  # a free node: no cap
         for (lo, hi), p in zip(box, prices, strict=True)
     )
 
@@ -296,6 +296,7 @@ def branch_and_price(
         for t in threads:
             t.wait()
     except BaseException:  # an interrupt (or an error) here: every lane stops at its next node, and is waited for
+        _let_go(search.cond)
         search.abort()
         for t in threads:
             t.wait_out()
@@ -309,6 +310,15 @@ def branch_and_price(
     if errors:
         raise errors[0]
     return search.result()
+
+
+def _let_go(cond: threading.Condition) -> None:
+    """Release `cond` as many times as this thread holds it. An interrupt raised between taking a lock and the
+    `with` block that took it (or as the block exits, before it lets go) leaves the lock held: the lanes this
+    thread then waits for would wait for it for ever, and a second Ctrl-C is ignored."""
+    owned = getattr(cond, "_is_owned", None)
+    while owned is not None and owned():
+        cond.release()
 
 
 class _Given(NamedTuple):
