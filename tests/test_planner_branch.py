@@ -3,6 +3,7 @@ bounds, and every plan valid."""
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections import Counter
@@ -922,3 +923,50 @@ def test_a_free_instance_type_gets_no_cap_from_the_cost_lattice_and_plans():
     assert result.optimal
     assert result.hourly == 0.0  # everything fits on the free type
     assert_serves(result, merged_spec(result))
+
+
+def test_pop_takes_the_children_of_the_lp_nearest_to_integral_among_equal_bounds():
+    """Of the nodes of least bound, `pop` takes those whose parent's LP was nearest to integral, and of those the
+    newest whose basis is on the asking lane (else the newest); a lower bound comes first, whatever its LP."""
+    from types import SimpleNamespace
+
+    def entry(bound, count, frac, lane=None):
+        return (bound, -count, _Node(frac=frac, start=None if lane is None else ((lane, 0), count)))
+
+    def queue():
+        heap = [entry(100.0, 1, 0.5), entry(100.0, 2, 0.2, lane=0), entry(100.0, 3, 0.2), entry(100.0, 4, 0.9)]
+        heapq.heapify(heap)
+        return SimpleNamespace(heap=heap)
+
+    def pops(search, lane):
+        return [-branch._Search.pop(search, lane)[1] for _ in range(len(search.heap))]
+
+    assert pops(queue(), 0) == [2, 3, 1, 4]  # its own basis first among the nearest, then the newest
+    assert pops(queue(), 1) == [3, 2, 1, 4]
+    lower = queue()
+    heapq.heappush(lower.heap, entry(99.0, 5, 7.5))
+    heapq.heappush(lower.heap, entry(100.0 + 1e-8, 6, 0.0))  # the same lattice level as 100 (a rounding apart)
+    assert pops(lower, 1) == [5, 6, 3, 2, 1, 4]
+
+
+def test_children_carry_how_far_from_integral_their_parents_lp_was(monkeypatch):
+    """Every child of a node whose LP splits tiers carries the sum of those tiers' fractions (`_Node.frac`), which
+    `pop` orders equal bounds by; a node whose LP serves every tier on one candidate passes on 0."""
+    import time
+
+    group = max(groups(generated_demand(32, 4)), key=lambda g: len(g.units))  # some 120 branches, most on sizes
+    pushed = []
+    push = branch._Search.push
+
+    def recorded(self, bound, node):
+        pushed.append(node)
+        push(self, bound, node)
+
+    monkeypatch.setattr(branch._Search, "push", recorded)
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    start_cost = sum(group.cost(c) for c in start)
+    branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
+    children = [n for n in pushed if n.start is not None and not n.retries and (n.fixed or n.forbidden or n.sizes)]
+    assert len(children) >= 10 and all(n.frac > 0 for n in children)
