@@ -970,3 +970,33 @@ def test_children_carry_how_far_from_integral_their_parents_lp_was(monkeypatch):
     branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
     children = [n for n in pushed if n.start is not None and not n.retries and (n.fixed or n.forbidden or n.sizes)]
     assert len(children) >= 10 and all(n.frac > 0 for n in children)
+
+
+def test_branch_and_price_searches_a_group_of_more_prices_than_the_lattice_takes():
+    """With more distinct node prices than `LATTICE_PRICES`, no box of node totals applies (`plan` hands such
+    groups to the listings alone), and the search called directly still proves the brute-force optimum."""
+    import time
+
+    d = demand(
+        {"name": "t0", "gpus": 24, "gpuModel": "any"},
+        {"name": "t1", "mig": {"profile": "2g.10gb", "instances": 22}},
+        {"name": "t2", "mig": {"profile": "2g.10gb", "instances": 19}, "instanceTypes": ["p5.48xlarge"]},
+        {"name": "t3", "gpus": 10, "instanceTypes": ["p4de.24xlarge", "p4d.24xlarge"]},
+        {"name": "t4", "mig": {"profile": "7g.80gb", "instances": 30}},
+        {"name": "t5", "seats": {"count": 55, "perGpu": 2}},
+        instanceTypes=["g4dn.12xlarge", "g5.48xlarge", "p5e.48xlarge", "p4de.24xlarge"],
+    )
+    wide = [g for g in groups(d) if len(set(g.price.values())) > branch.LATTICE_PRICES]
+    assert wide
+    total = 0.0
+    for group in groups(d):
+        start = master._greedy(group)
+        cols = list({*start, *master._full(group)})
+        _, root, _, _ = master._generate(group, cols, math.inf)
+        result = branch_and_price(
+            group, cols, tuple(start), sum(group.cost(c) for c in start), root, time.perf_counter() + 60, 1e-6, lanes=1
+        )
+        assert_valid_columns(group, result.columns)
+        assert result.bound >= result.cost * (1 - 1e-6)
+        total += result.cost
+    assert total == pytest.approx(brute_force_hourly(d), rel=1e-6)

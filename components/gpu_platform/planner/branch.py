@@ -764,7 +764,9 @@ class _Search:
         # one lane); sharing the used ones, 2,653 solves and 4-5 rebuilds.
         self.pool.extend(cols[j] for j in np.flatnonzero(x > 1e-9) if j >= before)
         first, ordered = self.first, self.ordered
-        node_bound = next_cost(self.prices, max(node_bound, bound), dict(zip(ordered, node.box[:first], strict=True)))
+        node_bound = next_cost(
+            self.prices, max(node_bound, bound), dict(zip(ordered[:first], node.box[:first], strict=True))
+        )
         cutoff = self.cutoff()
         if node_bound >= cutoff - rel_gap * cutoff:
             return
