@@ -612,14 +612,19 @@ def _workers(monkeypatch):
     return started, batches
 
 
+def _from_greedy(group):
+    """What a search of `group` starts from: the root's pools, the greedy plan, its cost, and the root's bound."""
+    start = master._greedy(group)
+    cols = list({*start, *master._full(group)})
+    _, root, _, _ = master._generate(group, cols, math.inf)
+    return cols, tuple(start), sum(group.cost(c) for c in start), root
+
+
 def _search_setup(tiers=72, seed=1):
     """The large group of a generated demand, the root's pools and bound, the greedy plan and its cost (by
     default one whose search outlasts a worker process's start: about 350 nodes, 5 s in one lane)."""
     group = max(groups(generated_demand(tiers, seed)), key=lambda g: len(g.units))
-    start = master._greedy(group)
-    cols = list({*start, *master._full(group)})
-    _, root, _, _ = master._generate(group, cols, math.inf)
-    return group, cols, tuple(start), sum(group.cost(c) for c in start), root
+    return group, *_from_greedy(group)
 
 
 def test_a_second_lane_in_a_worker_process_proves_the_same_optimum(monkeypatch):
@@ -963,11 +968,8 @@ def test_children_carry_how_far_from_integral_their_parents_lp_was(monkeypatch):
         push(self, bound, node)
 
     monkeypatch.setattr(branch._Search, "push", recorded)
-    start = master._greedy(group)
-    cols = list({*start, *master._full(group)})
-    _, root, _, _ = master._generate(group, cols, math.inf)
-    start_cost = sum(group.cost(c) for c in start)
-    branch_and_price(group, cols, tuple(start), start_cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
+    cols, start, start_cost, root = _from_greedy(group)
+    branch_and_price(group, cols, start, start_cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
     children = [n for n in pushed if n.start is not None and not n.retries and (n.fixed or n.forbidden or n.sizes)]
     assert len(children) >= 10 and all(n.frac > 0 for n in children)
 
@@ -990,12 +992,8 @@ def test_branch_and_price_searches_a_group_of_more_prices_than_the_lattice_takes
     assert wide
     total = 0.0
     for group in groups(d):
-        start = master._greedy(group)
-        cols = list({*start, *master._full(group)})
-        _, root, _, _ = master._generate(group, cols, math.inf)
-        result = branch_and_price(
-            group, cols, tuple(start), sum(group.cost(c) for c in start), root, time.perf_counter() + 60, 1e-6, lanes=1
-        )
+        cols, start, start_cost, root = _from_greedy(group)
+        result = branch_and_price(group, cols, start, start_cost, root, time.perf_counter() + 60, 1e-6, lanes=1)
         assert_valid_columns(group, result.columns)
         assert result.bound >= result.cost * (1 - 1e-6)
         total += result.cost
