@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -198,6 +200,29 @@ def test_dive_and_local_search_give_a_valid_plan_above_the_bound(seed):
         plan = improve(group, where, math.inf)
         assert_valid_columns(group, plan)
         assert sum(group.cost(c) for c in plan) >= bound - 1e-6  # the bound is a bound
+
+
+def test_the_root_dives_once_for_a_group_branch_and_price_may_search_and_twice_for_one_it_may_not(monkeypatch):
+    fixes: list[float] = []
+    dive = master._assignment_dive
+
+    def counted(group, cols, deadline, fix):
+        fixes.append(fix)
+        return dive(group, cols, deadline, fix)
+
+    monkeypatch.setattr(master, "_assignment_dive", counted)
+    group = _big_group(24, 1)
+    assert len(set(group.price.values())) <= master.LATTICE_PRICES
+    first = master.root(group, time.perf_counter() + 60)
+    assert fixes == [0.7]
+    assert_valid_columns(group, list(first.best.columns))
+    # The same group with more node prices than the cost lattice takes: no branch-and-price, both dives.
+    dearer = {c: p * (1 + 0.001 * (i % (master.LATTICE_PRICES + 1))) for i, (c, p) in enumerate(group.price.items())}
+    many = replace(group, price=dearer)
+    assert len(set(many.price.values())) > master.LATTICE_PRICES
+    fixes.clear()
+    master.root(many, time.perf_counter() + 60)
+    assert fixes == [0.7, 0.95]
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
