@@ -16,6 +16,7 @@ from scipy.optimize import linprog
 from scipy.sparse import csc_array
 
 from gpu_platform.planner import master
+from gpu_platform.planner.branch import LATTICE_PRICES
 from gpu_platform.planner.candidates import build_candidates
 from gpu_platform.planner.columns import merged, split_groups, without_dominated
 from gpu_platform.planner.demand import catalog_of
@@ -202,7 +203,7 @@ def test_dive_and_local_search_give_a_valid_plan_above_the_bound(seed):
         assert sum(group.cost(c) for c in plan) >= bound - 1e-6  # the bound is a bound
 
 
-def test_the_root_dives_once_for_a_group_branch_and_price_may_search_and_twice_for_one_it_may_not(monkeypatch):
+def test_the_root_dives_once_for_a_group_branch_and_price_may_search_in_time_and_twice_otherwise(monkeypatch):
     fixes: list[float] = []
     dive = master._assignment_dive
 
@@ -212,14 +213,18 @@ def test_the_root_dives_once_for_a_group_branch_and_price_may_search_and_twice_f
 
     monkeypatch.setattr(master, "_assignment_dive", counted)
     group = _big_group(24, 1)
-    assert len(set(group.price.values())) <= master.LATTICE_PRICES
+    assert len(set(group.price.values())) <= LATTICE_PRICES
     first = master.root(group, time.perf_counter() + 60)
     assert fixes == [0.7]
     assert_valid_columns(group, list(first.best.columns))
+    # With too little time left for the search to make up for it, both dives.
+    fixes.clear()
+    master.root(group, time.perf_counter() + master._ONE_DIVE_FROM / 2)
+    assert fixes == [0.7, 0.95]
     # The same group with more node prices than the cost lattice takes: no branch-and-price, both dives.
-    dearer = {c: p * (1 + 0.001 * (i % (master.LATTICE_PRICES + 1))) for i, (c, p) in enumerate(group.price.items())}
+    dearer = {c: p * (1 + 0.001 * (i % (LATTICE_PRICES + 1))) for i, (c, p) in enumerate(group.price.items())}
     many = replace(group, price=dearer)
-    assert len(set(many.price.values())) > master.LATTICE_PRICES
+    assert len(set(many.price.values())) > LATTICE_PRICES
     fixes.clear()
     master.root(many, time.perf_counter() + 60)
     assert fixes == [0.7, 0.95]

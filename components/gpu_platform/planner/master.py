@@ -4,9 +4,9 @@
    knapsack pricing, at most one pool per candidate) gives a lower bound L on the cost of any plan, with tier
    and candidate duals.
 2. A first plan: dives on that LP (fix the tiers it serves mostly on one candidate, price again, repeat; one
-   for a group branch-and-price may search, else two), LP rounding and the greedy plan, each improved by a local
-   search (`local.improve`); the best one starts every integer program below, so a time limit still returns a
-   good plan.
+   for a group branch-and-price may search with a few seconds left, else two), LP rounding and the greedy plan,
+   each improved by a local search (`local.improve`); the best one starts every integer program below, so a
+   time limit still returns a good plan.
 3. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
    for a small slack s (0.4 % of L, halved while the listing is too long) and solves the cover program over
    them (`cover.solve_cover`). When that program's optimum is within L + s, it is the true optimum: proven.
@@ -54,12 +54,15 @@ _DIVE_SHARE = 0.4  # of the time left, at most, for the dives that find the firs
 _DIVE_ROUNDS = 4  # pricing rounds, at most, after each fixing
 _DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this much on one candidate; one dive
 # per threshold (the first is quicker, the second slower and often better)
-# A group that branch-and-price may search (at most `LATTICE_PRICES` node prices) gets the first dive only: the
-# search's LP roundings and local search find plans as good within its first branches, and the second dive's
-# 0.4-0.8 s holds the main thread before the search can start. 20 generated 64-tier demands, each group searched
-# alone, two sweeps: 78.7 / 78.5 s in all against 83.6 / 84.6 s; seed 16 8.4-11.4 s in ten runs against
-# 10.1-13.2 s (figures in benchmarks/RESULTS.md).
+# A group that branch-and-price may search (at most `LATTICE_PRICES` node prices), with at least `_ONE_DIVE_FROM`
+# seconds left, gets the first dive only: the search's LP roundings and local search find plans as good within
+# its first branches, and on the 64-tier scale benchmark's large groups the second dive held the main thread
+# 0.4-0.8 s before the search could start. Those 20 groups searched alone, two sweeps: 78.7 / 78.5 s in all against
+# 83.6 / 84.6 s; seed 16 8.4-11.4 s in ten runs against 10.1-13.2 s. Whole plans of seeds 3 / 5 / 6 limited to
+# 1 s came out 0.3-0.8 % dearer with one dive (the search gets too little time to make up for it), limited to 2 s
+# as cheap or 0.3-0.6 % cheaper (figures in benchmarks/RESULTS.md).
 _DIVE_FIX_SEARCHED = (0.7,)
+_ONE_DIVE_FROM = 1.5  # seconds left when the dives start
 _ARTIFICIAL = 1e3  # $/hour per node, as a multiple of the dearest node, of going outside a branch's node totals
 _WORKER_TIERS = 40  # tiers in a group, at least, to start branch-and-price's worker process ahead (`remote`)
 _WORKER_AFTER = 2.0  # seconds of time limit, at least, for that (with less, it would seldom get to work)
@@ -376,15 +379,16 @@ class Root(NamedTuple):
 
 def root(group: Group, deadline: float) -> Root:
     """The column LP's bound (column generation, at most `_CG_SHARE` of the time) and the first plan: the greedy
-    plan, the dives (one when branch-and-price may follow) and the LP's rounding, each improved by the local
-    search."""
+    plan, the dives (one when branch-and-price may follow with time to work) and the LP's rounding, each improved
+    by the local search."""
     time_limit = deadline - time.perf_counter()
     start = _greedy(group)
     generated = list({*start, *_full(group)})
     duals, bound, converged, x = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
     best = Cover(tuple(start), sum(group.cost(c) for c in start), False)
     dive_end = time.perf_counter() + _DIVE_SHARE * (deadline - time.perf_counter())
-    fixes = _DIVE_FIX_SEARCHED if len(set(group.price.values())) <= LATTICE_PRICES else _DIVE_FIX
+    searched = len(set(group.price.values())) <= LATTICE_PRICES and deadline - time.perf_counter() >= _ONE_DIVE_FROM
+    fixes = _DIVE_FIX_SEARCHED if searched else _DIVE_FIX
     dived = [_assignment_dive(group, generated, dive_end, fix) for fix in fixes]
     for where in (*dived, rounded(group, generated, x), {t: c.cand for c in start for t in c.tiers}):
         if len(where) == len(group.units):
