@@ -4,7 +4,7 @@
    knapsack pricing, at most one pool per candidate) gives a lower bound L on the cost of any plan, with tier
    and candidate duals.
 2. A first plan: dives on that LP (fix the tiers it serves mostly on one candidate, price again, repeat; one
-   for a group branch-and-price may search with a few seconds left, else two), LP rounding and the greedy plan,
+   for a group branch-and-price may search with 1.5 s or more left, else two), LP rounding and the greedy plan,
    each improved by a local search (`local.improve`); the best one starts every integer program below, so a
    time limit still returns a good plan.
 3. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
