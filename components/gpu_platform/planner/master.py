@@ -343,19 +343,18 @@ def _assignment_dive(group: Group, cols: list[Column], deadline: float, fix_at: 
         lp.add(full)
 
 
+def _searchable(group: Group) -> bool:
+    """Whether branch-and-price may search `group`: its node prices are few enough for the cost lattice."""
+    return len(set(group.price.values())) <= LATTICE_PRICES
+
+
 def solve_group(group: Group, time_limit: float) -> GroupPlan:
     """The cheapest pools for one group found within `time_limit` seconds, with a proven lower bound."""
     deadline = time.perf_counter() + time_limit
     # Branch-and-price's second lane runs in a worker process; for a group large enough to need it, the process
     # starts now, and its imports take the core the root's column generation leaves idle.
-    prices = set(group.price.values())
     ahead = None
-    if (
-        len(group.units) >= _WORKER_TIERS
-        and time_limit >= _WORKER_AFTER
-        and len(prices) <= LATTICE_PRICES
-        and remote.enabled()
-    ):
+    if len(group.units) >= _WORKER_TIERS and time_limit >= _WORKER_AFTER and _searchable(group) and remote.enabled():
         with contextlib.suppress(OSError):
             ahead = remote.Worker()
     try:
@@ -387,7 +386,7 @@ def root(group: Group, deadline: float) -> Root:
     duals, bound, converged, x = _generate(group, generated, time.perf_counter() + time_limit * _CG_SHARE)
     best = Cover(tuple(start), sum(group.cost(c) for c in start), False)
     dive_end = time.perf_counter() + _DIVE_SHARE * (deadline - time.perf_counter())
-    searched = len(set(group.price.values())) <= LATTICE_PRICES and deadline - time.perf_counter() >= _ONE_DIVE_FROM
+    searched = _searchable(group) and deadline - time.perf_counter() >= _ONE_DIVE_FROM
     fixes = _DIVE_FIX_SEARCHED if searched else _DIVE_FIX
     dived = [_assignment_dive(group, generated, dive_end, fix) for fix in fixes]
     for where in (*dived, rounded(group, generated, x), {t: c.cand for c in start for t in c.tiers}):
@@ -402,7 +401,7 @@ def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> 
     """`solve_group`, with a worker process for branch-and-price started ahead (or None)."""
     generated, duals, bound, converged, best = root(group, deadline)
     prices = set(group.price.values())
-    if len(prices) > LATTICE_PRICES:  # no cost lattice: the listings (or the compact model) alone
+    if not _searchable(group):  # no cost lattice: the listings (or the compact model) alone
         best, proven, optimal = _listings(group, duals, bound, converged, best, deadline, None)
         proven = best.cost if optimal else proven
         return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
