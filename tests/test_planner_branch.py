@@ -292,13 +292,17 @@ def test_a_branch_on_a_pool_size_bounds_every_plan_on_its_side_and_its_lp_keeps_
         cols += [Column(cand, lo, frozenset())] if larger else []
         incidence = _Incidence(group)
         incidence.add(cols)
-        cols = [col for col, ok in zip(cols, incidence.allowed(sub), strict=True) if ok]
-        assert all(lo <= col.nodes <= hi for col in cols if col.cand == cand)
+        allowed = incidence.allowed(sub)
+        assert all(lo <= col.nodes <= hi for col, ok in zip(cols, allowed, strict=True) if ok and col.cand == cand)
+        # As in the search, the pools the branch does not allow stay in the LP, priced out: it always has a
+        # solution (the allowed pools alone may not cover the tiers before pricing adds one that does).
         lp = master._Master(group, cols)
+        lp.allow_only(allowed)
         lp.set_used(frozenset(sub.node_min))
         before = len(cols)
         _, bound, converged, x = master._generate(sub, cols, math.inf, lp, gap=1e-9)
-        if not lp.lp.optimal:  # no LP solution: the search's penalised pools would give it a bound past any plan
+        assert lp.lp.optimal
+        if np.any(x[:before][~allowed] > 1e-9):  # only a priced-out pool serves some tier: no plan on this side
             assert want == math.inf
             continue
         assert converged
