@@ -498,7 +498,9 @@ class _Search:
         15.1 / 14.9 s newest first (two lanes: as many branches at that level as below it, or many more, from run
         to run) and 5.4 / 6.3 / 5.6 s so; its group alone 4.5-5.1 s in six runs, against 5.2-29.3 s (on a quiet
         machine; a sweep beside another job still had one run of 25.0 s). With the count of split tiers instead of
-        their fractions, one run of six took 22.2 s (benchmarks/RESULTS.md)."""
+        their fractions, one run of six took 22.2 s. Later runs of its search in two lanes took 120-949 branches
+        (3.8-38 s): at that level the LPs are degenerate, and which branch each lane takes there first decides
+        which pool sizes the search branches on; in one lane it takes the same 129 (benchmarks/RESULTS.md)."""
         least = self.heap[0][0] + 1e-9 * max(1.0, abs(self.heap[0][0]))  # one level of the cost lattice
         ties = [i for i, (b, _, _) in enumerate(self.heap) if b <= least]
         nearest = min(self.heap[i][2].frac for i in ties) + 1e-9
