@@ -61,7 +61,7 @@ _DIVE_FIX = (0.7, 0.95)  # a dive fixes every tier the LP serves at least this m
 # 83.6 / 84.6 s; seed 16 8.4-11.4 s in ten runs against 10.1-13.2 s. Whole plans of seeds 3 / 5 / 6 limited to
 # 1 s came out 0.3-0.8 % dearer with one dive (the search gets too little time to make up for it), limited to 2 s
 # as cheap or 0.3-0.6 % cheaper (figures in benchmarks/RESULTS.md).
-_DIVE_FIX_SEARCHED = (0.7,)
+_DIVE_FIX_SEARCHED = _DIVE_FIX[:1]
 _ONE_DIVE_FROM = 1.5  # seconds left when the dives start
 _ARTIFICIAL = 1e3  # $/hour per node, as a multiple of the dearest node, of going outside a branch's node totals
 _WORKER_TIERS = 40  # tiers in a group, at least, to start branch-and-price's worker process ahead (`remote`)
