@@ -130,3 +130,24 @@ def test_policy_closed_sets_are_enums():
     assert [s.value for s in PolicySeverity] == [s.value for s in pulumi_policy.Severity]
     pool = gpu_pool("aws:eks/nodeGroup:NodeGroup", "g", {"instanceTypes": ["p4d.24xlarge"]})
     assert pool is not None and pool.kind is PoolKind.EKS
+
+
+def test_printed_findings_are_bounded_however_many_and_long_they_are():
+    # 90,000 unknown instance types once printed 35 MB of errors: the first 100 findings are printed, each cut
+    # to 1,000 characters, then a count of the rest.
+    import io
+
+    from rich.console import Console
+
+    from gpu_platform.console import print_findings
+
+    buf = io.StringIO()
+    findings = [Finding(f"instanceTypes[{i}]", f"'x{i}' is not an instance type") for i in range(250)]
+    findings[3] = Finding("tiers[3].name", "a" * 5_000)
+    print_findings(findings, Console(file=buf, width=100_000, soft_wrap=True))
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 101
+    assert lines[0] == "error: instanceTypes[0]: 'x0' is not an instance type"
+    assert lines[99].startswith("error: instanceTypes[99]:")
+    assert lines[-1] == "... and 150 more"
+    assert len(lines[3]) <= 1_000 + len("error: ") and lines[3].endswith("(5,015 characters in all)")

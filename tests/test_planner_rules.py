@@ -211,3 +211,110 @@ def test_every_gpu_floor_error_is_reported_at_once():
             }
         )
     assert {f.path for f in info.value.findings} == {"tiers[0].gpuModel", "tiers[1].gpus", "tiers[2].minGpuMemoryGiB"}
+
+
+_FLOOR_TIER = st.one_of(
+    tiers(gpus=12, instances=20, profiles=("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb")),
+    st.builds(lambda n, r: {"seats": {"count": n, "perGpu": r}}, st.integers(1, 40), st.sampled_from([2, 4, 8])),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_FLOOR_TIER, min_size=1, max_size=3),
+    st.sampled_from([["p4d.24xlarge", "p4de.24xlarge"], ["g4dn.xlarge", "p4de.24xlarge"], ["g5.xlarge"]]),
+)
+def test_the_unit_floor_is_never_above_the_cheapest_plan(tiers, types):
+    # Each tier's units at the least per-unit price of a pool type that serves it (per GPU, per seat, or per
+    # compute slice of a MIG layout): no plan, checked here by an exhaustive search, may cost less.
+    from gpu_platform.planner.candidates import build_candidates
+    from gpu_platform.planner.columns import split_groups
+    from gpu_platform.planner.solve import _pairs, unit_floor
+
+    d = demand(*({"name": f"t{i}", "gpuModel": "any", **t} for i, t in enumerate(tiers)), instanceTypes=types)
+    catalog = catalog_of(d)
+    cands = build_candidates(d, catalog)
+    try:
+        pairs = _pairs(d, cands, catalog)
+    except PlanningError:
+        return  # a tier no allowed type serves: no plan to compare with
+    floor = sum(unit_floor(g, cands) for g in split_groups([t.units for t in d.tiers], pairs, cands))
+    assert 0 < floor <= brute_force_hourly(d) + 1e-6
+
+
+def test_a_solver_bound_cut_short_is_raised_to_the_unit_floor(monkeypatch):
+    # 40 one-GPU tiers allowed on p4d only: 5 nodes hold them, and 40 GPUs at p4d's price per GPU prove it, even
+    # when the solver's own bound stops far below (as column generation does on 1,000 such tiers).
+    from gpu_platform.planner.master import GroupPlan, solve_group
+
+    def weak(group, time_limit):
+        got = solve_group(group, time_limit)
+        return GroupPlan(got.columns, got.cost, 0.0, False)
+
+    monkeypatch.setattr("gpu_platform.planner.solve.solve_group", weak)
+    d = demand(*({"name": f"t{i}", "gpus": 1} for i in range(40)), instanceTypes=["p4d.24xlarge"])
+    result = plan(d)
+    assert result.hourly == pytest.approx(5 * _price("p4d.24xlarge"))
+    assert result.optimal and result.gap == 0.0
+    assert result.cost_bound == pytest.approx(result.hourly)
+
+
+def test_an_unknown_mig_profile_is_an_error_naming_field_value_and_profiles():
+    with pytest.raises(SpecError) as info:
+        parse_demand(
+            {
+                "cloud": "aws",
+                "tiers": [
+                    {"name": "a", "mig": {"profile": "9g.99gb", "instances": 3}},
+                    {"name": "b", "mig": {"profile": "3g.40gb", "instances": 1}},
+                    {"name": "c", "mig": {"profile": "banana", "instances": 1}},
+                ],
+            }
+        )
+    found = {f.path: f.message for f in info.value.findings}
+    assert set(found) == {"tiers[0].mig.profile", "tiers[2].mig.profile"}
+    assert "'9g.99gb'" in found["tiers[0].mig.profile"] and "'banana'" in found["tiers[2].mig.profile"]
+    assert all("1g.10gb" in m and "7g.141gb" in m for m in found.values())
+
+
+def test_counts_are_integers_and_numbers_are_not_booleans():
+    # YAML's true read as 1 and "4" as 4 would plan a demand nobody wrote: each is an error, all at once.
+    with pytest.raises(SpecError) as info:
+        parse_demand(
+            {
+                "cloud": "aws",
+                "discountPercent": True,
+                "priceOverrides": {"p4d.24xlarge": False},
+                "tiers": [
+                    {"name": "a", "gpus": True, "priority": True},
+                    {"name": "b", "seats": {"count": True, "perGpu": "8"}},
+                    {"name": "c", "mig": {"profile": "1g.10gb", "instances": 2.0}},
+                    {"name": "d", "gpus": 2, "minGpuMemoryGiB": "40"},
+                ],
+            }
+        )
+    assert {f.path for f in info.value.findings} == {
+        "discountPercent",
+        "priceOverrides.p4d.24xlarge",
+        "tiers[0].gpus",
+        "tiers[0].priority",
+        "tiers[1].seats.count",
+        "tiers[1].seats.perGpu",
+        "tiers[2].mig.instances",
+        "tiers[3].minGpuMemoryGiB",
+    }
+    # a price YAML leaves as a string (1e3 has no dot) is still read as the number it is
+    d = demand({"name": "a", "gpus": 8}, priceOverrides={"p4d.24xlarge": "1e3"}, discountPercent=10)
+    assert catalog_of(d).instance("p4d.24xlarge").hourly_usd == pytest.approx(1000.0)
+    assert catalog_of(d).instance("p4de.24xlarge").hourly_usd == pytest.approx(0.9 * _price("p4de.24xlarge"))
+
+
+@pytest.mark.parametrize("price", [1e-300, 5e-5])
+def test_a_node_price_is_zero_or_one_the_solver_can_tell_from_zero(price):
+    with pytest.raises(SpecError) as info:
+        demand({"name": "a", "gpus": 4}, priceOverrides={"p4d.24xlarge": price})
+    [finding] = info.value.findings
+    assert finding.path == "priceOverrides.p4d.24xlarge"
+    assert str(price) in finding.message and "0.0001" in finding.message
+    free = plan(demand({"name": "a", "gpus": 4}, instanceTypes=["p4d.24xlarge"], priceOverrides={"p4d.24xlarge": 0}))
+    assert free.optimal and free.hourly == 0.0

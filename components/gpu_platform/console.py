@@ -25,11 +25,23 @@ out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
+# A file with tens of thousands of bad entries gave tens of megabytes of errors: the first `_SHOWN` findings are
+# printed, each cut to `_LINE` characters, and a count of the rest.
+_SHOWN = 100
+_LINE = 1_000
+
+
 def print_findings(findings: list[Finding], console: Console = err) -> None:
-    """Print errors, warnings and notes, one per line, each naming its field path."""
-    for f in findings:
+    """Print errors, warnings and notes, one per line, each naming its field path: the first 100, each at most
+    1,000 characters, then how many more there are."""
+    for f in findings[:_SHOWN]:
         style = {Severity.ERROR: "red", Severity.WARNING: "yellow"}.get(f.severity, "cyan")
-        console.print(f"[{style}]{f.severity}[/]: {escape(str(f))}")
+        text = str(f)
+        if len(text) > _LINE:
+            text = f"{text[: _LINE - 40]}... ({len(text):,} characters in all)"
+        console.print(f"[{style}]{f.severity}[/]: {escape(text)}")
+    if len(findings) > _SHOWN:
+        console.print(f"... and {len(findings) - _SHOWN:,} more")
 
 
 def fail(e: GpuPlatformError) -> NoReturn:

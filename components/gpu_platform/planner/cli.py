@@ -41,7 +41,7 @@ def _first_interrupt(_signum: int, _frame: object) -> None:
     show_default=True,
     type=click.FloatRange(min=0.1, max=_DAY),
     callback=lambda _ctx, _param, value: _finite(value),
-    help="Solver time limit in seconds (0.1 to 86400); the MIP gap is reported when it is hit.",
+    help="Solver time limit in seconds (0.1 to 86400); a plan not proven optimal reports its MIP gap.",
 )
 @click.option(
     "--format",
@@ -89,7 +89,10 @@ def _plan(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
     else:
         out.print(plan_tables(result))
     if not result.optimal:  # on stderr: the YAML on stdout stays a spec fragment
-        err.print(f"[yellow]warning[/]: time limit {time_limit}s hit; MIP gap {result.gap:.2%}")
+        err.print(
+            f"[yellow]warning[/]: not proven optimal in {result.seconds:.1f}s (time limit {time_limit}s); "
+            f"MIP gap {result.gap:.2%}"
+        )
     if fmt == "table":
         out.print("[bold]spec fragment[/] (merge into a spec with cloud, clusterName, labelDomain and aws/gcp):")
         out.print(fragment, markup=False)

@@ -13,10 +13,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from ..catalog import GPU_MODELS, Catalog, gpu_families
+from ..catalog.mig import MIG_PROFILES
 from ..errors import Finding, SpecError
 from ..inputs import (
     MAX_DEPTH,
@@ -41,6 +53,35 @@ __all__ = [
     "parse_demand",
     "training_models",
 ]
+
+# Every MIG profile name of the catalog's GPU models, by compute slices then memory: a tier's profile is one of them.
+_PROFILES = tuple(
+    sorted(
+        {p for ps in MIG_PROFILES.values() for p in ps},
+        key=lambda p: tuple(int(n) for n in re.findall(r"\d+", p)[:2]) + (p,),
+    )
+)
+# A node price below this (other than 0) is below what the solvers' tolerances tell apart from 0.
+MIN_HOURLY_PRICE = 0.0001
+
+
+def _not_bool(value: Any) -> Any:
+    """YAML's true / false are not numbers here (pydantic would read them as 1 and 0)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value}: not a number; allowed: a number (true and false are not)")  # noqa: TRY004
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_not_bool)]
+"""A float field: numbers, and strings YAML leaves as strings (1e3), as pydantic reads them; not booleans."""
+
+
+def _price(value: float) -> float:
+    if 0 < value < MIN_HOURLY_PRICE:
+        allowed = f"0, or {MIN_HOURLY_PRICE} to {MAX_HOURLY_PRICE:,.0f} $/hour"
+        raise ValueError(f"{value}: too small a node price; allowed: {allowed}")
+    return value
+
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _TRAINING_FAMILIES = ", ".join(gpu_families(m for m in GPU_MODELS.values() if m.training_class))
@@ -68,14 +109,23 @@ class MigDemand(_Model):
     """MIG instances of one profile (the tier's resource is `nvidia.com/mig-<profile>`)."""
 
     profile: str = Field(description="MIG profile name, e.g. 3g.40gb (names are per GPU model).")
-    instances: int = Field(ge=1, le=7 * MAX_GPUS, description="Instances needed at once.")
+    instances: StrictInt = Field(ge=1, le=7 * MAX_GPUS, description="Instances needed at once.")
+
+    @field_validator("profile")
+    @classmethod
+    def _known(cls, profile: str) -> str:
+        if profile not in _PROFILES:
+            known = ", ".join(_PROFILES)
+            shown = repr(profile) if len(profile) < 60 else repr(profile[:56]) + "..."
+            raise ValueError(f"{shown}: not a MIG profile of any GPU in the catalog; allowed: {known}")
+        return profile
 
 
 class SeatDemand(_Model):
     """Pods sharing a GPU by time-slicing or MPS."""
 
-    count: int = Field(ge=1, le=48 * MAX_GPUS, description="Seats (pods) needed at once.")
-    per_gpu: int = Field(
+    count: StrictInt = Field(ge=1, le=48 * MAX_GPUS, description="Seats (pods) needed at once.")
+    per_gpu: StrictInt = Field(
         ge=2,
         le=48,
         description="Most seats per GPU (MPS: <= 48): the tier may also share a "
@@ -88,7 +138,7 @@ class DemandTier(_Model):
     """One workload class and exactly one of `gpus`, `mig`, `seats`."""
 
     name: str = Field(description="Tier name (a DNS label); becomes the spec's tier.")
-    gpus: int | None = Field(default=None, ge=1, le=MAX_GPUS, description="Whole GPUs needed (exclusive).")
+    gpus: StrictInt | None = Field(default=None, ge=1, le=MAX_GPUS, description="Whole GPUs needed (exclusive).")
     mig: MigDemand | None = Field(default=None, description="MIG instances needed.")
     seats: SeatDemand | None = Field(default=None, description="Time-sliced or MPS seats needed.")
     isolation: Isolation | None = Field(
@@ -100,14 +150,14 @@ class DemandTier(_Model):
         description="GPU model(s) the tier may run on: a catalog name (H100-80GB) or family (H100), "
         f"or `any`; default for a `gpus` tier: training-class ({_TRAINING_FAMILIES}), otherwise any.",
     )
-    min_gpu_memory_gib: int | None = Field(
+    min_gpu_memory_gib: StrictInt | None = Field(
         default=None,
         alias="minGpuMemoryGiB",
         ge=1,
         le=1024,
         description="Least GPU memory per GPU, in GiB, against the catalog's nominal memory (80 for A100-80GB).",
     )
-    priority: int | None = Field(
+    priority: StrictInt | None = Field(
         default=None,
         ge=-2147483648,
         le=1000000000,
@@ -165,11 +215,11 @@ class Demand(_Model):
 
     cloud: Cloud | None = Field(default=None, description="aws | gcp (or `plan --cloud`).")
     instance_types: list[str] = Field(default_factory=list, description="Types every tier may use by default.")
-    price_overrides: dict[str, Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]] = Field(
+    price_overrides: dict[str, Annotated[Number, Field(ge=0, le=MAX_HOURLY_PRICE), AfterValidator(_price)]] = Field(
         default_factory=dict, description="Instance type -> $/hour."
     )
-    discount_percent: float = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
-    headroom_percent: float = Field(default=0, ge=0, le=1000, description="maxSize above the planned nodes.")
+    discount_percent: Number = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
+    headroom_percent: Number = Field(default=0, ge=0, le=1000, description="maxSize above the planned nodes.")
     tiers: list[DemandTier] = Field(min_length=1, max_length=1000, description="Workload classes and what each needs.")
 
 

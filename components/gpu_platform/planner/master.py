@@ -42,7 +42,7 @@ from .cuts import coefficient
 from .highs import ColumnLP, Race, SolverThread
 from .local import improve, rounded
 
-__all__ = ["solve_group", "REL_GAP", "merged", "root"]
+__all__ = ["GroupPlan", "solve_group", "REL_GAP", "merged", "root"]
 
 REL_GAP = 1e-6  # a plan within this relative gap of the bound is reported optimal
 _ENUM_LIMIT = 12_000  # pools listed for one proof step; more make a program HiGHS rarely closes in time

@@ -138,7 +138,7 @@ def _summary_table(plan: Plan) -> Table:
     table.add_column("GPUs", justify="right")
     table.add_column("$/hour", justify="right")
     table.add_column("$/month", justify="right")
-    status = "optimal" if plan.optimal else f"time limit, MIP gap {plan.gap:.2%}"
+    status = "optimal" if plan.optimal else f"not proven optimal, MIP gap {plan.gap:.2%}"
     rows = (
         (f"plan ({status})", plan.gpus, plan.hourly),
         ("lower bound (GPUs: slice bound; $: solver)", plan.lower_bound_gpus, plan.cost_bound),

@@ -24,7 +24,7 @@ from .master import REL_GAP, solve_group
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
 from .tiebreak import prefer_mig
 
-__all__ = ["Plan", "PlannedPool", "plan"]
+__all__ = ["Plan", "PlannedPool", "plan", "unit_floor"]
 
 # An EKS managed node group is named `<pool>-` plus a generated suffix within EKS's limit; a GKE node pool
 # `<pool>-` plus a hash within GKE's (`gke.node_pool_name`).
@@ -135,8 +135,31 @@ def _solve(
     for group in sorted(split_groups([t.units for t in demand.tiers], pairs, cands), key=lambda g: len(g.units)):
         solved = solve_group(without_dominated(group), max(deadline - time.perf_counter(), 0.05))
         columns += prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
-        bound, optimal = bound + max(solved.bound, 0.0), optimal and solved.optimal  # no plan costs less than 0
+        least = max(solved.bound, unit_floor(group, cands))  # no plan costs less than 0
+        bound = bound + least
+        optimal = optimal and (solved.optimal or solved.cost <= least + REL_GAP * solved.cost)
     return columns, bound, optimal
+
+
+def unit_floor(group: Group, cands: list[Candidate]) -> float:
+    """A lower bound on the group's cost that needs no solver: each tier's units at the least any candidate that
+    serves it charges per unit. A node's price is spread over its capacity: per GPU for a candidate without MIG
+    (its one unit kind, whole GPUs or seats, shares the node's GPUs), per compute slice for a MIG layout (a GPU
+    has 7, and a profile `<g>g.<m>gb` takes g of them). Where column generation stops short on a large group,
+    its bound can lie far below this one: 1,000 one-GPU tiers got 219.58 $/h against a plan of 2,744.71, which
+    this bound proves optimal."""
+    least: dict[int, float] = {}
+    for c, kinds in group.slots.items():
+        cand = cands[c]
+        for kind, tiers in kinds.items():
+            if cand.mode == SharingMode.MIG:
+                slices = kind.split("g", 1)[0]
+                each = group.price[c] * (int(slices) if slices.isdigit() else 0) / (7 * cand.itype.gpu_count)
+            else:
+                each = group.price[c] / group.per_node[(c, kind)]
+            for t in tiers:
+                least[t] = min(least.get(t, math.inf), each)
+    return sum(group.units[t] * least.get(t, 0.0) for t in group.units)
 
 
 def _one_pool_per_tier(group: Group, columns: tuple[Column, ...]) -> list[Column]:
