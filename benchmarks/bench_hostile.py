@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import random
 import resource
 import subprocess
 import sys
@@ -248,6 +249,7 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
             ["explain", w("vols999.json", json.dumps(_volume_pod(999))), "--spec", dev, "--namespace", "research"],
         )
     )
+    rows += _planner_rows(w)
     wide = w("wide.json", json.dumps(_unknown_kind_export(7_000)))
     rows.append(
         (
@@ -256,6 +258,31 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
             "audit",
             ["audit", wide],
         )
+    )
+    return rows
+
+
+def _planner_rows(w) -> list[tuple[str, str, list[str]]]:
+    """Demands at the planner's tier limit (1,000) and a demand file of 90,000 bad entries, with short time
+    limits: the plan returns near its limit, and the errors printed stay bounded."""
+    rng = random.Random(2)
+    seats = [
+        {"name": f"s{i}", "seats": {"count": rng.randint(1, 500), "perGpu": rng.randint(2, 48)}} for i in range(1_000)
+    ]
+    profiles = ["1g.10gb", "2g.20gb", "3g.40gb", "1g.20gb", "4g.40gb"]
+    mig = [{"name": f"m{i}", "mig": {"profile": profiles[i % 5], "instances": 1 + i % 37}} for i in range(1_000)]
+    ones = [{"name": f"g{i}", "gpus": 1} for i in range(1_000)]
+    rows = []
+    for label, tiers, limit in (
+        ("planner trial: 1,000 seat tiers, perGpu 2-48, --time-limit 0.1", seats, "0.1"),
+        ("planner trial: 1,000 MIG tiers of five profiles, --time-limit 5", mig, "5"),
+        ("planner trial: 1,000 one-GPU tiers, --time-limit 10", ones, "10"),
+    ):
+        path = w(f"plan{len(rows)}.json", json.dumps({"cloud": "aws", "tiers": tiers}))
+        rows.append((label, "plan", ["plan", path, "--time-limit", limit, "--format", "json"]))
+    bad = {"cloud": "aws", "instanceTypes": [f"x{i}" for i in range(90_000)], "tiers": [{"name": "a", "gpus": 1}]}
+    rows.append(
+        ("planner trial: 90,000 unknown instance types (0.8 MB)", "plan", ["plan", w("bad.json", json.dumps(bad))])
     )
     return rows
 

@@ -117,12 +117,15 @@ def build_candidates(demand: Demand, catalog: Catalog) -> list[Candidate]:
         for t in allowed_types(demand, tier, catalog):
             types.setdefault(t.name, t)
     out = []
+    # What a shape serves depends on its GPU model, not its instance type (eight g5 types share the A10G): worked
+    # out once per model, as 1,000 seat tiers ask it of about 2,500 candidates.
+    known: dict[tuple[object, ...], tuple[tuple[str, int] | None, ...]] = {}
     for itype in types.values():
         for cand in _shapes_for(demand, itype, catalog):
-            serves = tuple(
-                unit_capacity(t, cand, catalog) if itype.name in allowed[i] else None
-                for i, t in enumerate(demand.tiers)
-            )
+            key = (cand.mode, cand.replicas, cand.layout, itype.gpu_model)
+            if key not in known:
+                known[key] = tuple(unit_capacity(t, cand, catalog) for t in demand.tiers)
+            serves = tuple(s if itype.name in allowed[i] else None for i, s in enumerate(known[key]))
             if any(serves):
                 out.append((cand, serves))
     return _undominated(out)

@@ -22,11 +22,14 @@ _EPS = 1e-9
 
 
 class Table:
-    """`rows[i][w]`: the most value the first i items fit into capacity w (`best` is the last row); item i is
-    in the best filling at capacity w exactly when it raised the value there (`rows[i + 1][w] > rows[i][w]`)."""
+    """A knapsack's best values: `best[w]`, the most value its items fit into capacity w. For backtracking, either
+    `rows[i][w]`, the most value the first i items (or stages) fit into w (`choice_values`), or `taken[i][w]`,
+    whether item i is in the best filling of the first i + 1 items at w, that is, it raised the value there
+    (`best_values`: one bit per cell, packed, not 64; on 1,000 seat tiers, a table of 1,001 x 250,001 values took
+    2 GB)."""
 
-    def __init__(self, rows: np.ndarray) -> None:
-        self.rows, self.best = rows, rows[-1]
+    def __init__(self, best: np.ndarray, rows: np.ndarray | None = None, taken: np.ndarray | None = None) -> None:
+        self.best, self.rows, self.taken = best, rows, taken
 
     def value(self, cap: int) -> float:
         """The best value at capacity `cap` (past the total weight every item fits)."""
@@ -36,24 +39,27 @@ class Table:
 def best_values(items: Sequence[Item], cap: int) -> Table:
     """The knapsack table for capacities 0..cap (cap is clipped to the total weight)."""
     cap = min(cap, sum(w for _, w, _ in items))
-    rows = np.zeros((len(items) + 1, cap + 1))
+    taken = np.zeros((len(items), (cap + 8) // 8), dtype=np.uint8)  # a bit per capacity (`np.packbits`)
+    raised = np.zeros(cap + 1, dtype=bool)
+    prev, row = np.zeros(cap + 1), np.empty(cap + 1)
     for i, (_, w, v) in enumerate(items):
-        prev, row = rows[i], rows[i + 1]
-        if w <= cap and v > _EPS:  # row = max(prev, prev shifted by w plus v): three array operations per item
+        if w <= cap and v > _EPS:  # row = max(prev, prev shifted by w plus v): five array operations per item
             row[:w] = prev[:w]
             np.add(prev[: cap + 1 - w], v, out=row[w:])
             np.maximum(row[w:], prev[w:], out=row[w:])
-        else:
-            row[:] = prev
-    return Table(rows)
+            np.greater(row, prev, out=raised)
+            taken[i] = np.packbits(raised)
+            prev, row = row, prev
+    return Table(prev, taken=taken)
 
 
 def pick(items: Sequence[Item], table: Table, cap: int) -> list[int]:
-    """The tiers of the best filling at capacity `cap`."""
+    """The tiers of the best filling at capacity `cap` (a table of `best_values`)."""
+    assert table.taken is not None
     cap = min(cap, len(table.best) - 1)
     chosen = []
     for i in range(len(items) - 1, -1, -1):
-        if table.rows[i + 1][cap] > table.rows[i][cap]:
+        if table.taken[i, cap >> 3] >> (7 - (cap & 7)) & 1:
             chosen.append(items[i][0])
             cap -= items[i][1]
     return chosen
@@ -70,11 +76,12 @@ def choice_values(stages: Sequence[Sequence[Item]], cap: int) -> Table:
         for _, w, v in stage:
             if w <= cap and v > _EPS:
                 np.maximum(row[w:], prev[: cap + 1 - w] + v, out=row[w:])
-    return Table(rows)
+    return Table(rows[-1], rows=rows)
 
 
 def choice_pick(stages: Sequence[Sequence[Item]], table: Table, cap: int) -> list[int]:
     """The items (ids) of the best filling of `choice_values` at capacity `cap`, one per stage it takes from."""
+    assert table.rows is not None
     cap = min(cap, len(table.best) - 1)
     chosen = []
     for i in range(len(stages) - 1, -1, -1):

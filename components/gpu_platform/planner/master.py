@@ -388,7 +388,9 @@ def root(group: Group, deadline: float) -> Root:
     dive_end = time.perf_counter() + _DIVE_SHARE * (deadline - time.perf_counter())
     searched = _searchable(group) and deadline - time.perf_counter() >= _ONE_DIVE_FROM
     fixes = _DIVE_FIX_SEARCHED if searched else _DIVE_FIX
-    dived = [_assignment_dive(group, generated, dive_end, fix) for fix in fixes]
+    # Past the time limit no dive starts: a dive prices at least once, and a pricing round at 1,000 seat tiers
+    # takes seconds; the greedy plan and the LP's rounding still give a plan.
+    dived = [_assignment_dive(group, generated, dive_end, fix) for fix in fixes if time.perf_counter() < dive_end]
     for where in (*dived, rounded(group, generated, x), {t: c.cand for c in start for t in c.tiers}):
         if len(where) == len(group.units):
             found = improve(group, where, deadline)

@@ -124,10 +124,10 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
 
 
 def _solve(
-    demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], time_limit: float
+    demand: Demand, cands: list[Candidate], pairs: list[tuple[int, int, str]], deadline: float
 ) -> tuple[list[Column], float, bool]:
-    """The pools of every group and the summed lower bound: (columns, bound, proven optimal)."""
-    deadline = time.perf_counter() + time_limit
+    """The pools of every group and the summed lower bound: (columns, bound, proven optimal), by `deadline` (the
+    time limit counts from the start of `plan`, building the candidates included)."""
     mig_tiers = {t for t, tier in enumerate(demand.tiers) if accepted_modes(tier)[0] == SharingMode.MIG}
     itype_of = {c: cand.itype.name for c, cand in enumerate(cands)}
     columns: list[Column] = []
@@ -254,7 +254,7 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     catalog = catalog_of(demand)
     cands = build_candidates(demand, catalog)
     pairs = _pairs(demand, cands, catalog)
-    columns, cost_bound, optimal = _solve(demand, cands, pairs, time_limit)
+    columns, cost_bound, optimal = _solve(demand, cands, pairs, start + time_limit)
     pools, tier_pool = _pools(demand, cands, columns)
     hourly = sum(p.hourly for p in pools)
     optimal = optimal or hourly <= cost_bound + REL_GAP * hourly
