@@ -318,3 +318,36 @@ def test_a_node_price_is_zero_or_one_the_solver_can_tell_from_zero(price):
     assert str(price) in finding.message and "0.0001" in finding.message
     free = plan(demand({"name": "a", "gpus": 4}, instanceTypes=["p4d.24xlarge"], priceOverrides={"p4d.24xlarge": 0}))
     assert free.optimal and free.hourly == 0.0
+
+
+def test_type_errors_do_not_hide_the_other_errors_of_the_file():
+    # A count written as true or "4" is refused by its type; the rules that need the whole file (instance types,
+    # GPU models, names) still run on it, with stand-ins for those values, so every error comes at once.
+    with pytest.raises(SpecError) as info:
+        parse_demand(
+            {
+                "cloud": "aws",
+                "priceOverrides": {"nope.large": 3, "g5.xlarge": -0.0},
+                "tiers": [
+                    {"name": "Bad_Name", "gpus": True, "instanceTypes": ["nope.large"], "gpuModel": "Z100"},
+                    {"name": "b", "seats": {"count": "1.0e3", "perGpu": 8}, "priority": True},
+                ],
+            }
+        )
+    found = {f.path: f.message for f in info.value.findings}
+    assert set(found) == {
+        "tiers[0].gpus",
+        "tiers[1].seats.count",
+        "tiers[1].priority",
+        "priceOverrides.nope.large",
+        "tiers[0].instanceTypes[0]",
+        "tiers[0].gpuModel",
+        "tiers[0].name",
+    }
+    assert found["tiers[0].gpus"].startswith("true: not a whole number")
+    assert "YAML reads 1.0e3 as text" in found["tiers[1].seats.count"]
+
+
+def test_a_price_of_minus_zero_is_zero():
+    d = demand({"name": "a", "gpus": 8}, instanceTypes=["p4d.24xlarge"], priceOverrides={"p4d.24xlarge": -0.0})
+    assert str(d.price_overrides["p4d.24xlarge"]) == "0.0"

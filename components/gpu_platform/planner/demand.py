@@ -6,6 +6,7 @@ with every error at once, each naming its field path, the bad value and what is 
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import re
@@ -21,7 +22,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictInt,
     ValidationError,
     field_validator,
     model_validator,
@@ -69,19 +69,33 @@ MIN_HOURLY_PRICE = 0.0001
 def _not_bool(value: Any) -> Any:
     """YAML's true / false are not numbers here (pydantic would read them as 1 and 0)."""
     if isinstance(value, bool):
-        raise ValueError(f"{value}: not a number; allowed: a number (true and false are not)")  # noqa: TRY004
+        raise ValueError(f"{str(value).lower()}: not a number; allowed: a number (true and false are not)")  # noqa: TRY004
+    return value
+
+
+def _whole(value: Any) -> Any:
+    """A count is a whole number as written: not true / false, "4" or 4.0 (pydantic would read them as 1, 4, 4)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)[:60]
+        hint = ""
+        if isinstance(value, str) and re.fullmatch(r"\s*[-+]?\d+(\.\d*)?[eE][-+]?\d+\s*", value):
+            hint = f"; YAML reads {value.strip()} as text, not a number: write the digits out"
+        allowed = "a whole number, unquoted (true, false, quoted numbers and decimals are not)"
+        raise ValueError(f"{shown}: not a whole number; allowed: {allowed}{hint}")
     return value
 
 
 Number = Annotated[float, BeforeValidator(_not_bool)]
 """A float field: numbers, and strings YAML leaves as strings (1e3), as pydantic reads them; not booleans."""
+Count = Annotated[int, BeforeValidator(_whole)]
+"""An integer field: whole numbers only."""
 
 
 def _price(value: float) -> float:
     if 0 < value < MIN_HOURLY_PRICE:
         allowed = f"0, or {MIN_HOURLY_PRICE} to {MAX_HOURLY_PRICE:,.0f} $/hour"
         raise ValueError(f"{value}: too small a node price; allowed: {allowed}")
-    return value
+    return 0.0 if value == 0 else value  # -0.0 too
 
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -110,7 +124,7 @@ class MigDemand(_Model):
     """MIG instances of one profile (the tier's resource is `nvidia.com/mig-<profile>`)."""
 
     profile: str = Field(description="MIG profile name, e.g. 3g.40gb (names are per GPU model).")
-    instances: StrictInt = Field(ge=1, le=7 * MAX_GPUS, description="Instances needed at once.")
+    instances: Count = Field(ge=1, le=7 * MAX_GPUS, description="Instances needed at once.")
 
     @field_validator("profile")
     @classmethod
@@ -125,8 +139,8 @@ class MigDemand(_Model):
 class SeatDemand(_Model):
     """Pods sharing a GPU by time-slicing or MPS."""
 
-    count: StrictInt = Field(ge=1, le=48 * MAX_GPUS, description="Seats (pods) needed at once.")
-    per_gpu: StrictInt = Field(
+    count: Count = Field(ge=1, le=48 * MAX_GPUS, description="Seats (pods) needed at once.")
+    per_gpu: Count = Field(
         ge=2,
         le=48,
         description="Most seats per GPU (MPS: <= 48): the tier may also share a "
@@ -142,7 +156,7 @@ class DemandTier(_Model):
     """One workload class and exactly one of `gpus`, `mig`, `seats`."""
 
     name: str = Field(description="Tier name (a DNS label); becomes the spec's tier.")
-    gpus: StrictInt | None = Field(default=None, ge=1, le=MAX_GPUS, description="Whole GPUs needed (exclusive).")
+    gpus: Count | None = Field(default=None, ge=1, le=MAX_GPUS, description="Whole GPUs needed (exclusive).")
     mig: MigDemand | None = Field(default=None, description="MIG instances needed.")
     seats: SeatDemand | None = Field(default=None, description="Time-sliced or MPS seats needed.")
     isolation: Isolation | None = Field(
@@ -154,14 +168,14 @@ class DemandTier(_Model):
         description="GPU model(s) the tier may run on: a catalog name (H100-80GB) or family (H100), "
         f"or `any`; default for a `gpus` tier: training-class ({_TRAINING_FAMILIES}), otherwise any.",
     )
-    min_gpu_memory_gib: StrictInt | None = Field(
+    min_gpu_memory_gib: Count | None = Field(
         default=None,
         alias="minGpuMemoryGiB",
         ge=1,
         le=1024,
         description="Least GPU memory per GPU, in GiB, against the catalog's nominal memory (80 for A100-80GB).",
     )
-    priority: StrictInt | None = Field(
+    priority: Count | None = Field(
         default=None,
         ge=-2147483648,
         le=1000000000,
@@ -389,7 +403,7 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
     try:
         demand = Demand.model_validate(data)
     except ValidationError as e:
-        raise SpecError(pydantic_findings(Demand, e), source) from None
+        raise SpecError(pydantic_findings(Demand, e) + _rules_past_types(data, e, cloud), source) from None
     if cloud is not None:
         demand = demand.model_copy(update={"cloud": Cloud(cloud)})
     if demand.cloud is None:
@@ -398,6 +412,49 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
     if findings:
         raise SpecError(findings, source)
     return demand
+
+
+# Where a count or number was refused for its type alone (true, "4", 2.0), the value put in its place to check the
+# rest of the file; an optional field is left out instead.
+_STAND_IN = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2}
+
+
+def _rules_past_types(data: dict[str, Any], error: ValidationError, cloud: str | None) -> list[Finding]:
+    """When the only errors are values of the wrong type (true for a count, "4" for 4), the cross-field rules'
+    findings on the file with stand-ins for those values, so every error is reported at once; else none."""
+    fixed = copy.deepcopy(data)
+    for err in error.errors():
+        *where, last = err["loc"]
+        if err["type"] not in ("int_type", "int_from_float", "float_type", "value_error") or not isinstance(
+            err.get("input"), bool | str | float
+        ):
+            return []
+        owner: Any = fixed
+        for part in where:
+            owner = owner[part]
+        if not isinstance(owner, dict) or last not in owner:
+            return []
+        if last in _STAND_IN:
+            owner[last] = _STAND_IN[last]
+        else:
+            del owner[last]
+    try:
+        demand = Demand.model_validate(fixed)
+    except ValidationError:
+        return []
+    chosen = Cloud(cloud) if cloud is not None else demand.cloud
+    if chosen is None:
+        return []
+    reported = {_path_of(err["loc"]) for err in error.errors()}
+    return [f for f in _check(demand, catalog_of(demand), chosen) if f.path not in reported]
+
+
+def _path_of(loc: tuple[Any, ...]) -> str:
+    """A pydantic location as a field path (tiers[0].gpus)."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
 
 
 def load_demand(path: str | Path, cloud: str | None = None) -> Demand:

@@ -141,7 +141,7 @@ def _summary_table(plan: Plan) -> Table:
     status = "optimal" if plan.optimal else f"not proven optimal, MIP gap {plan.gap:.2%}"
     rows = (
         (f"plan ({status})", plan.gpus, plan.hourly),
-        ("lower bound (GPUs: slice bound; $: solver)", plan.lower_bound_gpus, plan.cost_bound),
+        ("lower bound (GPUs: slice bound; $: proven)", plan.lower_bound_gpus, plan.cost_bound),
         ("whole-GPU baseline (one GPU per instance/seat)", plan.baseline_gpus, plan.baseline_hourly),
     )
     for label, gpus, hourly in rows:

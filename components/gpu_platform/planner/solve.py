@@ -104,11 +104,18 @@ class Plan:
 def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tuple[int, int, str]]:
     """(tier index, candidate index, unit kind) for every tier-candidate pair that works."""
     out, problems = [], []
+    known: dict[tuple[object, ...], tuple[str, int] | None] = {}  # a shape serves alike on every type of a GPU
     for t, tier in enumerate(demand.tiers):
         allowed = {x.name for x in allowed_types(demand, tier, catalog)}
         found = False
+        known.clear()
         for c, cand in enumerate(cands):
-            cap = unit_capacity(tier, cand, catalog) if cand.itype.name in allowed else None
+            if cand.itype.name not in allowed:
+                continue
+            key = (cand.mode, cand.replicas, cand.layout, cand.itype.gpu_model)
+            if key not in known:
+                known[key] = unit_capacity(tier, cand, catalog)
+            cap = known[key]
             if cap:
                 out.append((t, c, cap[0]))
                 found = True
