@@ -403,7 +403,8 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
     try:
         demand = Demand.model_validate(data)
     except ValidationError as e:
-        raise SpecError(pydantic_findings(Demand, e) + _rules_past_types(data, e, cloud), source) from None
+        found = pydantic_findings(Demand, e)
+        raise SpecError(found + _rules_past_types(data, e, cloud, {f.path for f in found}), source) from None
     if cloud is not None:
         demand = demand.model_copy(update={"cloud": Cloud(cloud)})
     if demand.cloud is None:
@@ -419,9 +420,12 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
 _STAND_IN = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2}
 
 
-def _rules_past_types(data: dict[str, Any], error: ValidationError, cloud: str | None) -> list[Finding]:
+def _rules_past_types(
+    data: dict[str, Any], error: ValidationError, cloud: str | None, reported: set[str]
+) -> list[Finding]:
     """When the only errors are values of the wrong type (true for a count, "4" for 4), the cross-field rules'
-    findings on the file with stand-ins for those values, so every error is reported at once; else none."""
+    findings on the file with stand-ins for those values, but none at a path already `reported`, so every error is
+    reported at once; else none."""
     fixed = copy.deepcopy(data)
     for err in error.errors():
         *where, last = err["loc"]
@@ -445,16 +449,7 @@ def _rules_past_types(data: dict[str, Any], error: ValidationError, cloud: str |
     chosen = Cloud(cloud) if cloud is not None else demand.cloud
     if chosen is None:
         return []
-    reported = {_path_of(err["loc"]) for err in error.errors()}
     return [f for f in _check(demand, catalog_of(demand), chosen) if f.path not in reported]
-
-
-def _path_of(loc: tuple[Any, ...]) -> str:
-    """A pydantic location as a field path (tiers[0].gpus)."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
