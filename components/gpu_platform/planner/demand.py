@@ -315,7 +315,7 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
                 found.append(
                     Finding(
                         f"{path}[{j}]",
-                        f"{name!r} is not a {cloud.value} instance type in the catalog; "
+                        f"{name!r} is not an instance type of {cloud.value} in the catalog; "
                         f"allowed: {', '.join(cloud_types)}",
                     )
                 )
