@@ -15,7 +15,7 @@ from ..spec import SharingMode
 from .demand import Demand, DemandTier, accepted_modes, gpu_fits
 from .mig_packing import Layout, maximal_layouts
 
-__all__ = ["Candidate", "allowed_types", "build_candidates", "unit_capacity"]
+__all__ = ["Candidate", "allowed_types", "build_candidates", "served", "unit_capacity"]
 
 _GB = re.compile(r"\.(\d+)gb")
 
@@ -112,23 +112,28 @@ def _shapes_for(demand: Demand, itype: InstanceType, catalog: Catalog) -> list[C
 def build_candidates(demand: Demand, catalog: Catalog) -> list[Candidate]:
     """Every candidate pool that at least one tier can use, without dominated ones."""
     types: dict[str, InstanceType] = {}
-    allowed = [{t.name for t in allowed_types(demand, tier, catalog)} for tier in demand.tiers]
     for tier in demand.tiers:
         for t in allowed_types(demand, tier, catalog):
             types.setdefault(t.name, t)
+    shapes = [cand for itype in types.values() for cand in _shapes_for(demand, itype, catalog)]
+    return _undominated(
+        [(cand, serves) for cand, serves in zip(shapes, served(demand, shapes, catalog), strict=True) if any(serves)]
+    )
+
+
+def served(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[_Serves]:
+    """Per candidate, per tier: `unit_capacity`, or None where the tier's allowed types leave the candidate's out.
+    What a shape serves depends on its GPU model, not its instance type (eight g5 types share the A10G): worked out
+    once per model, as 1,000 seat tiers ask it of about 2,500 candidates."""
+    allowed = [{t.name for t in allowed_types(demand, tier, catalog)} for tier in demand.tiers]
+    known: dict[tuple[object, ...], _Serves] = {}
     out = []
-    # What a shape serves depends on its GPU model, not its instance type (eight g5 types share the A10G): worked
-    # out once per model, as 1,000 seat tiers ask it of about 2,500 candidates.
-    known: dict[tuple[object, ...], tuple[tuple[str, int] | None, ...]] = {}
-    for itype in types.values():
-        for cand in _shapes_for(demand, itype, catalog):
-            key = (cand.mode, cand.replicas, cand.layout, itype.gpu_model)
-            if key not in known:
-                known[key] = tuple(unit_capacity(t, cand, catalog) for t in demand.tiers)
-            serves = tuple(s if itype.name in allowed[i] else None for i, s in enumerate(known[key]))
-            if any(serves):
-                out.append((cand, serves))
-    return _undominated(out)
+    for cand in cands:
+        key = (cand.mode, cand.replicas, cand.layout, cand.itype.gpu_model)
+        if key not in known:
+            known[key] = tuple(unit_capacity(t, cand, catalog) for t in demand.tiers)
+        out.append(tuple(s if cand.itype.name in allowed[i] else None for i, s in enumerate(known[key])))
+    return out
 
 
 def _undominated(found: list[tuple[Candidate, _Serves]]) -> list[Candidate]:

@@ -13,11 +13,11 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..catalog import Catalog
+from ..catalog import Catalog, profiles_for
 from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
 from ..nodepools.gke import GKE_POOL_NAME_MAX
 from ..spec import Cloud, SharingMode
-from .candidates import Candidate, allowed_types, build_candidates, unit_capacity
+from .candidates import Candidate, allowed_types, build_candidates, served
 from .columns import Column, Group, merged, split_groups, without_dominated
 from .demand import Demand, accepted_modes, catalog_of
 from .master import REL_GAP, solve_group
@@ -103,23 +103,12 @@ class Plan:
 
 def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tuple[int, int, str]]:
     """(tier index, candidate index, unit kind) for every tier-candidate pair that works."""
-    out, problems = [], []
-    known: dict[tuple[object, ...], tuple[str, int] | None] = {}  # a shape serves alike on every type of a GPU
+    serves = served(demand, cands, catalog)
+    out = [(t, c, cap[0]) for c, row in enumerate(serves) for t, cap in enumerate(row) if cap]
+    problems = []
     for t, tier in enumerate(demand.tiers):
-        allowed = {x.name for x in allowed_types(demand, tier, catalog)}
-        found = False
-        known.clear()
-        for c, cand in enumerate(cands):
-            if cand.itype.name not in allowed:
-                continue
-            key = (cand.mode, cand.replicas, cand.layout, cand.itype.gpu_model)
-            if key not in known:
-                known[key] = unit_capacity(tier, cand, catalog)
-            cap = known[key]
-            if cap:
-                out.append((t, c, cap[0]))
-                found = True
-        if not found:
+        if not any(row[t] for row in serves):
+            allowed = {x.name for x in allowed_types(demand, tier, catalog)}
             problems.append(
                 f"tiers[{t}] ({tier.name}): no allowed instance type can serve it; allowed types: "
                 f"{', '.join(sorted(allowed)) or 'none'}; check the MIG profile, seats per GPU "
@@ -127,7 +116,7 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
             )
     if problems:
         raise PlanningError("\n".join(problems))
-    return out
+    return sorted(out)
 
 
 def _solve(
@@ -152,16 +141,16 @@ def unit_floor(group: Group, cands: list[Candidate]) -> float:
     """A lower bound on the group's cost that needs no solver: each tier's units at the least any candidate that
     serves it charges per unit. A node's price is spread over its capacity: per GPU for a candidate without MIG
     (its one unit kind, whole GPUs or seats, shares the node's GPUs), per compute slice for a MIG layout (a GPU
-    has 7, and a profile `<g>g.<m>gb` takes g of them). Where column generation stops short on a large group,
+    has 7, and a profile takes its `compute` slices). Where column generation stops short on a large group,
     its bound can lie far below this one: 1,000 one-GPU tiers got 219.58 $/h against a plan of 2,744.71, which
     this bound proves optimal."""
     least: dict[int, float] = {}
     for c, kinds in group.slots.items():
         cand = cands[c]
         for kind, tiers in kinds.items():
-            if cand.mode == SharingMode.MIG:
-                slices = kind.split("g", 1)[0]
-                each = group.price[c] * (int(slices) if slices.isdigit() else 0) / (7 * cand.itype.gpu_count)
+            if cand.mode == SharingMode.MIG:  # a MIG pool's unit kinds are the profiles of its layout
+                slices = profiles_for(cand.itype.gpu_model)[kind].compute
+                each = group.price[c] * slices / (7 * cand.itype.gpu_count)
             else:
                 each = group.price[c] / group.per_node[(c, kind)]
             for t in tiers:
