@@ -327,3 +327,80 @@ def test_cross_field_errors_inside_a_broken_object_wait_for_its_fix(dev_data):
     with pytest.raises(SpecError) as exc:
         parse_spec(dev_data)
     assert [f.path for f in exc.value.findings] == [f"{team_path(dev_data, 'research')}.cohort"]
+
+
+def test_true_and_false_are_not_numbers(dev_data):
+    """YAML's true / false in a number field are errors naming the field (pydantic alone reads them as 1 and 0:
+    `maxSize: true` was a pool of one node, reported only as quotas the pool could not hold)."""
+    pool(dev_data, "gpu-train")["maxSize"] = True
+    pool(dev_data, "gpu-train")["minSize"] = False
+    pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": True}
+    team(dev_data, "production")["quotas"]["finetune"] = True
+    dev_data["catalog"] = {"discountPercent": True, "priceOverrides": {"p4d.24xlarge": False}}
+    dev_data["monitoring"]["thresholds"] = {"strandedSmActive": True}
+    with pytest.raises(SpecError) as exc:
+        parse_spec(dev_data)
+    by_path = {f.path: f.message for f in exc.value.findings}
+    wanted = {
+        f"{pool_path(dev_data, 'gpu-train')}.maxSize": "true",
+        f"{pool_path(dev_data, 'gpu-train')}.minSize": "false",
+        f"{pool_path(dev_data, 'gpu-infer')}.sharing.migLayout.1g.10gb": "true",
+        f"{team_path(dev_data, 'production')}.quotas.finetune": "true",
+        "catalog.discountPercent": "true",
+        "catalog.priceOverrides.p4d.24xlarge": "false",
+        "monitoring.thresholds.strandedSmActive": "true",
+    }
+    for path, shown in wanted.items():
+        assert by_path.get(path, "").startswith(f"{shown}: not a number; allowed: a number"), (path, by_path)
+
+
+def test_every_number_field_refuses_true_and_false():
+    """Each int and float field of the spec's models, and of the policy pack's config, goes through `not_bool` (or is
+    strict): a field added later as a bare `int` would read `true` as 1."""
+    import typing
+
+    from pydantic import BaseModel, BeforeValidator
+
+    from gpu_platform.policy.config import PolicyConfig
+    from gpu_platform.spec import PlatformSpec, not_bool
+
+    def guarded(annotation: typing.Any) -> bool:
+        return any(
+            isinstance(m, BeforeValidator) and m.func is not_bool for m in getattr(annotation, "__metadata__", ())
+        )
+
+    loose: list[str] = []
+    seen: set[type] = set()
+
+    def walk(model: type[BaseModel], where: str) -> None:
+        if model in seen:
+            return
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            stack = [info.annotation]
+            if info.metadata and info.annotation in (int, float):
+                stack = [typing.Annotated[info.annotation, *info.metadata]]
+            while stack:
+                ann = stack.pop()
+                origin = typing.get_origin(ann)
+                if origin is typing.Annotated:
+                    base = typing.get_args(ann)[0]
+                    if (
+                        base in (int, float)
+                        and not guarded(ann)
+                        and not any(getattr(m, "strict", False) for m in ann.__metadata__)
+                    ):
+                        loose.append(f"{where}.{name}")
+                    elif base not in (int, float):
+                        stack.append(base)
+                elif ann in (int, float):
+                    loose.append(f"{where}.{name}")
+                elif isinstance(ann, type) and issubclass(ann, BaseModel):
+                    walk(ann, ann.__name__)
+                else:
+                    stack.extend(a for a in typing.get_args(ann) if a is not type(None))
+
+    walk(PlatformSpec, "PlatformSpec")
+    walk(PolicyConfig, "PolicyConfig")
+    assert len(seen) > 20
+    assert not loose, loose

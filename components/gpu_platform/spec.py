@@ -11,7 +11,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, WrapValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, WrapValidator
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
@@ -21,6 +21,8 @@ from .deferred import deferrable
 from .names import ClusterName, DnsLabel, DnsSubdomain, LabelKey, LabelValue, cluster_name_problem, role_arn_problem
 
 __all__ = [
+    "Number",
+    "not_bool",
     "AmiType",
     "AwsSpec",
     "CapacityType",
@@ -49,7 +51,20 @@ __all__ = [
 MAX_COUNT = 1_000_000_000  # quotas and limits: far above any fleet, far below what overflows a float or a solver
 MAX_NODES_PER_POOL = MAX_COUNT  # a bound against overflow; the node pool checks name the real limits (5,000)
 MAX_HOURLY_PRICE = 1_000_000.0  # $/hour of one node
-NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+
+
+def not_bool(value: Any) -> Any:
+    """YAML's true / false are not numbers (pydantic would read them as 1 and 0: `maxSize: true` as one node)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()}: not a number; allowed: a number (true and false are not)")  # noqa: TRY004
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(not_bool)]
+"""An integer field: numbers as pydantic reads them ("4" and 4.0 too), not true / false."""
+Number = Annotated[float, BeforeValidator(not_bool)]
+"""A float field: numbers, and strings YAML leaves as strings (1e3), as pydantic reads them; not true / false."""
+NonNegInt = Annotated[Integer, Field(ge=0, le=MAX_COUNT)]
 
 
 def _non_empty(value: str) -> None:
@@ -72,7 +87,7 @@ def _role_arn(value: str) -> None:
 ObjectRef = Annotated[str, WrapValidator(deferrable(_non_empty))]
 ClusterRef = Annotated[ClusterName, WrapValidator(deferrable(_cluster))]
 RoleArnRef = Annotated[str, WrapValidator(deferrable(_role_arn))]
-PositiveFloat = Annotated[float, Field(ge=0, le=MAX_HOURLY_PRICE)]
+PositiveFloat = Annotated[Number, Field(ge=0, le=MAX_HOURLY_PRICE)]
 
 
 # Kubernetes int32 fields (ScaledObject minReplicaCount, maxReplicaCount, pollingInterval, cooldownPeriod).
@@ -196,7 +211,7 @@ class Sharing(_Model):
     """How one pool's GPUs are shared between pods."""
 
     mode: SharingMode = Field(description="exclusive | mig | time-slicing | mps.")
-    replicas: int | None = Field(
+    replicas: Integer | None = Field(
         default=None,
         ge=-MAX_COUNT,
         le=1024,
@@ -259,16 +274,16 @@ class NodePoolAws(_Model):
     subnet_ids: list[ObjectRef] | None = Field(
         default=None, description="Subnets of this pool (default: aws.subnetIds)."
     )
-    root_volume_gib: int = Field(default=500, ge=20, le=16384, description="Encrypted gp3 root volume size in GiB.")
-    root_volume_iops: int = Field(default=6000, ge=3000, le=16000, description="gp3 root volume IOPS.")
-    root_volume_throughput: int = Field(default=500, ge=125, le=1000, description="gp3 root volume MiB/s.")
+    root_volume_gib: Integer = Field(default=500, ge=20, le=16384, description="Encrypted gp3 root volume size in GiB.")
+    root_volume_iops: Integer = Field(default=6000, ge=3000, le=16000, description="gp3 root volume IOPS.")
+    root_volume_throughput: Integer = Field(default=500, ge=125, le=1000, description="gp3 root volume MiB/s.")
     kms_key_id: ObjectRef | None = Field(
         default=None, description="KMS key for the root volume (default: AWS managed)."
     )
-    max_unavailable_percentage: int = Field(
+    max_unavailable_percentage: Integer = Field(
         default=10, ge=1, le=100, description="Share of nodes an update may take down at once."
     )
-    imds_hop_limit: int = Field(
+    imds_hop_limit: Integer = Field(
         default=1,
         ge=1,
         le=64,
@@ -282,7 +297,7 @@ class NodePoolGcp(_Model):
     """GKE options of one pool."""
 
     zones: list[str] | None = Field(default=None, description="Node locations of this pool (default: gcp.zones).")
-    disk_size_gb: int = Field(default=500, ge=10, le=65536, description="Boot disk size in GB.")
+    disk_size_gb: Integer = Field(default=500, ge=10, le=65536, description="Boot disk size in GB.")
     disk_type: str = Field(default="pd-ssd", description="Boot disk type.")
     spot: bool = Field(default=False, description="Use Spot VMs.")
     gpu_driver_version: str = Field(
@@ -291,7 +306,7 @@ class NodePoolGcp(_Model):
     image_type: str = Field(default="COS_CONTAINERD", description="Node image type.")
     location_policy: str = Field(default="ANY", description="Autoscaler zone choice: ANY (obtainability) | BALANCED.")
     auto_upgrade: bool = Field(default=True, description="GKE node auto-upgrade (required on release channels).")
-    max_unavailable: int = Field(
+    max_unavailable: Integer = Field(
         default=1, ge=1, le=MAX_NODES_PER_POOL, description="Nodes an upgrade may take down at once (no surge)."
     )
     compact_placement: bool | None = Field(
@@ -307,8 +322,8 @@ class NodePool(_Model):
     name: DnsLabel = Field(description="Pool name; a lower-case DNS label, used in labels, taints and object names.")
     instance_type: str = Field(description="AWS instance type or GCP machine type.")
     sharing: Sharing = Field(description="How the pool's GPUs are shared.")
-    min_size: int = Field(default=0, ge=0, le=MAX_NODES_PER_POOL, description="Minimum node count.")
-    max_size: int = Field(ge=0, le=MAX_NODES_PER_POOL, description="Maximum node count.")
+    min_size: Integer = Field(default=0, ge=0, le=MAX_NODES_PER_POOL, description="Minimum node count.")
+    max_size: Integer = Field(ge=0, le=MAX_NODES_PER_POOL, description="Maximum node count.")
     protect: bool = Field(default=False, description="Protect the node pool from deletion by Pulumi.")
     labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, description="Extra node labels.")
     aws: NodePoolAws = Field(default_factory=NodePoolAws, description="EKS options.")
@@ -324,7 +339,7 @@ class Tier(_Model):
         default=None,
         description="Extended resource; default nvidia.com/gpu, or the only profile of a one-profile MIG layout.",
     )
-    priority: int | None = Field(
+    priority: Integer | None = Field(
         default=None,
         ge=-2147483648,
         le=1000000000,
@@ -354,7 +369,7 @@ class Team(_Model):
     lending_limit: dict[str, NonNegInt] = Field(
         default_factory=dict, description="Per tier: how much of its quota the team may lend (needs a cohort)."
     )
-    weight: int = Field(default=1, ge=1, le=65535, description="Fair-sharing and Volcano queue weight.")
+    weight: Integer = Field(default=1, ge=1, le=65535, description="Fair-sharing and Volcano queue weight.")
 
 
 class CohortSpec(_Model):
@@ -475,16 +490,16 @@ class OpenCostSpec(_Model):
 class Thresholds(_Model):
     """Alert thresholds."""
 
-    stranded_sm_active: float = Field(default=0.1, ge=0, le=1, description="SM-active below this is idle.")
+    stranded_sm_active: Number = Field(default=0.1, ge=0, le=1, description="SM-active below this is idle.")
     stranded_for: str = Field(default="2h", description="How long allocated GPUs must idle to alert.")
-    fb_memory_percent: float = Field(default=90, ge=0, le=100, description="Framebuffer use alert, percent.")
-    temperature_celsius: float = Field(default=85, ge=0, le=150, description="GPU temperature alert, Celsius.")
-    pending_workloads: int = Field(
+    fb_memory_percent: Number = Field(default=90, ge=0, le=100, description="Framebuffer use alert, percent.")
+    temperature_celsius: Number = Field(default=85, ge=0, le=150, description="GPU temperature alert, Celsius.")
+    pending_workloads: Integer = Field(
         default=10, ge=0, le=MAX_COUNT, description="Kueue pending workloads per queue to alert on."
     )
     pending_for: str = Field(default="30m", description="How long the backlog must last to alert.")
     mig_pending_for: str = Field(default="30m", description="How long a MIG reconfiguration may stay pending.")
-    starved_queue_depth: float = Field(default=5, ge=0, description="App queue depth that marks a starved pod.")
+    starved_queue_depth: Number = Field(default=5, ge=0, description="App queue depth that marks a starved pod.")
     starved_for: str = Field(default="10m", description="How long a time-sliced pod's queue must stay deep to alert.")
     fb_memory_for: str = Field(default="15m", description="How long framebuffer use must stay high to alert.")
     temperature_for: str = Field(default="5m", description="How long the temperature must stay high to alert.")
@@ -587,13 +602,13 @@ class CustomInstanceType(_Model):
 
     name: str = Field(description="Instance / machine type name.")
     gpu_model: str = Field(description="GPU model, one of the catalog's GPU models.")
-    gpu_count: int = Field(ge=1, le=64, description="GPUs per node.")
+    gpu_count: Integer = Field(ge=1, le=64, description="GPUs per node.")
     hourly_price: PositiveFloat = Field(description="On-demand $/hour of one node.")
-    vcpus: int | None = Field(default=None, ge=1, description="vCPUs of one node (OpenCost's CPU share).")
+    vcpus: Integer | None = Field(default=None, ge=1, description="vCPUs of one node (OpenCost's CPU share).")
     memory_gib: PositiveFloat | None = Field(
         default=None, description="Memory of one node in GiB (OpenCost's RAM share)."
     )
-    efa_interfaces: int | None = Field(
+    efa_interfaces: Integer | None = Field(
         default=None,
         ge=0,
         le=32,
@@ -608,13 +623,13 @@ class CatalogSpec(_Model):
     price_overrides: dict[str, PositiveFloat] = Field(
         default_factory=dict, description="Instance type -> $/hour (negotiated, savings plan...)."
     )
-    discount_percent: float = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
+    discount_percent: Number = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
 
 
 class PolicySpec(_Model):
     """Policy-pack settings that come from the spec."""
 
-    budget_hourly: float | None = Field(
+    budget_hourly: Number | None = Field(
         default=None, ge=0, le=MAX_COUNT, description="Max $/hour of GPU pools at max size (advisory when unset)."
     )
     enforcement: dict[str, str] = Field(
@@ -639,7 +654,7 @@ class QueueScaler(_Model):
     max_replicas: StrictInt = Field(
         ge=1, le=INT32_MAX, description="Most replicas (each holds one unit of the tier's resource)."
     )
-    target_queue_depth: float = Field(
+    target_queue_depth: Number = Field(
         default=4, gt=0, description="Waiting requests per replica to aim for (the HPA AverageValue target)."
     )
     polling_interval: StrictInt = Field(

@@ -31,7 +31,8 @@ _INTRO = """# Spec reference
 
 Every field of `PlatformSpec` (`gpu_platform.spec`), the object under the stack config key
 `gpu-platform:platform` or at the top of a plain spec YAML. Field names are camelCase on the wire (snake_case
-works too when building the models in Python); unknown keys are errors. **required** means the field has no
+works too when building the models in Python); unknown keys are errors, and so are `true` and `false` in an
+int or float field (YAML would make `maxSize: true` one node). **required** means the field has no
 default; *required by validation* means the model accepts it missing but `gpu-platform validate` (and
 `GpuPlatform`) reject the spec without it. The rules that relate fields to each other are on
 [Concepts](../concepts.md#validation-rules) and on each domain's page.

@@ -42,7 +42,7 @@ from ..inputs import (
     read_bounded,
 )
 from ..load import _yaml_problem, pydantic_findings
-from ..spec import MAX_HOURLY_PRICE, Cloud, SharingMode
+from ..spec import MAX_HOURLY_PRICE, Cloud, Number, SharingMode
 
 __all__ = [
     "Demand",
@@ -66,13 +66,6 @@ _PROFILES = tuple(
 MIN_HOURLY_PRICE = 0.0001
 
 
-def _not_bool(value: Any) -> Any:
-    """YAML's true / false are not numbers here (pydantic would read them as 1 and 0)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{str(value).lower()}: not a number; allowed: a number (true and false are not)")  # noqa: TRY004
-    return value
-
-
 def _whole(value: Any) -> Any:
     """A count is a whole number as written: not true / false, "4" or 4.0 (pydantic would read them as 1, 4, 4)."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -85,8 +78,6 @@ def _whole(value: Any) -> Any:
     return value
 
 
-Number = Annotated[float, BeforeValidator(_not_bool)]
-"""A float field: numbers, and strings YAML leaves as strings (1e3), as pydantic reads them; not booleans."""
 Count = Annotated[int, BeforeValidator(_whole)]
 """An integer field: whole numbers only."""
 

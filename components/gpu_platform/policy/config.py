@@ -13,7 +13,7 @@ from pydantic.alias_generators import to_camel
 
 from ..contract import SYSTEM_NAMESPACE
 from ..errors import GpuPlatformError
-from ..spec import GpuOperatorSpec, KueueSpec, PlatformSpec, PrometheusSpec, VolcanoSpec
+from ..spec import GpuOperatorSpec, KueueSpec, Number, PlatformSpec, PrometheusSpec, VolcanoSpec
 
 if TYPE_CHECKING:  # the engine's argument types, for annotations only: parsing imports no policy SDK
     from pulumi_policy import ResourceValidationArgs, StackValidationArgs
@@ -81,10 +81,10 @@ class PolicyConfig(_Model):
         default_factory=lambda: list(DEFAULT_EXEMPT_NAMESPACES),
         description="Namespaces whose workloads the workload policy skips.",
     )
-    budget_hourly: float | None = Field(
+    budget_hourly: Number | None = Field(
         default=None, ge=0, description="Max $/hour of the stack's GPU node pools at max size (unset: advisory)."
     )
-    prices: dict[str, float] = Field(
+    prices: dict[str, Number] = Field(
         default_factory=dict, description="Instance / machine type -> $/hour, over the built-in catalog prices."
     )
     enforcement: dict[str, Enforcement] = Field(
