@@ -194,3 +194,22 @@ def test_pricing_with_subset_row_cuts_is_exact(tiers, seed, stage_tiers):
             assert bound == pytest.approx(want + sum(min(0.0, v) for v in least.values()), abs=1e-6)
     finally:
         columns._STAGE_TIERS = old
+
+
+def test_pricing_past_its_deadline_gives_no_columns_and_no_bound():
+    # One pricing round over 1,000 seat tiers took seconds; past the deadline it stops between two knapsack
+    # tables. A round cut short prices no candidate in full, so it offers no bound at all (any number would be
+    # a guess) and no convergence: column generation keeps the bound it had, and its LP solution still stands.
+    from gpu_platform.planner.master import _full, _generate
+
+    d = demand(*({"name": f"t{i}", "gpus": 1 + i % 5} for i in range(6)), instanceTypes=["p4d.24xlarge"])
+    (group,) = groups(d)
+    duals = Duals(dict.fromkeys(group.units, 100.0), dict.fromkeys(group.slots, 0.0), {}, 0.0)
+    columns, bound = price_columns(group, duals, 6)
+    assert columns and bound > -math.inf  # in time: a full round
+    assert price_columns(group, duals, 6, deadline=0.0) == ([], -math.inf)
+    cols = _full(group)  # one pool per candidate serving every tier it can: the first LP is feasible
+    _, late, converged, x = _generate(group, cols, deadline=0.0)
+    assert late == -math.inf and not converged and len(x) == len(cols)
+    _, bound, converged, _ = _generate(group, _full(group), deadline=math.inf)
+    assert converged and bound > 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpu_platform.catalog import GPU_MODELS, INSTANCE_TYPES
@@ -351,3 +351,59 @@ def test_type_errors_do_not_hide_the_other_errors_of_the_file():
 def test_a_price_of_minus_zero_is_zero():
     d = demand({"name": "a", "gpus": 8}, instanceTypes=["p4d.24xlarge"], priceOverrides={"p4d.24xlarge": -0.0})
     assert str(d.price_overrides["p4d.24xlarge"]) == "0.0"
+
+
+_ANY_TIER = st.tuples(
+    st.one_of(
+        tiers(gpus=8, instances=20, profiles=("1g.10gb", "2g.20gb", "3g.40gb", "1g.5gb", "7g.80gb")),
+        st.builds(
+            lambda n, r, exact, iso: {
+                "seats": {"count": n, "perGpu": r, **({"exactDensity": True} if exact else {})},
+                **({"isolation": iso} if iso else {}),
+            },
+            st.integers(1, 40),
+            st.sampled_from([2, 3, 4, 8, 48]),
+            st.booleans(),
+            st.sampled_from([None, "process", "none"]),
+        ),
+    ),
+    st.sampled_from([None, "exclusive"]),
+    st.sampled_from([None, ["p4d.24xlarge"], ["g5.xlarge", "g5.2xlarge", "p4de.24xlarge"], ["g6e.2xlarge"]]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ANY_TIER, min_size=1, max_size=6))
+@example(  # the same perGpu, at most and exactly: pools of 2 replicas serve the first only
+    [
+        ({"seats": {"count": 8, "perGpu": 4}}, None, None),
+        ({"seats": {"count": 8, "perGpu": 4, "exactDensity": True}}, None, None),
+        ({"seats": {"count": 8, "perGpu": 2}}, None, None),
+    ]
+)
+def test_what_each_candidate_serves_is_what_asking_it_tier_by_tier_gives(drawn):
+    # `served` asks one tier of each kind per GPU model and fills in the rest; asked one by one, every tier
+    # and candidate (the allowed types of each tier applied) must give the same answer.
+    from gpu_platform.planner.candidates import Candidate, _shapes_for, served, unit_capacity
+
+    rows = []
+    for i, (t, iso, types) in enumerate(drawn):
+        row = {"name": f"t{i}", "gpuModel": "any", **t, **({"instanceTypes": types} if types else {})}
+        if iso and "mig" in t:
+            row["isolation"] = iso
+        rows.append(row)
+    try:
+        d = demand(*rows, instanceTypes=["p4d.24xlarge", "p4de.24xlarge", "g5.xlarge", "g5.2xlarge", "g6e.2xlarge"])
+    except SpecError:
+        return  # a tier its types cannot serve (a MIG profile of another GPU): the demand file is refused
+    catalog = catalog_of(d)
+    shapes: list[Candidate] = [
+        c
+        for name in ("p4d.24xlarge", "p4de.24xlarge", "g5.xlarge", "g5.2xlarge", "g6e.2xlarge")
+        for c in _shapes_for(d, catalog.instance(name), catalog)
+    ]
+    got = served(d, shapes, catalog)
+    for cand, row in zip(shapes, got, strict=True):
+        for tier, answer in zip(d.tiers, row, strict=True):
+            allowed = cand.itype.name in {x.name for x in allowed_types(d, tier, catalog)}
+            assert answer == (unit_capacity(tier, cand, catalog) if allowed else None), (tier, cand)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -336,15 +337,20 @@ def _paying(
     return found, float(np.where(must, least, np.minimum(least, 0.0)).sum())
 
 
-def price_columns(group: Group, duals: Duals, per_cand: int = 6) -> tuple[list[Column], float]:
+def price_columns(
+    group: Group, duals: Duals, per_cand: int = 6, deadline: float = math.inf
+) -> tuple[list[Column], float]:
     """The most negative reduced-cost columns of each candidate (`per_cand` node counts), and the Lagrangian
     bound of these duals. One knapsack table per unit kind prices every node count exactly; with subset-row
-    cuts, see `_price_with_cuts`."""
+    cuts, see `_price_with_cuts`. Past `deadline` between two tables: no columns and no bound (-inf); at 1,000
+    seat tiers one round takes 47 tables of about 30 ms each."""
     if any(dual > _DUAL_EPS for _, dual in duals.cuts):
         return _price_with_cuts(group, duals, per_cand)
     plan = _pricing(group)
     tables = []
     for tiers, reach in plan.lists:
+        if time.perf_counter() > deadline:
+            return [], -math.inf
         items = [(t, group.units[t], duals.tiers[t]) for t in tiers]
         tables.append((items, best_values(items, reach)))
     reduced = _reduced(group, plan, duals, [tables[at][1].best for _, _, parts in plan.cands for _, at, _ in parts])

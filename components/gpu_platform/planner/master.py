@@ -266,8 +266,12 @@ def _generate(
     while True:
         duals, value, x = lp.solve()
         new: list[Column] = []
+        priced = True  # a round cut short at the deadline (`price_columns`) shows neither a bound nor convergence
         for at in [_mix(center, duals, _SMOOTHING), duals] if center else [duals]:
-            new, lagrange = price_columns(group, at, per_cand)
+            new, lagrange = price_columns(group, at, per_cand, deadline)
+            if lagrange == -math.inf:
+                priced = False
+                break
             if lagrange > bound:
                 center, bound = at, lagrange
             new = [c for c in new if c not in known]
@@ -275,7 +279,7 @@ def _generate(
                 break
         # A value and solution HiGHS did not prove optimal say nothing about convergence (the bound still holds:
         # any duals give one); a search node then stays open rather than taking its solution as its optimum.
-        converged = lp.lp.optimal and (not new or value - bound <= gap * abs(value))
+        converged = priced and lp.lp.optimal and (not new or value - bound <= gap * abs(value))
         rounds -= 1
         if not new or converged or time.perf_counter() > deadline or rounds <= 0 or bound >= cutoff - REL_GAP * cutoff:
             return (center if center is not None else duals), bound, converged, x
