@@ -155,6 +155,7 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.branch", "_size_branch"): "the branch tests check where a branch on pool sizes splits",
     ("gpu_platform.planner.branch", "_NO_MOST"): "the branch tests check where a branch on pool sizes splits",
     ("gpu_platform.planner.columns", "_STAGE_TIERS"): "the pricing tests check every stage size against enumeration",
+    ("gpu_platform.planner.candidates", "_shapes_for"): "the rules tests ask every pool shape what it serves",
     ("gpu_platform.planner.master", "_assignment_dive"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_ONE_DIVE_FROM"): "the solver tests check the root's dives either side of it",
     ("gpu_platform.planner.master", "_full"): "the solver tests check each stage of the master problem",
