@@ -4,6 +4,7 @@ config overrides work, other types are not applicable."""
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 import sys
 
@@ -419,6 +420,21 @@ def test_budget_missing_props_and_unknown_price():
 def test_bad_config_names_the_field():
     with pytest.raises(PolicyConfigError, match=r"policy config budgetHourly: .*greater than or equal to 0"):
         call(check_workload_classified, POD, pod(), config={"budgetHourly": -1})
+
+
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [
+        ({"budgetHourly": 100, "prices": {"p5.48xlarge": -1000}}, "prices.p5.48xlarge"),
+        ({"budgetHourly": 1e308}, "budgetHourly"),
+        ({"budgetHourly": True}, "budgetHourly"),
+        ({"prices": {"p4d.24xlarge": False}}, "prices.p4d.24xlarge"),
+    ],
+)
+def test_budget_config_refuses_negative_prices_and_absurd_budgets(config, where):
+    # A negative price would cancel other pools' cost in the budget's sum and pass a stack over its budget.
+    with pytest.raises(PolicyConfigError, match=rf"policy config {re.escape(where)}: "):
+        call(check_workload_classified, POD, pod(), config=config)
 
 
 def test_parse_config_reads_a_plain_mapping():

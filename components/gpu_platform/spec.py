@@ -21,7 +21,9 @@ from .deferred import deferrable
 from .names import ClusterName, DnsLabel, DnsSubdomain, LabelKey, LabelValue, cluster_name_problem, role_arn_problem
 
 __all__ = [
+    "MAX_COUNT",
     "Number",
+    "PositiveFloat",
     "not_bool",
     "AmiType",
     "AwsSpec",

@@ -13,7 +13,16 @@ from pydantic.alias_generators import to_camel
 
 from ..contract import SYSTEM_NAMESPACE
 from ..errors import GpuPlatformError
-from ..spec import GpuOperatorSpec, KueueSpec, Number, PlatformSpec, PrometheusSpec, VolcanoSpec
+from ..spec import (
+    MAX_COUNT,
+    GpuOperatorSpec,
+    KueueSpec,
+    Number,
+    PlatformSpec,
+    PositiveFloat,
+    PrometheusSpec,
+    VolcanoSpec,
+)
 
 if TYPE_CHECKING:  # the engine's argument types, for annotations only: parsing imports no policy SDK
     from pulumi_policy import ResourceValidationArgs, StackValidationArgs
@@ -82,9 +91,13 @@ class PolicyConfig(_Model):
         description="Namespaces whose workloads the workload policy skips.",
     )
     budget_hourly: Number | None = Field(
-        default=None, ge=0, description="Max $/hour of the stack's GPU node pools at max size (unset: advisory)."
+        default=None,
+        ge=0,
+        le=MAX_COUNT,
+        description="Max $/hour of the stack's GPU node pools at max size (unset: advisory).",
     )
-    prices: dict[str, Number] = Field(
+    # 0 to 1,000,000 $/hour, as in the spec: a negative price would cancel other pools' cost in the budget's sum.
+    prices: dict[str, PositiveFloat] = Field(
         default_factory=dict, description="Instance / machine type -> $/hour, over the built-in catalog prices."
     )
     enforcement: dict[str, Enforcement] = Field(
