@@ -407,3 +407,35 @@ def test_what_each_candidate_serves_is_what_asking_it_tier_by_tier_gives(drawn):
         for tier, answer in zip(d.tiers, row, strict=True):
             allowed = cand.itype.name in {x.name for x in allowed_types(d, tier, catalog)}
             assert answer == (unit_capacity(tier, cand, catalog) if allowed else None), (tier, cand)
+
+
+def test_groups_reached_after_the_time_limit_get_the_greedy_plan_and_the_unit_floor(monkeypatch):
+    # Six tiers on six instance types: six groups. The first group's solver call runs past the limit; the other
+    # five get no solver call (1,000 groups had each taken one, 6 s past a 0.1 s limit) and the greedy plan,
+    # still a valid plan, with their unit floors as bound.
+    import time
+
+    from gpu_platform.planner import solve as solve_module
+
+    calls = []
+    real = solve_module.solve_group
+
+    def slow(group, time_limit):
+        calls.append(len(group.units))
+        got = real(group, time_limit)
+        time.sleep(0.3)
+        return got
+
+    monkeypatch.setattr(solve_module, "solve_group", slow)
+    types = ["g4dn.xlarge", "g5.xlarge", "g6e.2xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"]
+    rows = [
+        {"name": f"t{i}", "gpuModel": "any", "seats": {"count": 7 + i, "perGpu": 3}, "instanceTypes": [name]}
+        for i, name in enumerate(types)
+    ]
+    d = demand(*rows)
+    result = plan(d, time_limit=0.1)
+    assert calls == [1]
+    assert_serves(result, merged_spec(result))
+    assert result.cost_bound <= result.hourly and result.gap == pytest.approx(1 - result.cost_bound / result.hourly)
+    full = plan(d, time_limit=10)  # each group solved: the greedy plans were these one-tier groups' optimum
+    assert full.optimal and full.hourly == pytest.approx(result.hourly)
