@@ -139,8 +139,11 @@ def served(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[_Se
     allowed = [frozenset(t.name for t in allowed_types(demand, tier, catalog)) for tier in demand.tiers]
     everywhere = frozenset.intersection(*allowed) if allowed else frozenset()
     kinds: dict[tuple[object, ...], int] = {}
-    kind_of = [kinds.setdefault(_answers_alike(tier), len(kinds)) for tier in demand.tiers]
-    ask = {k: next(t for t, kk in zip(demand.tiers, kind_of, strict=True) if kk == k) for k in kinds.values()}
+    ask: dict[int, DemandTier] = {}  # kind -> its first tier, the one asked
+    kind_of = []
+    for tier in demand.tiers:
+        kind_of.append(kinds.setdefault(_answers_alike(tier), len(kinds)))
+        ask.setdefault(kind_of[-1], tier)
     known: dict[tuple[object, ...], _Serves] = {}
     out = []
     for cand in cands:
