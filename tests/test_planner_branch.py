@@ -205,6 +205,31 @@ def _box_case(group, cls, shift, span):
     return prices, price, box, edge, _cheapest_in_box(plans, box)
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TIER, min_size=2, max_size=4))
+def test_column_generation_stops_once_its_lp_is_at_a_bound_already_known(tiers):
+    # A branch's bound is known before its LP is solved (its parent's, rounded up to a cost whole nodes reach):
+    # when the LP over the pools it has is already at or below it, no pool pricing finds can raise the bound
+    # past it, so the branch takes that LP solution as its optimum's and prices nothing. Here the known bound is
+    # the group's optimum, and the LP holds the optimum's pools.
+    d = demand(*({"name": f"t{i}", **t} for i, t in enumerate(tiers)), instanceTypes=["p4d.24xlarge", "p4de.24xlarge"])
+    for group in groups(d):
+        best = master.solve_group(group, 60)
+        assert best.optimal
+        cols = list({*best.columns, *master._full(group)})
+        lp = master._Master(group, list(cols))
+        value = lp.solve()[1]
+        assert value <= best.cost + 1e-6
+        known = list(cols)
+        _, bound, converged, x = master._generate(group, known, math.inf, lp, floor=best.cost)
+        assert (bound, converged, len(known)) == (best.cost, True, len(cols))  # one solve, no pool priced
+        assert all(sum(x[j] for j, c in enumerate(known) if t in c.tiers) >= 1 - 1e-6 for t in group.units)
+        # Below the LP's value, pricing goes on (down to that bound at most), and the bound stays a bound.
+        lower = master._Master(group, list(cols))
+        _, bound, converged, _ = master._generate(group, list(cols), math.inf, lower, gap=1e-9, floor=value - 1.0)
+        assert converged and value - 1.0 - 1e-9 <= bound <= best.cost + 1e-6
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_TIER, min_size=2, max_size=4), st.integers(0, 3), st.integers(-2, 2), st.booleans())
 def test_the_bound_under_node_totals_holds_for_every_plan_within_them(tiers, cls, shift, upper):

@@ -744,12 +744,17 @@ class _Search:
         # Pools the node does not allow, priced out of the LP, that its solution still uses (they save more than the
         # penalty): fixed at 0 and the node solved again, so its solution is one of the node's LP (`_STRAY_TRIES`).
         # In seeds 4 / 8 of the 64-tier scale benchmark's large groups, 12 / 31 of 140 / 171 nodes.
+        first, ordered = self.first, self.ordered
+        floor = next_cost(self.prices, bound, dict(zip(ordered[:first], node.box[:first], strict=True)))
+        # Column generation stops once the LP is at this node's known bound (`master._generate`): seed 16 of the
+        # 64-tier scale benchmark (one lane, from its optimum) had 173 of 486 branches stop at their first solve,
+        # all in pinned boxes, 28.0 s against 32.9 s (figures in benchmarks/RESULTS.md).
         node_bound, stray = -math.inf, np.zeros(0, dtype=np.int64)
         for tries in range(_STRAY_TRIES + 2):
             if tries:
                 lp.forbid(stray if tries <= _STRAY_TRIES else np.flatnonzero(~allowed))
             _, again, converged, x = _generate(
-                sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND
+                sub, lane.cols, self.deadline, lp, _ROUNDS, cutoff, rel_gap, lane.have, _PER_CAND, floor
             )
             node_bound = max(node_bound, again)
             stray = np.flatnonzero((x[: len(allowed)] > 1e-9) & ~allowed)
@@ -766,7 +771,6 @@ class _Search:
         # took 3,780 LP solves and 12 rebuilds per lane for 963 nodes (2,102 solves and 5 rebuilds for 881 nodes in
         # one lane); sharing the used ones, 2,653 solves and 4-5 rebuilds.
         self.pool.extend(cols[j] for j in np.flatnonzero(x > 1e-9) if j >= before)
-        first, ordered = self.first, self.ordered
         node_bound = next_cost(
             self.prices, max(node_bound, bound), dict(zip(ordered[:first], node.box[:first], strict=True))
         )

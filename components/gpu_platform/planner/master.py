@@ -250,6 +250,7 @@ def _generate(
     gap: float = _CG_GAP,
     known: set[Column] | None = None,
     per_cand: int = 6,
+    floor: float = -math.inf,
 ) -> tuple[Duals, float, bool, np.ndarray]:
     """Column generation: the duals with the best Lagrangian bound found, that bound, whether it converged, and
     the last LP solution over `cols` (which grows by the columns generated). It also stops once the bound
@@ -259,12 +260,20 @@ def _generate(
 
     Any duals give a valid bound, so the loop may stop at the deadline; it prices at a mix of the best duals
     and the LP's (Wentges smoothing), which needs far fewer rounds than the LP's duals alone.
+
+    `floor` is a bound the caller already knows for every plan (a branch's: its parent's, rounded up to a cost
+    whole nodes add up to). Once the LP over `cols` is at or below it, no column pricing finds can lift the
+    bound past it (the LP over every column is lower still): that solution is returned at once, with `floor`
+    as the bound and as converged. In a box where every price class's node total is pinned, every plan costs
+    the same, so each branch whose LP needs no artificial column or pool priced out stops at its first solve.
     """
     known = set(cols) if known is None else known
     center, bound = None, -math.inf
     lp = lp or _Master(group, cols)
     while True:
         duals, value, x = lp.solve()
+        if lp.lp.optimal and value <= floor + 1e-9 * max(1.0, abs(floor)):
+            return duals, floor, True, x
         new: list[Column] = []
         priced = True  # a round cut short at the deadline (`price_columns`) shows neither a bound nor convergence
         for at in [_mix(center, duals, _SMOOTHING), duals] if center else [duals]:
