@@ -437,6 +437,31 @@ def test_budget_config_refuses_negative_prices_and_absurd_budgets(config, where)
         call(check_workload_classified, POD, pod(), config=config)
 
 
+def test_bad_config_names_every_field_at_once():
+    config = {"budgetHourly": -1, "prices": {"p5.48xlarge": -5, "p4d.24xlarge": "cheap"}, "labelDomain": 7}
+    with pytest.raises(PolicyConfigError) as raised:
+        parse_config(config)
+    lines = str(raised.value).splitlines()
+    assert len(lines) == 4
+    for where, got in [
+        ("budgetHourly", "-1"),
+        ("prices.p5.48xlarge", "-5"),
+        ("prices.p4d.24xlarge", "'cheap'"),
+        ("labelDomain", "7"),
+    ]:
+        assert any(line.startswith(f"policy config {where}: ") and line.endswith(f"(got {got})") for line in lines)
+
+
+def test_config_errors_are_bounded_in_number_and_length():
+    # A hostile config: thousands of bad prices and a value of 100,000 characters give a short message.
+    config = {"prices": {f"t{i}": -1 for i in range(5_000)}, "labelDomain": "x" * 100_000}
+    with pytest.raises(PolicyConfigError) as raised:
+        parse_config(config)
+    lines = str(raised.value).splitlines()
+    assert len(lines) == 21 and lines[-1] == "... and 4981 more errors in the policy config"
+    assert max(len(line) for line in lines) < 300
+
+
 def test_parse_config_reads_a_plain_mapping():
     cfg = parse_config({**CONFIG, "budgetHourly": 12.5, "enforcementLevel": "advisory"})
     assert cfg.tier_key == "gpu.example.com/gpu-tier"

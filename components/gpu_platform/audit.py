@@ -44,7 +44,7 @@ def _read_json(path: str, what: str) -> Any:
 def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
     """The PolicyConfig: from --spec, else from a pack config file (per-policy or flat), else the defaults."""
     from .policy import PolicyConfig, config_from_spec
-    from .policy.config import PolicyConfigError, parse_config
+    from .policy.config import PolicyConfigError, describe_errors, parse_config
 
     if spec_path:
         spec, _ = load_or_fail(spec_path)
@@ -64,13 +64,9 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
         merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
         return type(cfg).model_validate(merged) if levels else cfg
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise AuditInputError(
-            f"{config_path}: policy config {where}: {first['msg']} (got {first.get('input')!r})"
-        ) from None
+        raise AuditInputError(describe_errors(e, f"{config_path}: ")) from None
     except PolicyConfigError as e:
-        raise AuditInputError(f"{config_path}: {e}") from None
+        raise AuditInputError("\n".join(f"{config_path}: {line}" for line in str(e).splitlines())) from None
 
 
 def _where(urn: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Mapping
 from enum import StrEnum
 from functools import lru_cache
@@ -13,6 +14,7 @@ from pydantic.alias_generators import to_camel
 
 from ..contract import SYSTEM_NAMESPACE
 from ..errors import GpuPlatformError
+from ..names import DnsSubdomain
 from ..spec import (
     MAX_COUNT,
     GpuOperatorSpec,
@@ -35,6 +37,7 @@ __all__ = [
     "config_from_spec",
     "config_of",
     "config_schema",
+    "describe_errors",
     "parse_config",
 ]
 
@@ -75,7 +78,7 @@ class TierRule(_Model):
 class PolicyConfig(_Model):
     """Configuration shared by every policy of the pack (each policy receives the same properties)."""
 
-    label_domain: str = Field(
+    label_domain: DnsSubdomain = Field(
         default="gpu.example.com", description="Prefix of the platform's label and taint keys (set it to yours)."
     )
     tiers: dict[str, TierRule] = Field(
@@ -132,14 +135,33 @@ def config_schema() -> dict[str, Any]:
     return {"properties": inlined["properties"], "required": inlined.get("required", [])}
 
 
+_SHOWN = 20  # errors listed, at most; the rest are counted
+_VALUE = reprlib.Repr()  # a bad value, shortened
+_VALUE.maxstring = _VALUE.maxother = 60
+_VALUE.maxlist = _VALUE.maxdict = 4
+_VALUE.maxlevel = 2
+
+
+def describe_errors(error: ValidationError, prefix: str = "") -> str:
+    """Every error of a policy config, one line each: `prefix`, the field, what is allowed, and the value given
+    (shortened), the first `_SHOWN` and a count of the rest."""
+    errors = error.errors()
+    lines = [
+        f"{prefix}policy config {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']} "
+        f"(got {_VALUE.repr(err.get('input'))})"
+        for err in errors[:_SHOWN]
+    ]
+    if len(errors) > _SHOWN:
+        lines.append(f"{prefix}... and {len(errors) - _SHOWN} more errors in the policy config")
+    return "\n".join(lines)
+
+
 @lru_cache(maxsize=64)
 def _parse(text: str) -> PolicyConfig:
     try:
         return PolicyConfig.model_validate(json.loads(text))
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise PolicyConfigError(f"policy config {where}: {first['msg']} (got {first.get('input')!r})") from None
+        raise PolicyConfigError(describe_errors(e)) from None
 
 
 def _plain(value: Any) -> Any:
@@ -155,7 +177,7 @@ def _plain(value: Any) -> Any:
 def parse_config(mapping: Mapping[str, Any]) -> PolicyConfig:
     """The PolicyConfig of a plain mapping of the pack's config properties (`enforcementLevel` is ignored).
 
-    Raises PolicyConfigError naming the first property that does not parse, its value and what is expected.
+    Raises PolicyConfigError naming every property that does not parse, with its value and what is expected.
     """
     raw = _plain(mapping)
     raw.pop("enforcementLevel", None)
