@@ -454,12 +454,17 @@ def test_bad_config_names_every_field_at_once():
 
 def test_config_errors_are_bounded_in_number_and_length():
     # A hostile config: thousands of bad prices and a value of 100,000 characters give a short message.
-    config = {"prices": {f"t{i}": -1 for i in range(5_000)}, "labelDomain": "x" * 100_000}
+    config = {
+        "labelDomain": "x" * 100_000,
+        "prices": {"k" * 100_000: -1, "two\nlines": -1, **{f"t{i}": -1 for i in range(5_000)}},
+    }
     with pytest.raises(PolicyConfigError) as raised:
         parse_config(config)
     lines = str(raised.value).splitlines()
-    assert len(lines) == 21 and lines[-1] == "... and 4981 more errors in the policy config"
-    assert max(len(line) for line in lines) < 300
+    assert len(lines) == 21 and lines[-1] == "... and 4983 more errors in the policy config"
+    assert max(len(line) for line in lines) < 400
+    assert lines[0].startswith("policy config labelDomain: ")
+    assert lines[2].startswith("policy config prices.'two\\nlines': ")
 
 
 def test_parse_config_reads_a_plain_mapping():

@@ -147,13 +147,20 @@ def describe_errors(error: ValidationError, prefix: str = "") -> str:
     (shortened), the first `_SHOWN` and a count of the rest."""
     errors = error.errors()
     lines = [
-        f"{prefix}policy config {'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']} "
-        f"(got {_VALUE.repr(err.get('input'))})"
+        f"{prefix}policy config {'.'.join(_key(p) for p in err['loc']) or '(top level)'}: "
+        f"{' '.join(err['msg'].split())} (got {_VALUE.repr(err.get('input'))})"
         for err in errors[:_SHOWN]
     ]
     if len(errors) > _SHOWN:
         lines.append(f"{prefix}... and {len(errors) - _SHOWN} more errors in the policy config")
     return "\n".join(lines)
+
+
+def _key(part: str | int) -> str:
+    """A step of an error's path: as given, or shortened and quoted when long or not printable (a key of the
+    user's config)."""
+    text = str(part)
+    return text if len(text) <= 60 and text.isprintable() else _VALUE.repr(text)
 
 
 @lru_cache(maxsize=64)
