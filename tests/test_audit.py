@@ -77,6 +77,49 @@ def test_pack_config_file_instead_of_spec(tmp_path):
     assert "advisory" in res.output and "0 mandatory and 1 advisory" in res.output
 
 
+def test_a_per_policy_config_is_read_as_one_config(tmp_path):
+    # Each property from whichever policy gives it: the budget under gpu-budget applies (the docs' example puts
+    # it there), and the label domain under another policy is read too.
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps({"gpu-workload-classified": {"labelDomain": "gpu.example.com"}, "gpu-budget": {"budgetHourly": 1}})
+    )
+    res = run(str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg))
+    assert "gpu-budget" in res.output and "no budgetHourly set" not in res.output
+
+
+def test_a_per_policy_config_refuses_unknown_policies_and_two_values_of_one_property(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "gpu-nonexistent": {"budgetHourly": 1},
+                "gpu-workload-classified": {"labelDomain": "gpu.acme.io"},
+                "gpu-budget": {"labelDomain": "gpu.example.com", "budgetHourly": 5},
+            }
+        )
+    )
+    res = CliRunner().invoke(main, ["audit", str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert "unknown policy 'gpu-nonexistent'; allowed: gpu-node-pool-classified" in res.output
+    assert "'labelDomain' is 'gpu.acme.io' under gpu-workload-classified and 'gpu.example.com' under gpu-budget" in (
+        " ".join(res.output.split())
+    )
+
+
+def test_a_config_nested_too_deep_or_with_a_bad_level_is_one_clear_error(tmp_path):
+    # 500 levels made the config's conversion recurse past Python's limit: a traceback of 3,000 lines.
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"tiers":' + '{"a":' * 500 + "1" + "}" * 500 + "}")
+    level = tmp_path / "level.json"
+    level.write_text('{"enforcementLevel": "bogus"}')
+    for cfg, want in [(deep, "nested deeper than 32 levels"), (level, "enforcementLevel: 'bogus' is not one of")]:
+        res = CliRunner().invoke(
+            main, ["audit", str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg)]
+        )
+        assert res.exit_code == 1 and "Traceback" not in res.output and want in res.output, res.output
+
+
 def test_bad_inputs_are_reported_without_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"resources": []}')

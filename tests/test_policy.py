@@ -467,6 +467,12 @@ def test_config_errors_are_bounded_in_number_and_length():
     assert lines[2].startswith("policy config prices.'two\\nlines': ")
 
 
+@pytest.mark.parametrize("given", [None, "labelDomain", 3, ["labelDomain"]])
+def test_parse_config_refuses_what_is_not_a_mapping(given):
+    with pytest.raises(PolicyConfigError, match="allowed: a mapping of the pack's properties"):
+        parse_config(given)
+
+
 def test_parse_config_reads_a_plain_mapping():
     cfg = parse_config({**CONFIG, "budgetHourly": 12.5, "enforcementLevel": "advisory"})
     assert cfg.tier_key == "gpu.example.com/gpu-tier"

@@ -58,7 +58,7 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
         isinstance(raw, dict) and raw and all(isinstance(v, dict) and k.startswith("gpu-") for k, v in raw.items())
     )
     levels = {k: v["enforcementLevel"] for k, v in raw.items() if "enforcementLevel" in v} if per_policy else {}
-    flat = next(iter(raw.values())) if per_policy else raw
+    flat = _one_config(config_path, raw) if per_policy else raw
     try:
         cfg = parse_config(flat)
         merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
@@ -67,6 +67,35 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
         raise AuditInputError(describe_errors(e, f"{config_path}: ")) from None
     except PolicyConfigError as e:
         raise AuditInputError("\n".join(f"{config_path}: {line}" for line in str(e).splitlines())) from None
+
+
+def _one_config(config_path: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """The properties of a per-policy config as one config: each from whichever policy gives it. Every policy
+    reads the same properties, so one given different values under two policies is refused, as are policy
+    names the pack does not have."""
+    from .policy import POLICIES
+    from .policy.config import shortened as _short
+
+    names = [p.name for p in POLICIES]
+    problems = [
+        f"{config_path}: unknown policy {_short(k)}; allowed: {', '.join(names)}" for k in raw if k not in names
+    ]
+    merged: dict[str, tuple[str, Any]] = {}
+    for policy, props in raw.items():
+        if policy not in names:
+            continue
+        for key, value in props.items():
+            if key == "enforcementLevel":
+                continue
+            first = merged.setdefault(key, (policy, value))
+            if first[1] != value:
+                problems.append(
+                    f"{config_path}: {_short(key)} is {_short(first[1])} under {first[0]} and {_short(value)} under "
+                    f"{policy}; every policy reads the same properties: give one value"
+                )
+    if problems:
+        raise AuditInputError("\n".join(problems[:20]))
+    return {key: value for key, (_, value) in merged.items()}
 
 
 def _where(urn: str) -> str:

@@ -39,6 +39,7 @@ __all__ = [
     "config_schema",
     "describe_errors",
     "parse_config",
+    "shortened",
 ]
 
 # Without a spec: kube-system and the default namespaces of what the platform installs (the spec's defaults).
@@ -142,6 +143,11 @@ _VALUE.maxlist = _VALUE.maxdict = 4
 _VALUE.maxlevel = 2
 
 
+def shortened(value: Any) -> str:
+    """`repr(value)`, shortened: a value from the user's config in a message."""
+    return _VALUE.repr(value)
+
+
 def describe_errors(error: ValidationError, prefix: str = "") -> str:
     """Every error of a policy config, one line each: `prefix`, the field, what is allowed, and the value given
     (shortened), the first `_SHOWN` and a count of the rest."""
@@ -171,13 +177,18 @@ def _parse(text: str) -> PolicyConfig:
         raise PolicyConfigError(describe_errors(e)) from None
 
 
-def _plain(value: Any) -> Any:
+_DEPTH = 32  # levels of nesting a config may have (the deepest property, a tier's resources, is at 4)
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    if depth > _DEPTH:
+        raise PolicyConfigError(f"policy config is nested deeper than {_DEPTH} levels; allowed: the pack's properties")
     if hasattr(value, "items"):
-        return {str(k): _plain(value[k]) for k in value}
+        return {str(k): _plain(value[k], depth + 1) for k in value}
     if isinstance(value, list | tuple) or (
-        hasattr(value, "__len__") and hasattr(value, "__getitem__") and not isinstance(value, str)
+        hasattr(value, "__len__") and hasattr(value, "__getitem__") and not isinstance(value, str | bytes)
     ):
-        return [_plain(v) for v in value]
+        return [_plain(v, depth + 1) for v in value]
     return value
 
 
@@ -187,7 +198,14 @@ def parse_config(mapping: Mapping[str, Any]) -> PolicyConfig:
     Raises PolicyConfigError naming every property that does not parse, with its value and what is expected.
     """
     raw = _plain(mapping)
-    raw.pop("enforcementLevel", None)
+    if not isinstance(raw, dict):
+        raise PolicyConfigError(
+            f"policy config is {type(mapping).__name__}; allowed: a mapping of the pack's properties"
+        )
+    level = raw.pop("enforcementLevel", None)
+    if level is not None and level not in [*Enforcement, *(e.value for e in Enforcement)]:
+        allowed = ", ".join(e.value for e in Enforcement)
+        raise PolicyConfigError(f"policy config enforcementLevel: {_VALUE.repr(level)} is not one of {allowed}")
     return _parse(json.dumps(raw))
 
 
