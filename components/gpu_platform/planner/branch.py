@@ -748,7 +748,7 @@ class _Search:
         floor = next_cost(self.prices, bound, dict(zip(ordered[:first], node.box[:first], strict=True)))
         # Column generation stops once the LP is at this node's known bound (`master._generate`): seed 16 of the
         # 64-tier scale benchmark (one lane, from its optimum) had 173 of 486 branches stop at their first solve,
-        # all in pinned boxes, 28.0 s against 32.9 s (figures in benchmarks/RESULTS.md).
+        # all in pinned boxes: 28.0 / 26.2 s against 32.9 / 28.1 s (figures in benchmarks/RESULTS.md).
         node_bound, stray = -math.inf, np.zeros(0, dtype=np.int64)
         for tries in range(_STRAY_TRIES + 2):
             if tries:
