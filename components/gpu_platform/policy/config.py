@@ -7,14 +7,14 @@ import reprlib
 from collections.abc import Mapping
 from enum import StrEnum
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..contract import SYSTEM_NAMESPACE
 from ..errors import GpuPlatformError
-from ..names import DnsSubdomain
+from ..names import DnsLabel, DnsSubdomain, LabelKey
 from ..spec import (
     MAX_COUNT,
     GpuOperatorSpec,
@@ -69,8 +69,8 @@ class _Model(BaseModel):
 class TierRule(_Model):
     """What pods of one tier may request."""
 
-    resources: list[str] = Field(min_length=1, description="Extended resources the tier's pods may request.")
-    pool: str | None = Field(default=None, description="The pool the tier routes to (for messages).")
+    resources: list[LabelKey] = Field(min_length=1, description="Extended resources the tier's pods may request.")
+    pool: DnsLabel | None = Field(default=None, description="The pool the tier routes to (for messages).")
     priority_class: str | None = Field(
         default=None, description="PriorityClass the tier's pods must name (unset: any non-empty name)."
     )
@@ -82,15 +82,15 @@ class PolicyConfig(_Model):
     label_domain: DnsSubdomain = Field(
         default="gpu.example.com", description="Prefix of the platform's label and taint keys (set it to yours)."
     )
-    tiers: dict[str, TierRule] = Field(
+    tiers: dict[DnsLabel, TierRule] = Field(
         default_factory=dict, description="Tier name -> allowed resources. Empty: only the tier label is required."
     )
-    pools: dict[str, str] = Field(
+    pools: dict[DnsLabel, Annotated[str, StringConstraints(min_length=1, max_length=253)]] = Field(
         default_factory=dict,
         description="Pool name -> its device-plugin config key, from the spec. Empty: any "
         "pool name is accepted; set: a GPU pool's label must name one of these pools and its config.",
     )
-    exempt_namespaces: list[str] = Field(
+    exempt_namespaces: list[DnsLabel] = Field(
         default_factory=lambda: list(DEFAULT_EXEMPT_NAMESPACES),
         description="Namespaces whose workloads the workload policy skips.",
     )
@@ -101,12 +101,25 @@ class PolicyConfig(_Model):
         description="Max $/hour of the stack's GPU node pools at max size (unset: advisory).",
     )
     # 0 to 1,000,000 $/hour, as in the spec: a negative price would cancel other pools' cost in the budget's sum.
-    prices: dict[str, PositiveFloat] = Field(
+    prices: dict[Annotated[str, StringConstraints(min_length=1, max_length=253)], PositiveFloat] = Field(
         default_factory=dict, description="Instance / machine type -> $/hour, over the built-in catalog prices."
     )
     enforcement: dict[str, Enforcement] = Field(
-        default_factory=dict, description="Policy name -> advisory | mandatory | disabled (audit and pack defaults)."
+        default_factory=dict,
+        description="Policy name -> advisory | mandatory | disabled, or remediate for a policy that remediates "
+        "(audit and pack defaults).",
     )
+
+    @field_validator("enforcement")
+    @classmethod
+    def _known_policies(cls, value: dict[str, Enforcement]) -> dict[str, Enforcement]:
+        from . import POLICIES  # the pack's policies import this module
+
+        names = [p.name for p in POLICIES]
+        unknown = [shortened(k) for k in value if k not in names]
+        if unknown:
+            raise ValueError(f"unknown policies {', '.join(unknown[:5])}; allowed: {', '.join(names)}")
+        return value
 
     @property
     def pool_key(self) -> str:
@@ -152,21 +165,28 @@ def describe_errors(error: ValidationError, prefix: str = "") -> str:
     """Every error of a policy config, one line each: `prefix`, the field, what is allowed, and the value given
     (shortened), the first `_SHOWN` and a count of the rest."""
     errors = error.errors()
-    lines = [
-        f"{prefix}policy config {'.'.join(_key(p) for p in err['loc']) or '(top level)'}: "
-        f"{' '.join(err['msg'].split())} (got {_VALUE.repr(err.get('input'))})"
-        for err in errors[:_SHOWN]
-    ]
+    lines = [f"{prefix}policy config {_line(err)}" for err in errors[:_SHOWN]]
     if len(errors) > _SHOWN:
         lines.append(f"{prefix}... and {len(errors) - _SHOWN} more errors in the policy config")
     return "\n".join(lines)
 
 
+def _line(err: Any) -> str:
+    """One error: the field, pydantic's message on one line, and the value given (our own checks name it)."""
+    where = ".".join(_key(p) for p in err["loc"]) or "(top level)"
+    message = " ".join(err["msg"].split())
+    return (
+        f"{where}: {message}"
+        if err["type"] == "value_error"
+        else f"{where}: {message} (got {shortened(err.get('input'))})"
+    )
+
+
 def _key(part: str | int) -> str:
-    """A step of an error's path: as given, or shortened and quoted when long or not printable (a key of the
-    user's config)."""
+    """A step of an error's path: as given, or quoted (and shortened) when empty, long or not printable (a key
+    of the user's config)."""
     text = str(part)
-    return text if len(text) <= 60 and text.isprintable() else _VALUE.repr(text)
+    return text if 0 < len(text) <= 60 and text.isprintable() else _VALUE.repr(text)
 
 
 @lru_cache(maxsize=64)
