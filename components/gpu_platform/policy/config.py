@@ -213,7 +213,8 @@ def _plain(value: Any, depth: int = 0) -> Any:
 
 
 def parse_config(mapping: Mapping[str, Any]) -> PolicyConfig:
-    """The PolicyConfig of a plain mapping of the pack's config properties (`enforcementLevel` is ignored).
+    """The PolicyConfig of a plain mapping of the pack's config properties (`enforcementLevel`, the engine's, is
+    checked and left out).
 
     Raises PolicyConfigError naming every property that does not parse, with its value and what is expected.
     """
@@ -223,7 +224,7 @@ def parse_config(mapping: Mapping[str, Any]) -> PolicyConfig:
             f"policy config is {type(mapping).__name__}; allowed: a mapping of the pack's properties"
         )
     level = raw.pop("enforcementLevel", None)
-    if level is not None and level not in [*Enforcement, *(e.value for e in Enforcement)]:
+    if level is not None and level not in [e.value for e in Enforcement]:
         allowed = ", ".join(e.value for e in Enforcement)
         raise PolicyConfigError(f"policy config enforcementLevel: {_VALUE.repr(level)} is not one of {allowed}")
     return _parse(json.dumps(raw))
