@@ -101,10 +101,44 @@ def test_a_per_policy_config_refuses_unknown_policies_and_two_values_of_one_prop
     )
     res = CliRunner().invoke(main, ["audit", str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg)])
     assert res.exit_code == 1 and "Traceback" not in res.output
-    assert "unknown policy 'gpu-nonexistent'; allowed: gpu-node-pool-classified" in res.output
+    assert "policy config: 'gpu-nonexistent' is not a policy of the pack; allowed: gpu-budget" in res.output
     assert "'labelDomain' is 'gpu.acme.io' under gpu-workload-classified and 'gpu.example.com' under gpu-budget" in (
         " ".join(res.output.split())
     )
+
+
+def test_a_per_policy_config_reports_every_problem_with_a_count_past_twenty(tmp_path):
+    cases = {
+        # 25 unknown policies: 20 lines and a count
+        "unknown.json": ({f"gpu-x{i}": {} for i in range(25)}, ["... and 5 more errors"]),
+        # true is not 1, whichever policy comes first; a null policy and a flat property beside the policies
+        "mixed.json": (
+            {
+                "gpu-budget": {"budgetHourly": 1, "enforcementLevel": "remediate"},
+                "gpu-workload-classified": {"budgetHourly": True, "labelDomain": "BAD"},
+                "gpu-node-pool-classified": None,
+                "labelDomain": "gpu.example.com",
+            },
+            [
+                "policy config 'labelDomain': a property beside per-policy objects",
+                "policy config gpu-node-pool-classified: None; allowed: an object",
+                "policy config gpu-budget.enforcementLevel: 'remediate' is not an enforcement level of gpu-budget",
+                "policy config 'budgetHourly' is 1 under gpu-budget and True under gpu-workload-classified",
+                "policy config labelDomain: Value error, 'BAD' is not a DNS subdomain",
+            ],
+        ),
+    }
+    for name, (config, wants) in cases.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(config))
+        res = CliRunner().invoke(
+            main, ["audit", str(FIXTURES / "stack-export-unclassified.json"), "--config", str(path)]
+        )
+        text = " ".join(res.output.split())
+        assert res.exit_code == 1 and "Traceback" not in res.output
+        for want in wants:
+            assert want in text, (want, res.output)
+    assert len([line for line in res.output.splitlines() if "mixed.json: " in line]) == len(cases["mixed.json"][1])
 
 
 def test_a_config_nested_too_deep_or_with_a_bad_level_is_one_clear_error(tmp_path):

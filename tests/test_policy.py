@@ -455,7 +455,11 @@ def test_bad_config_names_every_field_at_once():
 @pytest.mark.parametrize(
     ("config", "where", "says"),
     [
-        ({"enforcement": {"gpu-nonexistent": "advisory"}}, "enforcement", "unknown policies 'gpu-nonexistent'"),
+        ({"enforcement": {"gpu-nonexistent": "advisory"}}, "enforcement", "'gpu-nonexistent' is not a policy of"),
+        ({"enforcement": {"gpu-budget": "remediate"}}, "enforcement", "'remediate' is not an enforcement level of"),
+        ({"tiers": {"t": {"resources": ["/gpu"]}}}, "tiers.t.resources.0", "label key '/gpu' is not valid"),
+        ({"tiers": {"t": {"resources": ["nvidia.com/gpu"], "priorityClass": ""}}}, "tiers.t.priorityClass", "DNS"),
+        ({"pools": {"p": "a b"}}, "pools.p", "should match pattern"),
         ({"exemptNamespaces": ["UPPER"]}, "exemptNamespaces.0", "'UPPER' is not a valid name; allowed: a lower"),
         ({"tiers": {"t": {"resources": ["a b"]}}}, "tiers.t.resources.0", "label key 'a b' is not valid; allowed"),
         ({"tiers": {"Train": {"resources": ["nvidia.com/gpu"]}}}, "tiers.Train.[key]", "'Train' is not a valid name"),
@@ -473,6 +477,19 @@ def test_config_refuses_names_the_pack_cannot_use(config, where, says):
     assert line.count("(got") == ("Value error" not in line)
 
 
+def test_config_errors_come_together_and_values_json_cannot_carry_are_refused():
+    with pytest.raises(PolicyConfigError) as raised:
+        parse_config({"enforcementLevel": "strict", "budgetHourly": -5, "labelDomain": "BAD"})
+    assert [line.split(":")[0] for line in str(raised.value).splitlines()] == [
+        "policy config enforcementLevel",
+        "policy config labelDomain",
+        "policy config budgetHourly",
+    ]
+    for value in [{"a", "b"}, b"x", 10**5000]:
+        with pytest.raises(PolicyConfigError, match="a value JSON cannot carry"):
+            parse_config({"prices": {"p4d.24xlarge": value}})
+
+
 def test_config_errors_are_bounded_in_number_and_length():
     # A hostile config: thousands of bad prices and a value of 100,000 characters give a short message.
     config = {
@@ -482,8 +499,8 @@ def test_config_errors_are_bounded_in_number_and_length():
     with pytest.raises(PolicyConfigError) as raised:
         parse_config(config)
     lines = str(raised.value).splitlines()
-    # labelDomain, the long key (too long, and its price) and 5,001 more prices: 5,004 errors
-    assert len(lines) == 21 and lines[-1] == "... and 4984 more errors in the policy config"
+    # labelDomain, the two odd keys (each refused as a key, and its price) and 5,000 more prices: 5,005 errors
+    assert len(lines) == 21 and lines[-1] == "... and 4985 more errors in the policy config"
     assert max(len(line) for line in lines) < 400
     assert lines[0].startswith("policy config labelDomain: ")
     assert any(line.startswith("policy config prices.'two\\nlines': ") for line in lines)

@@ -105,7 +105,7 @@ CASES = [
         "enforcement-level",
         lambda d: d.update(policy={"enforcement": {"gpu-budget": "sometimes"}}),
         "policy.enforcement.gpu-budget",
-        "'sometimes' is not an enforcement level; allowed: advisory, mandatory",
+        "'sometimes' is not an enforcement level of gpu-budget; allowed: advisory, mandatory",
     ),
     (
         "enforcement-policy-name",

@@ -54,48 +54,77 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
     raw = _read_json(config_path, "policy config")
     if not isinstance(raw, dict):
         raise AuditInputError(f"{config_path}: policy config is {type(raw).__name__}; expected a JSON object")
-    per_policy = (
-        isinstance(raw, dict) and raw and all(isinstance(v, dict) and k.startswith("gpu-") for k, v in raw.items())
-    )
-    levels = {k: v["enforcementLevel"] for k, v in raw.items() if "enforcementLevel" in v} if per_policy else {}
-    flat = _one_config(config_path, raw) if per_policy else raw
+    # The per-policy format names policies (gpu-...); the flat one, properties (camelCase, never gpu-...).
+    flat, levels, problems = _one_config(raw) if any(k.startswith("gpu-") for k in raw) else (raw, {}, [])
     try:
         cfg = parse_config(flat)
-        merged = {**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}}
-        return type(cfg).model_validate(merged) if levels else cfg
+        if levels:
+            cfg = type(cfg).model_validate({**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}})
     except ValidationError as e:
-        raise AuditInputError(describe_errors(e, f"{config_path}: ")) from None
+        problems.append(describe_errors(e))
     except PolicyConfigError as e:
-        raise AuditInputError("\n".join(f"{config_path}: {line}" for line in str(e).splitlines())) from None
+        problems.append(str(e))
+    lines = [line for p in problems for line in p.splitlines()]
+    if lines:
+        shown = [f"{config_path}: {line}" for line in lines[:_SHOWN]]
+        more = f"{config_path}: ... and {len(lines) - _SHOWN} more errors in the policy config"
+        raise AuditInputError("\n".join(shown + ([more] if len(lines) > _SHOWN else [])))
+    return cfg
 
 
-def _one_config(config_path: str, raw: dict[str, Any]) -> dict[str, Any]:
-    """The properties of a per-policy config as one config: each from whichever policy gives it. Every policy
-    reads the same properties, so one given different values under two policies is refused, as are policy
-    names the pack does not have."""
-    from .policy import POLICIES
+_SHOWN = 20  # lines of a config's errors, at most; the rest are counted
+
+
+def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """A per-policy config as one config: each property from whichever policy gives it, each policy's
+    `enforcementLevel`, and what is wrong. Every policy reads the same properties, so one given different values
+    under two policies is refused, as are policy names the pack does not have, levels it does not allow there,
+    and flat properties beside the policies."""
+    from .policy import level_problem
     from .policy.config import shortened as _short
 
-    names = [p.name for p in POLICIES]
-    problems = [
-        f"{config_path}: unknown policy {_short(k)}; allowed: {', '.join(names)}" for k in raw if k not in names
-    ]
+    problems: list[str] = []
     merged: dict[str, tuple[str, Any]] = {}
+    levels: dict[str, str] = {}
     for policy, props in raw.items():
-        if policy not in names:
+        if not policy.startswith("gpu-"):
+            problems.append(
+                f"policy config {_short(policy)}: a property beside per-policy objects; allowed: policies (gpu-...)"
+                " holding the properties, or the properties alone (the flat format)"
+            )
+            continue
+        if (problem := level_problem(policy, "advisory")) is not None:
+            problems.append(f"policy config: {problem}")
+            continue
+        if not isinstance(props, dict):
+            problems.append(f"policy config {policy}: {_short(props)}; allowed: an object of the pack's properties")
             continue
         for key, value in props.items():
             if key == "enforcementLevel":
+                if (problem := level_problem(policy, value)) is not None:
+                    problems.append(f"policy config {policy}.enforcementLevel: {problem}")
+                else:
+                    levels[policy] = value
                 continue
             first = merged.setdefault(key, (policy, value))
-            if first[1] != value:
+            if not _same(first[1], value):
                 problems.append(
-                    f"{config_path}: {_short(key)} is {_short(first[1])} under {first[0]} and {_short(value)} under "
+                    f"policy config {_short(key)} is {_short(first[1])} under {first[0]} and {_short(value)} under "
                     f"{policy}; every policy reads the same properties: give one value"
                 )
-    if problems:
-        raise AuditInputError("\n".join(problems[:20]))
-    return {key: value for key, (_, value) in merged.items()}
+    return {key: value for key, (_, value) in merged.items()}, levels, problems
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same (`true` is not 1, 500 is 500.0)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    numbers = isinstance(a, int | float) and isinstance(b, int | float)
+    return (numbers or type(a) is type(b)) and a == b
 
 
 def _where(urn: str) -> str:

@@ -80,11 +80,11 @@ def _cluster_name(value: str) -> str:
 
 
 def _label_key(value: str) -> str:
-    prefix, _, name = value.rpartition("/")
+    prefix, slash, name = value.rpartition("/")
     ok = (
         0 < len(name) <= 63
         and _LABEL_NAME.fullmatch(name)
-        and (not prefix or (len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)))
+        and (not slash or (0 < len(prefix) <= 253 and _DNS_SUBDOMAIN.fullmatch(prefix)))
     )
     if not ok:
         raise ValueError(

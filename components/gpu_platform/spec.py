@@ -636,7 +636,8 @@ class PolicySpec(_Model):
     )
     enforcement: dict[str, str] = Field(
         default_factory=dict,
-        description="Policy name -> advisory | mandatory | disabled, for the pack and `gpu-platform audit`.",
+        description="Policy name -> advisory | mandatory | disabled (or remediate, for gpu-launch-template-imdsv2), "
+        "for the pack and `gpu-platform audit`.",
     )
 
 

@@ -286,22 +286,11 @@ def rule_catalog(spec: PlatformSpec) -> Iterator[Finding]:
 
 def rule_policy(spec: PlatformSpec) -> Iterator[Finding]:
     """`policy.enforcement` names policies of the pack and their enforcement levels (the pack and `audit` read it)."""
-    from .policy import POLICIES, Enforcement  # the pack's table; imported only when a spec sets enforcement
+    from .policy import level_problem  # the pack's table; imported only when a spec sets enforcement
 
-    if not spec.policy.enforcement:
-        return
-    names = [p.name for p in POLICIES]
-    levels = [e.value for e in Enforcement]
     for name, level in spec.policy.enforcement.items():
-        if name not in names:
-            yield _err(
-                f"policy.enforcement.{name}",
-                f"{name!r} is not a policy of the pack; allowed: {_choices(names, limit=len(names))}",
-            )
-        if level not in levels:
-            yield _err(
-                f"policy.enforcement.{name}", f"{level!r} is not an enforcement level; allowed: {', '.join(levels)}"
-            )
+        if problem := level_problem(name, level):
+            yield _err(f"policy.enforcement.{name}", problem)
 
 
 def rule_cohorts(spec: PlatformSpec) -> Iterator[Finding]:

@@ -22,6 +22,7 @@ from .config import (
     config_from_spec,
     config_schema,
     parse_config,
+    shortened,
 )
 from .nodepools import (
     NODE_POOL_TYPES,
@@ -47,6 +48,7 @@ __all__ = [
     "config_from_spec",
     "config_schema",
     "enforcement_of",
+    "level_problem",
     "pack_config",
     "parse_config",
 ]
@@ -191,6 +193,18 @@ def enforcement_of(policy: PolicyDef, cfg: PolicyConfig) -> Enforcement:
     if policy.name == "gpu-budget" and cfg.budget_hourly is None:
         return Enforcement.ADVISORY
     return policy.enforcement
+
+
+def level_problem(name: str, level: Any) -> str | None:
+    """Why `level` cannot be the enforcement level of the policy `name`, or None: the name is not one of the
+    pack's, or the level is not one of the engine's (`remediate` only for a policy that remediates)."""
+    policy = next((p for p in POLICIES if p.name == name), None)
+    if policy is None:
+        return f"{shortened(name)} is not a policy of the pack; allowed: {', '.join(sorted(p.name for p in POLICIES))}"
+    levels = [e.value for e in Enforcement if e is not Enforcement.REMEDIATE or policy.remediate is not None]
+    if level not in levels:
+        return f"{shortened(level)} is not an enforcement level of {name}; allowed: {', '.join(levels)}"
+    return None
 
 
 def pack_config(cfg: PolicyConfig) -> dict[str, dict[str, Any]]:

@@ -62,6 +62,11 @@ class Enforcement(StrEnum):
     REMEDIATE = "remediate"
 
 
+# A ConfigMap key (a device-plugin config's name) or an instance / machine type: what Kubernetes allows in a
+# ConfigMap key, which every AWS instance type and GCP machine type fits.
+_ConfigKey = Annotated[str, StringConstraints(min_length=1, max_length=253, pattern=r"^[-._a-zA-Z0-9]+$")]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
 
@@ -71,7 +76,7 @@ class TierRule(_Model):
 
     resources: list[LabelKey] = Field(min_length=1, description="Extended resources the tier's pods may request.")
     pool: DnsLabel | None = Field(default=None, description="The pool the tier routes to (for messages).")
-    priority_class: str | None = Field(
+    priority_class: DnsSubdomain | None = Field(
         default=None, description="PriorityClass the tier's pods must name (unset: any non-empty name)."
     )
 
@@ -85,7 +90,7 @@ class PolicyConfig(_Model):
     tiers: dict[DnsLabel, TierRule] = Field(
         default_factory=dict, description="Tier name -> allowed resources. Empty: only the tier label is required."
     )
-    pools: dict[DnsLabel, Annotated[str, StringConstraints(min_length=1, max_length=253)]] = Field(
+    pools: dict[DnsLabel, _ConfigKey] = Field(
         default_factory=dict,
         description="Pool name -> its device-plugin config key, from the spec. Empty: any "
         "pool name is accepted; set: a GPU pool's label must name one of these pools and its config.",
@@ -101,7 +106,7 @@ class PolicyConfig(_Model):
         description="Max $/hour of the stack's GPU node pools at max size (unset: advisory).",
     )
     # 0 to 1,000,000 $/hour, as in the spec: a negative price would cancel other pools' cost in the budget's sum.
-    prices: dict[Annotated[str, StringConstraints(min_length=1, max_length=253)], PositiveFloat] = Field(
+    prices: dict[_ConfigKey, PositiveFloat] = Field(
         default_factory=dict, description="Instance / machine type -> $/hour, over the built-in catalog prices."
     )
     enforcement: dict[str, Enforcement] = Field(
@@ -113,12 +118,11 @@ class PolicyConfig(_Model):
     @field_validator("enforcement")
     @classmethod
     def _known_policies(cls, value: dict[str, Enforcement]) -> dict[str, Enforcement]:
-        from . import POLICIES  # the pack's policies import this module
+        from . import level_problem  # the pack's policies import this module
 
-        names = [p.name for p in POLICIES]
-        unknown = [shortened(k) for k in value if k not in names]
-        if unknown:
-            raise ValueError(f"unknown policies {', '.join(unknown[:5])}; allowed: {', '.join(names)}")
+        problems = [p for name, level in value.items() if (p := level_problem(name, level.value))]
+        if problems:
+            raise ValueError("; ".join(problems[:5]))
         return value
 
     @property
@@ -223,11 +227,21 @@ def parse_config(mapping: Mapping[str, Any]) -> PolicyConfig:
         raise PolicyConfigError(
             f"policy config is {type(mapping).__name__}; allowed: a mapping of the pack's properties"
         )
-    level = raw.pop("enforcementLevel", None)
-    if level is not None and level not in [e.value for e in Enforcement]:
+    problems = []
+    if "enforcementLevel" in raw and (level := raw.pop("enforcementLevel")) not in [e.value for e in Enforcement]:
         allowed = ", ".join(e.value for e in Enforcement)
-        raise PolicyConfigError(f"policy config enforcementLevel: {_VALUE.repr(level)} is not one of {allowed}")
-    return _parse(json.dumps(raw))
+        problems.append(f"policy config enforcementLevel: {shortened(level)} is not one of {allowed}")
+    try:
+        text = json.dumps(raw, allow_nan=True)
+    except (TypeError, ValueError) as e:  # a set, bytes, a date, an integer of thousands of digits...
+        raise PolicyConfigError("\n".join([*problems, f"policy config holds a value JSON cannot carry: {e}"])) from None
+    try:
+        cfg = _parse(text)
+    except PolicyConfigError as e:
+        raise PolicyConfigError("\n".join([*problems, str(e)])) from None
+    if problems:
+        raise PolicyConfigError("\n".join(problems))
+    return cfg
 
 
 _RECENT: dict[tuple[tuple[str, int], ...], tuple[list[Any], PolicyConfig]] = {}

@@ -130,7 +130,7 @@ class PolicySpec(TypedDict):
     """Max $/hour of GPU pools at max size (advisory when unset)."""
 
     enforcement: NotRequired[dict[str, str]]
-    """Policy name -> advisory | mandatory | disabled, for the pack and `gpu-platform audit`."""
+    """Policy name -> advisory | mandatory | disabled (or remediate, for gpu-launch-template-imdsv2), for the pack and `gpu-platform audit`."""
 
 
 class CustomInstanceType(TypedDict):
