@@ -86,6 +86,12 @@ def test_a_per_policy_config_is_read_as_one_config(tmp_path):
     )
     res = run(str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg))
     assert "gpu-budget" in res.output and "no budgetHourly set" not in res.output
+    # The same value under two policies (500 is 500.0; a nested one too) is one value, not a conflict.
+    tiers = {"train": {"resources": ["nvidia.com/gpu"], "pool": "train"}}
+    same = {"gpu-budget": {"budgetHourly": 500, "tiers": tiers}, "gpu-node-pool-classified": {"budgetHourly": 500.0}}
+    cfg.write_text(json.dumps({**same, "gpu-workload-classified": {"tiers": json.loads(json.dumps(tiers))}}))
+    res = run(str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg))
+    assert "policy config" not in res.output and "audit failed" in res.output, res.output
 
 
 def test_a_per_policy_config_refuses_unknown_policies_and_two_values_of_one_property(tmp_path):

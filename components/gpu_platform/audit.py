@@ -107,7 +107,7 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], li
                     levels[policy] = value
                 continue
             first = merged.setdefault(key, (policy, value))
-            if not _same(first[1], value):
+            if first[0] != policy and not _same(first[1], value):
                 problems.append(
                     f"policy config {_short(key)} is {_short(first[1])} under {first[0]} and {_short(value)} under "
                     f"{policy}; every policy reads the same properties: give one value"
@@ -115,14 +115,17 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], li
     return {key: value for key, (_, value) in merged.items()}, levels, problems
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two JSON values are the same (`true` is not 1, 500 is 500.0)."""
+def _same(a: Any, b: Any, depth: int = 0) -> bool:
+    """Whether two JSON values are the same (`true` is not 1, 500 is 500.0); past 64 levels they count as the
+    same (the config's own check refuses such nesting)."""
+    if depth > 64:
+        return True
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_same(a[k], b[k], depth + 1) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(_same(x, y, depth + 1) for x, y in zip(a, b, strict=True))
     numbers = isinstance(a, int | float) and isinstance(b, int | float)
     return (numbers or type(a) is type(b)) and a == b
 
