@@ -115,8 +115,9 @@ def test_a_per_policy_config_refuses_unknown_policies_and_two_values_of_one_prop
 
 def test_a_per_policy_config_reports_every_problem_with_a_count_past_twenty(tmp_path):
     cases = {
-        # 25 unknown policies: 20 lines and a count
+        # 25 unknown policies: 20 lines and a count; 30 bad namespaces under a policy as well
         "unknown.json": ({f"gpu-x{i}": {} for i in range(25)}, ["... and 5 more errors"]),
+        "namespaces.json": ({"gpu-budget": {"exemptNamespaces": [f"BAD{i}" for i in range(30)]}}, ["... and 10 more"]),
         # true is not 1, whichever policy comes first; a null policy and a flat property beside the policies
         "mixed.json": (
             {

@@ -488,6 +488,20 @@ def test_config_errors_come_together_and_values_json_cannot_carry_are_refused():
     for value in [{"a", "b"}, b"x", 10**5000]:
         with pytest.raises(PolicyConfigError, match="a value JSON cannot carry"):
             parse_config({"prices": {"p4d.24xlarge": value}})
+    # keys that are not text (str() would merge 1 with "1"), and numbers too large to print
+    for config, says in [
+        ({"prices": {1: 2.0, "1": 3.0}}, "key 1 is not a string"),
+        ({"prices": {10**5000: 1}}, "key an integer too large to show is not a string"),
+        ({"enforcementLevel": 10**5000, "budgetHourly": -1}, "enforcementLevel: an integer too large to show"),
+    ]:
+        with pytest.raises(PolicyConfigError, match=says):
+            parse_config(config)
+    # the level's line and 25 property errors: 20 lines and a count of the other 6
+    with pytest.raises(PolicyConfigError) as raised:
+        parse_config({"enforcementLevel": "strict", "exemptNamespaces": [f"BAD{i}" for i in range(25)]})
+    lines = str(raised.value).splitlines()
+    assert len(lines) == 21 and lines[-1] == "... and 6 more errors in the policy config"
+    assert len(raised.value.lines) == 26
 
 
 def test_config_errors_are_bounded_in_number_and_length():

@@ -44,7 +44,7 @@ def _read_json(path: str, what: str) -> Any:
 def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
     """The PolicyConfig: from --spec, else from a pack config file (per-policy or flat), else the defaults."""
     from .policy import PolicyConfig, config_from_spec
-    from .policy.config import PolicyConfigError, describe_errors, parse_config
+    from .policy.config import PolicyConfigError, bounded, error_lines, parse_config
 
     if spec_path:
         spec, _ = load_or_fail(spec_path)
@@ -61,18 +61,12 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
         if levels:
             cfg = type(cfg).model_validate({**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}})
     except ValidationError as e:
-        problems.append(describe_errors(e))
+        problems += error_lines(e)
     except PolicyConfigError as e:
-        problems.append(str(e))
-    lines = [line for p in problems for line in p.splitlines()]
-    if lines:
-        shown = [f"{config_path}: {line}" for line in lines[:_SHOWN]]
-        more = f"{config_path}: ... and {len(lines) - _SHOWN} more errors in the policy config"
-        raise AuditInputError("\n".join(shown + ([more] if len(lines) > _SHOWN else [])))
+        problems += e.lines
+    if problems:
+        raise AuditInputError(bounded(problems, f"{config_path}: "))
     return cfg
-
-
-_SHOWN = 20  # lines of a config's errors, at most; the rest are counted
 
 
 def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], list[str]]:

@@ -37,7 +37,8 @@ __all__ = [
     "config_from_spec",
     "config_of",
     "config_schema",
-    "describe_errors",
+    "bounded",
+    "error_lines",
     "parse_config",
     "shortened",
 ]
@@ -50,7 +51,20 @@ DEFAULT_EXEMPT_NAMESPACES = [
 
 
 class PolicyConfigError(GpuPlatformError):
-    """The pack's configuration does not parse."""
+    """The pack's configuration does not parse: one line per problem (`lines`, every one), shown as the first
+    `_SHOWN` and a count of the rest."""
+
+    def __init__(self, *lines: str) -> None:
+        self.lines = list(lines)
+        super().__init__(bounded(self.lines))
+
+
+def bounded(lines: list[str], prefix: str = "") -> str:
+    """`lines`, each after `prefix`: the first `_SHOWN`, then a count of the rest."""
+    shown = [f"{prefix}{line}" for line in lines[:_SHOWN]]
+    if len(lines) > _SHOWN:
+        shown.append(f"{prefix}... and {len(lines) - _SHOWN} more errors in the policy config")
+    return "\n".join(shown)
 
 
 class Enforcement(StrEnum):
@@ -162,17 +176,16 @@ _VALUE.maxlevel = 2
 
 def shortened(value: Any) -> str:
     """`repr(value)`, shortened: a value from the user's config in a message."""
-    return _VALUE.repr(value)
+    try:
+        return _VALUE.repr(value)
+    except ValueError:  # an integer of more digits than Python converts to text
+        return "an integer too large to show"
 
 
-def describe_errors(error: ValidationError, prefix: str = "") -> str:
-    """Every error of a policy config, one line each: `prefix`, the field, what is allowed, and the value given
-    (shortened), the first `_SHOWN` and a count of the rest."""
-    errors = error.errors()
-    lines = [f"{prefix}policy config {_line(err)}" for err in errors[:_SHOWN]]
-    if len(errors) > _SHOWN:
-        lines.append(f"{prefix}... and {len(errors) - _SHOWN} more errors in the policy config")
-    return "\n".join(lines)
+def error_lines(error: ValidationError) -> list[str]:
+    """Every error of a policy config, one line each: the field, what is allowed, and the value given
+    (shortened)."""
+    return [f"policy config {_line(err)}" for err in error.errors()]
 
 
 def _line(err: Any) -> str:
@@ -190,7 +203,7 @@ def _key(part: str | int) -> str:
     """A step of an error's path: as given, or quoted (and shortened) when empty, long or not printable (a key
     of the user's config)."""
     text = str(part)
-    return text if 0 < len(text) <= 60 and text.isprintable() else _VALUE.repr(text)
+    return text if 0 < len(text) <= 60 and text.isprintable() else shortened(text)
 
 
 @lru_cache(maxsize=64)
@@ -198,7 +211,7 @@ def _parse(text: str) -> PolicyConfig:
     try:
         return PolicyConfig.model_validate(json.loads(text))
     except ValidationError as e:
-        raise PolicyConfigError(describe_errors(e)) from None
+        raise PolicyConfigError(*error_lines(e)) from None
 
 
 _DEPTH = 32  # levels of nesting a config may have (the deepest property, a tier's resources, is at 4)
@@ -208,7 +221,10 @@ def _plain(value: Any, depth: int = 0) -> Any:
     if depth > _DEPTH:
         raise PolicyConfigError(f"policy config is nested deeper than {_DEPTH} levels; allowed: the pack's properties")
     if hasattr(value, "items"):
-        return {str(k): _plain(value[k], depth + 1) for k in value}
+        keys = [k for k in value if not isinstance(k, str)]
+        if keys:  # JSON and the engine's config have text keys; str() would merge 1 with "1"
+            raise PolicyConfigError(f"policy config key {shortened(keys[0])} is not a string; allowed: text keys")
+        return {k: _plain(value[k], depth + 1) for k in value}
     if isinstance(value, list | tuple) or (
         hasattr(value, "__len__") and hasattr(value, "__getitem__") and not isinstance(value, str | bytes)
     ):
@@ -234,13 +250,13 @@ def parse_config(mapping: Mapping[str, Any]) -> PolicyConfig:
     try:
         text = json.dumps(raw, allow_nan=True)
     except (TypeError, ValueError) as e:  # a set, bytes, a date, an integer of thousands of digits...
-        raise PolicyConfigError("\n".join([*problems, f"policy config holds a value JSON cannot carry: {e}"])) from None
+        raise PolicyConfigError(*problems, f"policy config holds a value JSON cannot carry: {e}") from None
     try:
         cfg = _parse(text)
     except PolicyConfigError as e:
-        raise PolicyConfigError("\n".join([*problems, str(e)])) from None
+        raise PolicyConfigError(*problems, *e.lines) from None
     if problems:
-        raise PolicyConfigError("\n".join(problems))
+        raise PolicyConfigError(*problems)
     return cfg
 
 
