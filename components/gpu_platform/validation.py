@@ -286,6 +286,8 @@ def rule_catalog(spec: PlatformSpec) -> Iterator[Finding]:
 
 def rule_policy(spec: PlatformSpec) -> Iterator[Finding]:
     """`policy.enforcement` names policies of the pack and their enforcement levels (the pack and `audit` read it)."""
+    if not spec.policy.enforcement:
+        return
     from .policy import level_problem  # the pack's table; imported only when a spec sets enforcement
 
     for name, level in spec.policy.enforcement.items():
