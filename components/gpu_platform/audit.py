@@ -74,8 +74,8 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], li
     `enforcementLevel`, and what is wrong. Every policy reads the same properties, so one given different values
     under two policies is refused, as are policy names the pack does not have, levels it does not allow there,
     and flat properties beside the policies."""
+    from .names import shortened as _short
     from .policy import level_problem
-    from .policy.config import shortened as _short
 
     problems: list[str] = []
     merged: dict[str, tuple[str, Any]] = {}

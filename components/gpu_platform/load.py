@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import reprlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from .inputs import (
     load_yaml,
     read_bounded,
 )
+from .names import shortened
 from .spec import PlatformSpec
 from .validation import check_spec, ensure_valid
 
@@ -54,7 +54,7 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
     except yaml.YAMLError as e:
         raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
     if not isinstance(data, dict):
-        got = "an empty file" if data is None else f"{_kind(data)} ({_short(data)})"
+        got = "an empty file" if data is None else f"{_kind(data)} ({shortened(data)})"
         raise SpecError(
             [
                 Finding(
@@ -71,7 +71,7 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
             notes.append(
                 Finding(
                     "environment",
-                    f"the Pulumi ESC environments {_short(data['environment'])} are not "
+                    f"the Pulumi ESC environments {shortened(data['environment'])} are not "
                     "resolved offline: values they set are not seen here; check the resolved config with "
                     "`pulumi config --json --stack <stack> | gpu-platform validate --config-json -`",
                     Severity.INFO,
@@ -96,7 +96,8 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
         )
     if not isinstance(data, dict):
         raise SpecError(
-            [Finding(CONFIG_KEY, f"{_short(data)} is {_kind(data)}; allowed: a mapping (the spec object)")], str(path)
+            [Finding(CONFIG_KEY, f"{shortened(data)} is {_kind(data)}; allowed: a mapping (the spec object)")],
+            str(path),
         )
     return data
 
@@ -150,7 +151,7 @@ def _config_entry(entry: Any, source: str) -> dict[str, Any]:
     shape = 'allowed: {"value": "<spec as JSON>", "objectValue": {...}, "secret": false}'
     if not isinstance(entry, dict) or not set(entry) <= {"value", "objectValue", "secret"}:
         raise SpecError(
-            [Finding(CONFIG_KEY, f"{_short(entry)} is not a `pulumi config --json` entry; {shape}")], source
+            [Finding(CONFIG_KEY, f"{shortened(entry)} is not a `pulumi config --json` entry; {shape}")], source
         )
     if "value" not in entry and "objectValue" not in entry:
         hint = (
@@ -169,7 +170,7 @@ def _config_entry(entry: Any, source: str) -> dict[str, Any]:
             ) from None
     if not isinstance(value, dict):
         raise SpecError(
-            [Finding(CONFIG_KEY, f"{_short(value)} is {_kind(value)}; allowed: a mapping (the spec object)")], source
+            [Finding(CONFIG_KEY, f"{shortened(value)} is {_kind(value)}; allowed: a mapping (the spec object)")], source
         )
     return value
 
@@ -206,18 +207,9 @@ def _yaml_problem(e: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
 
 
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
-
-
 def _kind(value: Any) -> str:
     names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", type(None): "null"}
     return names.get(type(value), f"a {type(value).__name__}")
-
-
-def _short(value: Any) -> str:
-    text = _REPR.repr(value)
-    return text if len(text) < 60 else text[:57] + "..."
 
 
 def _path(loc: tuple[Any, ...]) -> str:
@@ -269,7 +261,7 @@ def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
     if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
         key_owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
         return Finding(_path(key_owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
-    shown = _short(value) if not isinstance(value, dict | list) else type(value).__name__
+    shown = shortened(value) if not isinstance(value, dict | list) else type(value).__name__
     hint = "; quote it in YAML" if err["type"] == "string_type" and isinstance(value, int | float) else ""
     return Finding(path, f"{shown}: {err['msg']}{hint}")
 

@@ -7,7 +7,8 @@ pool named `../../x` or a cluster name holding a NUL byte never reaches a render
 from __future__ import annotations
 
 import re
-from typing import Annotated
+import reprlib
+from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
@@ -19,6 +20,7 @@ __all__ = [
     "LabelValue",
     "cluster_name_problem",
     "role_arn_problem",
+    "shortened",
 ]
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -27,6 +29,19 @@ _LABEL_NAME = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 _CLUSTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _ROLE_ARN = re.compile(r"arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}")
 DNS_LABEL_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
+
+
+def shortened(value: Any) -> str:
+    """`repr(value)` cut to under 60 characters: a value from the user's input in a message."""
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an integer of more digits than Python converts to text
+        return "an integer too large to show"
+    return text if len(text) < 60 else text[:57] + "..."
 
 
 def _show(value: str) -> str:

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..contract import DEVICE_PLUGIN_CONFIG_LABEL, GPU_TAINT
+from ..names import shortened
 from .budget import check_budget
 from .config import (
     Enforcement,
@@ -22,7 +23,6 @@ from .config import (
     config_from_spec,
     config_schema,
     parse_config,
-    shortened,
 )
 from .nodepools import (
     NODE_POOL_TYPES,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import reprlib
 from collections.abc import Mapping
 from enum import StrEnum
 from functools import lru_cache
@@ -14,7 +13,7 @@ from pydantic.alias_generators import to_camel
 
 from ..contract import SYSTEM_NAMESPACE
 from ..errors import GpuPlatformError
-from ..names import DnsLabel, DnsSubdomain, LabelKey
+from ..names import DnsLabel, DnsSubdomain, LabelKey, shortened
 from ..spec import (
     MAX_COUNT,
     GpuOperatorSpec,
@@ -40,7 +39,6 @@ __all__ = [
     "bounded",
     "error_lines",
     "parse_config",
-    "shortened",
 ]
 
 # Without a spec: kube-system and the default namespaces of what the platform installs (the spec's defaults).
@@ -168,18 +166,6 @@ def config_schema() -> dict[str, Any]:
 
 
 _SHOWN = 20  # errors listed, at most; the rest are counted
-_VALUE = reprlib.Repr()  # a bad value, shortened
-_VALUE.maxstring = _VALUE.maxother = 60
-_VALUE.maxlist = _VALUE.maxdict = 4
-_VALUE.maxlevel = 2
-
-
-def shortened(value: Any) -> str:
-    """`repr(value)`, shortened: a value from the user's config in a message."""
-    try:
-        return _VALUE.repr(value)
-    except ValueError:  # an integer of more digits than Python converts to text
-        return "an integer too large to show"
 
 
 def error_lines(error: ValidationError) -> list[str]:
