@@ -113,6 +113,30 @@ def test_a_per_policy_config_refuses_unknown_policies_and_two_values_of_one_prop
     )
 
 
+def test_a_policy_level_given_twice_must_agree(tmp_path):
+    # `enforcementLevel` under a policy and its entry in `enforcement`: the same level is one level; two
+    # different ones are an error (the entry was silently overridden before).
+    cfg = tmp_path / "config.json"
+    export = str(FIXTURES / "stack-export-unclassified.json")
+    level = {"enforcementLevel": "advisory", "labelDomain": "gpu.example.com"}
+    for named, fails in [("advisory", False), ("mandatory", True)]:
+        cfg.write_text(
+            json.dumps(
+                {"gpu-node-pool-classified": level, "gpu-budget": {"enforcement": {"gpu-node-pool-classified": named}}}
+            )
+        )
+        res = CliRunner().invoke(main, ["audit", export, "--config", str(cfg)])
+        text = " ".join(res.output.split())
+        assert "Traceback" not in res.output
+        want = (
+            "policy config gpu-node-pool-classified.enforcementLevel is 'advisory' and "
+            "enforcement.gpu-node-pool-classified is 'mandatory'; give the level once"
+        )
+        assert (want in text) is fails, res.output
+        if not fails:
+            assert "0 mandatory and 1 advisory" in res.output, res.output
+
+
 def test_a_per_policy_config_reports_every_problem_with_a_count_past_twenty(tmp_path):
     cases = {
         # 25 unknown policies: 20 lines and a count; 30 bad namespaces under a policy as well

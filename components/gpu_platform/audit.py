@@ -73,7 +73,7 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], li
     """A per-policy config as one config: each property from whichever policy gives it, each policy's
     `enforcementLevel`, and what is wrong. Every policy reads the same properties, so one given different values
     under two policies is refused, as are policy names the pack does not have, levels it does not allow there,
-    and flat properties beside the policies."""
+    a level that disagrees with the same policy's entry in `enforcement`, and flat properties beside the policies."""
     from .names import shortened as _short
     from .policy import level_problem
 
@@ -106,6 +106,15 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], li
                     f"policy config {_short(key)} is {_short(first[1])} under {first[0]} and {_short(value)} under "
                     f"{policy}; every policy reads the same properties: give one value"
                 )
+    # A policy's level given twice, as its `enforcementLevel` and in the `enforcement` property, must agree: which
+    # of two levels the pack would take is not for a reader of the file to guess.
+    named = merged.get("enforcement", (None, None))[1]
+    for policy, level in levels.items():
+        if isinstance(named, dict) and policy in named and not _same(named[policy], level):
+            problems.append(
+                f"policy config {policy}.enforcementLevel is {_short(level)} and enforcement.{policy} is "
+                f"{_short(named[policy])}; give the level once, or the same level in both"
+            )
     return {key: value for key, (_, value) in merged.items()}, levels, problems
 
 
