@@ -227,3 +227,77 @@ def test_replacements_and_pending_deletes_are_audited_once():
     names = [r.name for r in from_document(export)]
     assert names.count("adhoc-gpu") == 1
     assert next(r for r in from_document(export) if r.name == "adhoc-gpu").props["id"] != "old"
+
+
+def _audit_with(tmp_path, text: str, *extra: str):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(text)
+    res = CliRunner().invoke(
+        main, ["audit", str(FIXTURES / "stack-export-unclassified.json"), "--config", str(cfg), *extra]
+    )
+    assert "Traceback" not in res.output
+    return res, " ".join(res.output.split())
+
+
+def test_pulumis_short_forms_all_and_a_level_alone_set_levels(tmp_path):
+    # As `pulumi preview --policy-pack-config` takes them: `all` for every policy given no level of its own, and a
+    # policy given as its level alone. The fixture's one violation is gpu-node-pool-classified's (mandatory).
+    for config, level in [
+        ({"all": "advisory"}, "advisory"),
+        ({"all": {"enforcementLevel": "advisory"}}, "advisory"),
+        ({"gpu-node-pool-classified": "advisory"}, "advisory"),
+        ({"all": "advisory", "gpu-node-pool-classified": "mandatory"}, "mandatory"),
+        ({"all": "advisory", "gpu-budget": {"enforcement": {"gpu-node-pool-classified": "mandatory"}}}, "mandatory"),
+    ]:
+        res, text = _audit_with(tmp_path, json.dumps(config))
+        summary = "0 mandatory and 1 advisory" if level == "advisory" else "1 mandatory and 0 advisory"
+        assert summary in text and res.exit_code == (0 if level == "advisory" else 1), (config, res.output)
+    res, text = _audit_with(tmp_path, json.dumps({"all": "remediate", "gpu-budget": 3}))
+    assert res.exit_code == 1
+    assert "policy config all: 'remediate'; allowed: a level every policy takes (advisory, mandatory, disabled)" in text
+    assert "policy config gpu-budget: 3; allowed: an object of the pack's properties, or a level" in text
+
+
+def test_enforcement_entries_merge_across_policies_and_every_conflict_is_named(tmp_path):
+    merged = {
+        "gpu-budget": {"enforcement": {"gpu-budget": "advisory"}},
+        "gpu-workload-classified": {"enforcement": {"gpu-budget": "advisory", "gpu-node-pool-classified": "advisory"}},
+    }
+    res, text = _audit_with(tmp_path, json.dumps(merged))
+    assert res.exit_code == 0 and "0 mandatory and 1 advisory" in text, res.output
+    both = {
+        "gpu-budget": {"enforcementLevel": "mandatory", "enforcement": {"gpu-budget": "advisory"}},
+        "gpu-workload-classified": {
+            "enforcementLevel": "advisory",
+            "enforcement": {"gpu-workload-classified": "mandatory", "gpu-budget": "disabled"},
+        },
+    }
+    res, text = _audit_with(tmp_path, json.dumps(both))
+    assert res.exit_code == 1
+    for want in [
+        "enforcement.gpu-budget is 'advisory' under gpu-budget and 'disabled' under gpu-workload-classified",
+        "gpu-budget.enforcementLevel is 'mandatory' and enforcement.gpu-budget is 'advisory'",
+        "gpu-workload-classified.enforcementLevel is 'advisory' and enforcement.gpu-workload-classified is 'mandatory'",
+    ]:
+        assert want in text, (want, res.output)
+
+
+def test_a_config_key_given_twice_a_flat_level_and_spec_beside_config_are_refused(tmp_path):
+    # Python's JSON parser keeps the last of two equal keys: the level a reader sees first would not apply.
+    res, text = _audit_with(
+        tmp_path, '{"gpu-node-pool-classified": {"enforcementLevel": "mandatory", "enforcementLevel": "advisory"}}'
+    )
+    assert res.exit_code == 1
+    assert "duplicate key 'enforcementLevel' in one object; a key may appear once per object" in text
+    res, text = _audit_with(tmp_path, '{"enforcementLevel": "advisory", "labelDomain": "gpu.example.com"}')
+    assert res.exit_code == 1 and "policy config enforcementLevel: 'advisory' sets no policy's level" in text
+    res, text = _audit_with(tmp_path, "{}", "--spec", DEV)
+    assert res.exit_code == 2 and "give --spec or --config, not both" in text
+    unknown = {"enforcement": {f"gpu-x{i}": "advisory" for i in range(9)}}
+    res, text = _audit_with(tmp_path, json.dumps(unknown))
+    assert res.exit_code == 1 and "'gpu-x4' is not a policy of the pack" in text and "; and 4 more" in text
+
+
+def test_the_budget_note_goes_to_stderr(tmp_path):
+    res = CliRunner().invoke(main, ["audit", str(FIXTURES / "stack-export-unclassified.json"), "--spec", DEV])
+    assert "note: no budgetHourly set" in res.stderr and "note:" not in res.stdout

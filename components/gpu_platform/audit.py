@@ -14,11 +14,13 @@ from .errors import GpuPlatformError
 from .inputs import (
     MAX_DOCUMENT_BYTES,
     MAX_DOCUMENT_CONTAINERS,
+    DuplicateKeyError,
     InputLimitError,
     decode_utf8,
     load_json,
     read_bounded,
 )
+from .names import shortened
 
 if TYPE_CHECKING:
     from .policy import PolicyConfig
@@ -31,19 +33,21 @@ class AuditInputError(GpuPlatformError):
     """The audited document or the pack config cannot be read."""
 
 
-def _read_json(path: str, what: str) -> Any:
+def _read_json(path: str, what: str, unique_keys: bool = False) -> Any:
     try:
         text = decode_utf8(read_bounded(path, MAX_DOCUMENT_BYTES, what), path, what)
-        return load_json(text, MAX_DOCUMENT_CONTAINERS)
+        return load_json(text, MAX_DOCUMENT_CONTAINERS, unique_keys=unique_keys)
     except InputLimitError as e:
         raise AuditInputError(f"{what} {path}: {e}" if path not in str(e) else str(e)) from None
+    except DuplicateKeyError as e:
+        raise AuditInputError(f"{what} {path}: {e}") from None
     except ValueError as e:  # json.JSONDecodeError is one
         raise AuditInputError(f"{what} {path} is not JSON: {e}") from None
 
 
 def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
     """The PolicyConfig: from --spec, else from a pack config file (per-policy or flat), else the defaults."""
-    from .policy import PolicyConfig, config_from_spec
+    from .policy import POLICIES, PolicyConfig, config_from_spec
     from .policy.config import PolicyConfigError, bounded, error_lines, parse_config
 
     if spec_path:
@@ -51,15 +55,26 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
         return config_from_spec(spec)
     if not config_path:
         return PolicyConfig()
-    raw = _read_json(config_path, "policy config")
+    raw = _read_json(config_path, "policy config", unique_keys=True)
     if not isinstance(raw, dict):
         raise AuditInputError(f"{config_path}: policy config is {type(raw).__name__}; expected a JSON object")
-    # The per-policy format names policies (gpu-...); the flat one, properties (camelCase, never gpu-...).
-    flat, levels, problems = _one_config(raw) if any(k.startswith("gpu-") for k in raw) else (raw, {}, [])
+    # The per-policy format names policies (gpu-...) and `all`; the flat one, properties (camelCase, never gpu-...).
+    per_policy = any(k.startswith("gpu-") or k == _ALL for k in raw)
+    flat, levels, everyone, problems = _one_config(raw) if per_policy else (raw, {}, None, [])
+    if not per_policy and "enforcementLevel" in raw:  # the engine's level for a policy call; here, for no policy
+        problems.append(
+            f"policy config enforcementLevel: {shortened(raw['enforcementLevel'])} sets no policy's level in the flat "
+            "format; allowed: levels per policy in enforcement, or the per-policy format (gpu-...: "
+            "{enforcementLevel: ...})"
+        )
     try:
         cfg = parse_config(flat)
-        if levels:
-            cfg = type(cfg).model_validate({**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels}})
+        # `all` is the level of every policy given none of its own, by enforcementLevel or in `enforcement`.
+        rest = {
+            p.name: everyone for p in POLICIES if everyone and p.name not in levels and p.name not in cfg.enforcement
+        }
+        if levels or rest:
+            cfg = type(cfg).model_validate({**cfg.model_dump(), "enforcement": {**cfg.enforcement, **levels, **rest}})
     except ValidationError as e:
         problems += error_lines(e)
     except PolicyConfigError as e:
@@ -69,29 +84,61 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
     return cfg
 
 
-def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+def _name(name: Any) -> str:
+    """A policy name as it is when it is one of the pack's, else shortened (and quoted)."""
+    from .policy import level_problem
+
+    return str(name) if level_problem(name, "advisory") is None else shortened(name)
+
+
+_ALL = "all"  # Pulumi's policy config key for the level of every policy (`pulumi preview --policy-pack-config`)
+
+
+def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], str | None, list[str]]:
     """A per-policy config as one config: each property from whichever policy gives it, each policy's
-    `enforcementLevel`, and what is wrong. Every policy reads the same properties, so one given different values
-    under two policies is refused, as are policy names the pack does not have, levels it does not allow there,
-    a level that disagrees with the same policy's entry in `enforcement`, and flat properties beside the policies."""
-    from .names import shortened as _short
+    `enforcementLevel` (or the level alone, `"gpu-budget": "advisory"`), the level `all` gives, and what is wrong.
+
+    Every policy reads the same properties, so one given different values under two policies is refused; the
+    `enforcement` property's entries are merged across policies, and only an entry given two levels is refused.
+    Also refused: policy names the pack does not have, levels a policy does not take, a policy's level that
+    differs from its entry in `enforcement`, and flat properties beside the policies."""
     from .policy import level_problem
 
     problems: list[str] = []
     merged: dict[str, tuple[str, Any]] = {}
     levels: dict[str, str] = {}
+    entries: dict[str, tuple[str, Any]] = {}  # `enforcement` entries: policy -> (the policy giving it, its level)
+    everyone: str | None = None
     for policy, props in raw.items():
+        if policy == _ALL:
+            level = (
+                props.get("enforcementLevel")
+                if isinstance(props, dict) and set(props) == {"enforcementLevel"}
+                else props
+            )
+            if level in ("advisory", "mandatory", "disabled"):
+                everyone = level
+            else:
+                problems.append(
+                    f"policy config all: {shortened(props)}; allowed: a level every policy takes (advisory, "
+                    "mandatory, disabled), alone or as {enforcementLevel: ...}"
+                )
+            continue
         if not policy.startswith("gpu-"):
             problems.append(
-                f"policy config {_short(policy)}: a property beside per-policy objects; allowed: policies (gpu-...)"
-                " holding the properties, or the properties alone (the flat format)"
+                f"policy config {shortened(policy)}: a property beside per-policy objects; allowed: policies (gpu-...) "
+                "holding the properties, or the properties alone (the flat format)"
             )
             continue
         if (problem := level_problem(policy, "advisory")) is not None:
             problems.append(f"policy config: {problem}")
             continue
+        if isinstance(props, str):  # a level alone, as Pulumi's policy config allows
+            props = {"enforcementLevel": props}
         if not isinstance(props, dict):
-            problems.append(f"policy config {policy}: {_short(props)}; allowed: an object of the pack's properties")
+            problems.append(
+                f"policy config {policy}: {shortened(props)}; allowed: an object of the pack's properties, or a level"
+            )
             continue
         for key, value in props.items():
             if key == "enforcementLevel":
@@ -100,22 +147,33 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], li
                 else:
                     levels[policy] = value
                 continue
+            if key == "enforcement" and isinstance(value, dict):
+                for name, level in value.items():
+                    first_entry = entries.setdefault(name, (policy, level))
+                    if first_entry[0] != policy and not _same(first_entry[1], level):
+                        problems.append(
+                            f"policy config enforcement.{_name(name)} is {shortened(first_entry[1])} under "
+                            f"{first_entry[0]} and {shortened(level)} under {policy}; give one level"
+                        )
+                merged.setdefault(key, (policy, {}))
+                continue
             first = merged.setdefault(key, (policy, value))
             if first[0] != policy and not _same(first[1], value):
                 problems.append(
-                    f"policy config {_short(key)} is {_short(first[1])} under {first[0]} and {_short(value)} under "
-                    f"{policy}; every policy reads the same properties: give one value"
+                    f"policy config {shortened(key)} is {shortened(first[1])} under {first[0]} and "
+                    f"{shortened(value)} under {policy}; every policy reads the same properties: give one value"
                 )
+    if "enforcement" in merged and isinstance(merged["enforcement"][1], dict):
+        merged["enforcement"] = (merged["enforcement"][0], {name: level for name, (_, level) in entries.items()})
     # A policy's level given twice, as its `enforcementLevel` and in the `enforcement` property, must agree: which
     # of two levels the pack would take is not for a reader of the file to guess.
-    named = merged.get("enforcement", (None, None))[1]
     for policy, level in levels.items():
-        if isinstance(named, dict) and policy in named and not _same(named[policy], level):
+        if policy in entries and isinstance(entries[policy][1], str) and entries[policy][1] != level:
             problems.append(
-                f"policy config {policy}.enforcementLevel is {_short(level)} and enforcement.{policy} is "
-                f"{_short(named[policy])}; give the level once, or the same level in both"
+                f"policy config {policy}.enforcementLevel is {shortened(level)} and enforcement.{policy} is "
+                f"{shortened(entries[policy][1])}; give the level once, or the same level in both"
             )
-    return {key: value for key, (_, value) in merged.items()}, levels, problems
+    return {key: value for key, (_, value) in merged.items()}, levels, everyone, problems
 
 
 def _same(a: Any, b: Any, depth: int = 0) -> bool:
@@ -180,7 +238,7 @@ def print_violations(violations: list[Violation], title: str) -> None:
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    help="A policy pack config JSON (as for --policy-pack-config) when --spec is not given.",
+    help="A policy pack config JSON (as for --policy-pack-config), instead of --spec.",
 )
 def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     """Run the policy pack over FILE (`pulumi stack export` or `pulumi preview --json`); exit 1 on a mandatory one."""
@@ -189,6 +247,8 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     from .policy.resources import UnsupportedDocumentError, from_document
     from .policy.runner import run_policies
 
+    if spec_path and config_path:  # the spec makes the whole config: a config file beside it would be ignored
+        raise click.UsageError("give --spec or --config, not both: --spec makes the pack config from the spec")
     try:
         cfg = load_config(spec_path, config_path)
         resources = from_document(_read_json(file, "document"), MAX_AUDIT_RESOURCES)
@@ -203,7 +263,7 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     costs = pool_costs(resources, cfg)
     if costs and cfg.budget_hourly is None:
         total = sum(c.hourly or 0 for c in costs)
-        out.print(f"[cyan]note[/]: no budgetHourly set; GPU node pools at max size cost ${total:,.2f}/hour")
+        err.print(f"[cyan]note[/]: no budgetHourly set; GPU node pools at max size cost ${total:,.2f}/hour")
     summary = f"{len(resources)} resources, {len(mandatory)} mandatory and {len(violations) - len(mandatory)} advisory"
     if mandatory:
         err.print(f"[red]audit failed[/]: {summary} violation(s)")

@@ -16,6 +16,7 @@ import yaml
 from .errors import GpuPlatformError
 
 __all__ = [
+    "DuplicateKeyError",
     "InputLimitError",
     "MAX_DEPTH",
     "MAX_DOCUMENT_DEPTH",
@@ -211,10 +212,26 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def load_json(text: str | bytes, max_containers: int | None = None) -> Any:
+class DuplicateKeyError(ValueError):
+    """A JSON object that names one key twice (read with `unique_keys`)."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"duplicate key {_short(key)} in one object; a key may appear once per object")
+        out[key] = value
+    return out
+
+
+def load_json(text: str | bytes, max_containers: int | None = None, *, unique_keys: bool = False) -> Any:
     """Parse strict JSON (no NaN/Infinity, no number that overflows a float). Raises ValueError with the reason,
     InputLimitError when the text holds more than `max_containers` objects and arrays (an upper bound: brackets
     inside strings count too, so a document can only be rejected early, never parsed beyond the bound).
+
+    With `unique_keys`, a key given twice in one object raises DuplicateKeyError (Python's parser keeps the last
+    silently: in a config, the value a reader of the file sees first would not be the one that applies).
 
     Nesting is bounded by the parser itself (its recursion limit, about 1,000 levels): nothing that reads the
     result recurses without a bound of its own.
@@ -225,7 +242,13 @@ def load_json(text: str | bytes, max_containers: int | None = None) -> Any:
         if count > max_containers:
             raise InputLimitError(f"{count:,} JSON objects and arrays; allowed: at most {max_containers:,}")
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_bounded_int)
+        return json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite,
+            parse_int=_bounded_int,
+            object_pairs_hook=_unique_pairs if unique_keys else None,
+        )
     except RecursionError:
         raise ValueError("nested deeper than Python can parse (about 1,000 levels of JSON nesting)") from None
 

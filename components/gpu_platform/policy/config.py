@@ -134,7 +134,8 @@ class PolicyConfig(_Model):
 
         problems = [p for name, level in value.items() if (p := level_problem(name, level.value))]
         if problems:
-            raise ValueError("; ".join(problems[:5]))
+            more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+            raise ValueError("; ".join(problems[:5]) + more)
         return value
 
     @property
