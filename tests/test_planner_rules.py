@@ -122,6 +122,23 @@ def test_equal_cost_ties_go_to_the_preferred_sharing_mode():
     assert result.optimal and result.hourly == pytest.approx(_price("p4de.24xlarge"))
 
 
+def test_equal_cost_ties_go_to_fewer_nodes():
+    # GCP prices A2 machines per GPU: eight a2-highgpu-1g cost what one a2-highgpu-8g does. One machine holds the
+    # tier (NVLink, one node to drain); twelve GPUs stay on 1g machines, as two 8g would cost more.
+    for gpus, want in [(8, [("a2-highgpu-8g", 1)]), (16, [("a2-highgpu-8g", 2)]), (12, [("a2-highgpu-1g", 12)])]:
+        result = plan(
+            parse_demand(
+                {
+                    "cloud": "gcp",
+                    "instanceTypes": ["a2-highgpu-1g", "a2-highgpu-8g"],
+                    "tiers": [{"name": "train", "gpus": gpus}],
+                }
+            )
+        )
+        assert [(p.candidate.itype.name, p.nodes) for p in result.pools] == want
+        assert result.optimal and result.hourly == pytest.approx(gpus * _price("a2-highgpu-1g"), rel=1e-9)
+
+
 TRAINING_GPU_MODELS = {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-141GB"}
 
 

@@ -22,7 +22,7 @@ from .columns import Column, Group, merged, split_groups, without_dominated
 from .demand import Demand, accepted_modes, catalog_of
 from .master import REL_GAP, greedy_plan, solve_group
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
-from .tiebreak import prefer_mig
+from .tiebreak import fewer_nodes, prefer_mig
 
 __all__ = ["Plan", "PlannedPool", "plan", "unit_floor"]
 
@@ -133,7 +133,7 @@ def _solve(
         # Past the limit, a group gets the greedy plan and its unit floor as bound (a solver call, at least 0.05 s
         # allowed and about 6 ms taken, made 1,000 groups 6 s late).
         solved = solve_group(kept, max(left, 0.05)) if left > 0 else greedy_plan(kept)
-        columns += prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
+        columns += fewer_nodes(group, prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of))
         least = max(solved.bound, unit_floor(group, cands))  # no plan costs less than 0
         bound = bound + least
         optimal = optimal and (solved.optimal or solved.cost <= least + REL_GAP * solved.cost)

@@ -1,16 +1,21 @@
-"""Break cost ties towards each tier's preferred sharing mode, without ever changing what the plan costs.
+"""Break cost ties towards each tier's preferred sharing mode, then towards fewer nodes, without ever raising
+what the plan costs.
 
 A MIG tier may run on whole GPUs (its fallback); when the cheapest plan puts one there, this pass moves it
 into a MIG pool of the plan that has room for it at its planned nodes, and moves the MIG tiers left on an
 exclusive pool into a new MIG pool of the same instance type when the two need no more nodes than before.
 No step adds a node, so the plan's cost, and with it "optimal" and the lower bound, stay true.
+
+Then each pool moves to the instance type that holds its tiers on the fewest nodes for no more money: GCP
+prices its A2 and A3 machines per GPU, so eight `a2-highgpu-1g` cost what one `a2-highgpu-8g` does, and a
+training tier is better on one machine (NVLink, one node to drain) than spread over eight.
 """
 
 from __future__ import annotations
 
 from .columns import Column, Group, merged
 
-__all__ = ["prefer_mig"]
+__all__ = ["fewer_nodes", "prefer_mig"]
 
 
 def _serves(group: Group, cand: int, tier: int) -> bool:
@@ -64,3 +69,25 @@ def prefer_mig(group: Group, pools: list[Column], mig_tiers: set[int], itype_of:
         if (left := by_cand.get(home)) is not None and left.tiers & mig_tiers:
             _split(group, by_cand, home, mig_tiers, itype_of)
     return [p for p in by_cand.values() if p is not None]
+
+
+def fewer_nodes(group: Group, pools: list[Column]) -> list[Column]:
+    """`pools` with each moved to the candidate of the same kind (MIG layout, or one kind of unit) that serves
+    its tiers on the fewest nodes at no more cost, when that is fewer nodes than it has; no candidate holds two
+    pools."""
+    out, used = list(pools), {p.cand for p in pools}
+    for i, pool in enumerate(out):
+        cost, best = group.cost(pool), pool
+        for cand in sorted(group.slots):
+            if cand in used or (cand in group.direct) != (pool.cand in group.direct):
+                continue
+            if not all(_serves(group, cand, t) for t in pool.tiers):
+                continue
+            moved = merged(group, cand, pool.tiers)
+            if moved.nodes < best.nodes and moved.nodes <= group.max_nodes(cand) and group.cost(moved) <= cost:
+                best = moved
+        if best is not pool:
+            used.discard(pool.cand)
+            used.add(best.cand)
+            out[i] = best
+    return out
