@@ -126,6 +126,7 @@ def _solve(
     time limit counts from the start of `plan`, building the candidates included)."""
     mig_tiers = {t for t, tier in enumerate(demand.tiers) if accepted_modes(tier)[0] == SharingMode.MIG}
     itype_of = {c: cand.itype.name for c, cand in enumerate(cands)}
+    mode_of = {c: cand.mode.value for c, cand in enumerate(cands)}
     columns: list[Column] = []
     bound, optimal = 0.0, True
     for group in sorted(split_groups([t.units for t in demand.tiers], pairs, cands), key=lambda g: len(g.units)):
@@ -133,7 +134,8 @@ def _solve(
         # Past the limit, a group gets the greedy plan and its unit floor as bound (a solver call, at least 0.05 s
         # allowed and about 6 ms taken, made 1,000 groups 6 s late).
         solved = solve_group(kept, max(left, 0.05)) if left > 0 else greedy_plan(kept)
-        columns += fewer_nodes(group, prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of))
+        preferred = prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
+        columns += fewer_nodes(group, preferred, mode_of)
         least = max(solved.bound, unit_floor(group, cands))  # no plan costs less than 0
         bound = bound + least
         optimal = optimal and (solved.optimal or solved.cost <= least + REL_GAP * solved.cost)

@@ -71,15 +71,19 @@ def prefer_mig(group: Group, pools: list[Column], mig_tiers: set[int], itype_of:
     return [p for p in by_cand.values() if p is not None]
 
 
-def fewer_nodes(group: Group, pools: list[Column]) -> list[Column]:
-    """`pools` with each moved to the candidate of the same kind (MIG layout, or one kind of unit) that serves
-    its tiers on the fewest nodes at no more cost, when that is fewer nodes than it has; no candidate holds two
-    pools."""
+def fewer_nodes(group: Group, pools: list[Column], mode_of: dict[int, str]) -> list[Column]:
+    """`pools` with each moved to the candidate of the same sharing mode (`mode_of`: candidate -> its mode) that
+    serves its tiers on the fewest nodes at no more cost, when that is fewer nodes than it has; no candidate holds
+    two pools. The mode stays, so the tie-break towards each tier's preferred mode is not undone."""
     out, used = list(pools), {p.cand for p in pools}
     for i, pool in enumerate(out):
         cost, best = group.cost(pool), pool
         for cand in sorted(group.slots):
-            if cand in used or (cand in group.direct) != (pool.cand in group.direct):
+            if (
+                cand in used
+                or mode_of[cand] != mode_of[pool.cand]
+                or (cand in group.direct) != (pool.cand in group.direct)
+            ):
                 continue
             if not all(_serves(group, cand, t) for t in pool.tiers):
                 continue
