@@ -122,21 +122,41 @@ def test_equal_cost_ties_go_to_the_preferred_sharing_mode():
     assert result.optimal and result.hourly == pytest.approx(_price("p4de.24xlarge"))
 
 
+def _pools_of(data):
+    result = plan(parse_demand({"cloud": "gcp", **data}))
+    return result, sorted((p.candidate.itype.name, p.nodes, p.max_nodes, p.tiers) for p in result.pools)
+
+
 def test_equal_cost_ties_go_to_fewer_nodes():
     # GCP prices A2 machines per GPU: eight a2-highgpu-1g cost what one a2-highgpu-8g does. One machine holds the
     # tier (NVLink, one node to drain); twelve GPUs stay on 1g machines, as two 8g would cost more.
+    one_and_eight = ["a2-highgpu-1g", "a2-highgpu-8g"]
     for gpus, want in [(8, [("a2-highgpu-8g", 1)]), (16, [("a2-highgpu-8g", 2)]), (12, [("a2-highgpu-1g", 12)])]:
-        result = plan(
-            parse_demand(
-                {
-                    "cloud": "gcp",
-                    "instanceTypes": ["a2-highgpu-1g", "a2-highgpu-8g"],
-                    "tiers": [{"name": "train", "gpus": gpus}],
-                }
-            )
-        )
-        assert [(p.candidate.itype.name, p.nodes) for p in result.pools] == want
+        result, pools = _pools_of({"instanceTypes": one_and_eight, "tiers": [{"name": "train", "gpus": gpus}]})
+        assert [(name, nodes) for name, nodes, _, _ in pools] == want
         assert result.optimal and result.hourly == pytest.approx(gpus * _price("a2-highgpu-1g"), rel=1e-9)
+    # A tier sharing a pool is taken out into one of its own when that needs fewer nodes for the same money.
+    result, pools = _pools_of(
+        {"tiers": [{"name": "a", "gpus": 28}, {"name": "b", "gpus": 2}, {"name": "c", "gpus": 21}]}
+    )
+    assert pools == [
+        ("a2-highgpu-1g", 21, 21, ("c",)),
+        ("a2-highgpu-2g", 1, 1, ("b",)),
+        ("a2-highgpu-4g", 7, 7, ("a",)),
+    ]
+    assert result.optimal and result.hourly == pytest.approx(51 * _price("a2-highgpu-1g"), rel=1e-9)
+    mig = [
+        {"name": "s", "mig": {"profile": "1g.5gb", "instances": 56}},
+        {"name": "t", "mig": {"profile": "1g.5gb", "instances": 7}},
+    ]
+    _, pools = _pools_of({"instanceTypes": one_and_eight, "tiers": mig})
+    assert pools == [("a2-highgpu-1g", 1, 1, ("t",)), ("a2-highgpu-8g", 1, 1, ("s",))]
+    # With headroom the pools' most nodes cost no more either: 8 GPUs with 10 % headroom stay on 1g machines (at
+    # most 9 of them), as one 8g machine would grow to two (16 GPUs).
+    _, pools = _pools_of(
+        {"instanceTypes": one_and_eight, "headroomPercent": 10, "tiers": [{"name": "train", "gpus": 8}]}
+    )
+    assert pools == [("a2-highgpu-1g", 8, 9, ("train",))]
 
 
 TRAINING_GPU_MODELS = {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-80GB", "H200-141GB"}

@@ -13,9 +13,15 @@ training tier is better on one machine (NVLink, one node to drain) than spread o
 
 from __future__ import annotations
 
+import math
+
 from .columns import Column, Group, merged
 
 __all__ = ["fewer_nodes", "prefer_mig"]
+
+# Costs this close count as equal: a price per node need not be exactly 2 or 8 times another in floating point
+# (a2-highgpu-2g against two a2-highgpu-1g); far below the planner's relative gap (1e-6).
+_SAME = 1e-9
 
 
 def _serves(group: Group, cand: int, tier: int) -> bool:
@@ -71,27 +77,53 @@ def prefer_mig(group: Group, pools: list[Column], mig_tiers: set[int], itype_of:
     return [p for p in by_cand.values() if p is not None]
 
 
-def fewer_nodes(group: Group, pools: list[Column], mode_of: dict[int, str]) -> list[Column]:
-    """`pools` with each moved to the candidate of the same sharing mode (`mode_of`: candidate -> its mode) that
-    serves its tiers on the fewest nodes at no more cost, when that is fewer nodes than it has; no candidate holds
-    two pools. The mode stays, so the tie-break towards each tier's preferred mode is not undone."""
-    out, used = list(pools), {p.cand for p in pools}
-    for i, pool in enumerate(out):
-        cost, best = group.cost(pool), pool
+def fewer_nodes(group: Group, pools: list[Column], mode_of: dict[int, str], grow: float = 1.0) -> list[Column]:
+    """`pools` on fewer nodes for no more money: a tier taken out of a shared pool into a pool of its own, and a
+    pool moved whole, each to the candidate of the same sharing mode (`mode_of`: candidate -> its mode) that
+    holds it on the fewest nodes, when the plan then has fewer nodes and costs no more, at its node counts and
+    at its pools' most nodes (each pool's nodes times `grow`, rounded up: the headroom); no candidate holds two
+    pools. The mode stays, so the tie-break towards each tier's preferred mode is not undone."""
+    out = list(pools)
+
+    def most(col: Column) -> float:
+        return group.price[col.cand] * math.ceil(col.nodes * grow - 1e-9)
+
+    def best_for(tiers: frozenset[int], like: int, used: set[int], cost: float, ceiling: float) -> Column | None:
+        """The pool on the fewest nodes, of `like`'s mode, that serves `tiers` for at most `cost` (and `ceiling`
+        at its most nodes)."""
+        found = None
         for cand in sorted(group.slots):
-            if (
-                cand in used
-                or mode_of[cand] != mode_of[pool.cand]
-                or (cand in group.direct) != (pool.cand in group.direct)
-            ):
+            if cand in used or mode_of[cand] != mode_of[like] or (cand in group.direct) != (like in group.direct):
                 continue
-            if not all(_serves(group, cand, t) for t in pool.tiers):
-                continue
-            moved = merged(group, cand, pool.tiers)
-            if moved.nodes < best.nodes and moved.nodes <= group.max_nodes(cand) and group.cost(moved) <= cost:
-                best = moved
-        if best is not pool:
-            used.discard(pool.cand)
-            used.add(best.cand)
-            out[i] = best
+            if all(_serves(group, cand, t) for t in tiers):
+                col = merged(group, cand, tiers)
+                if (
+                    col.nodes <= group.max_nodes(cand)
+                    and group.cost(col) <= cost + _SAME * max(1.0, abs(cost))
+                    and most(col) <= ceiling + _SAME * max(1.0, abs(ceiling))
+                    and (found is None or col.nodes < found.nodes)
+                ):
+                    found = col
+        return found
+
+    changed = True
+    while changed:  # each change takes at least one node away: at most as many rounds as the plan has nodes
+        changed = False
+        used = {p.cand for p in out}
+        for i, pool in enumerate(out):
+            cost, ceiling = group.cost(pool), most(pool)
+            # The pool moved whole.
+            moved = best_for(pool.tiers, pool.cand, used, cost, ceiling)
+            if moved is not None and moved.nodes < pool.nodes:
+                out[i], changed = moved, True
+                break
+            # One of its tiers taken out into a pool of its own.
+            for t in sorted(pool.tiers) if len(pool.tiers) > 1 else ():
+                rest = merged(group, pool.cand, pool.tiers - {t})
+                alone = best_for(frozenset({t}), pool.cand, used, cost - group.cost(rest), ceiling - most(rest))
+                if alone is not None and rest.nodes + alone.nodes < pool.nodes:
+                    out[i : i + 1], changed = [rest, alone], True
+                    break
+            if changed:
+                break
     return out
