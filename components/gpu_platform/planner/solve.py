@@ -135,7 +135,7 @@ def _solve(
         # allowed and about 6 ms taken, made 1,000 groups 6 s late).
         solved = solve_group(kept, max(left, 0.05)) if left > 0 else greedy_plan(kept)
         preferred = prefer_mig(group, _one_pool_per_tier(group, solved.columns), mig_tiers, itype_of)
-        columns += fewer_nodes(group, preferred, mode_of, 1 + demand.headroom_percent / 100)
+        columns += fewer_nodes(group, preferred, mode_of, 1 + demand.headroom_percent / 100, deadline)
         least = max(solved.bound, unit_floor(group, cands))  # no plan costs less than 0
         bound = bound + least
         optimal = optimal and (solved.optimal or solved.cost <= least + REL_GAP * solved.cost)

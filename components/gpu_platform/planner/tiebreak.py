@@ -14,6 +14,7 @@ training tier is better on one machine (NVLink, one node to drain) than spread o
 from __future__ import annotations
 
 import math
+import time
 
 from .columns import Column, Group, merged
 
@@ -77,53 +78,88 @@ def prefer_mig(group: Group, pools: list[Column], mig_tiers: set[int], itype_of:
     return [p for p in by_cand.values() if p is not None]
 
 
-def fewer_nodes(group: Group, pools: list[Column], mode_of: dict[int, str], grow: float = 1.0) -> list[Column]:
-    """`pools` on fewer nodes for no more money: a tier taken out of a shared pool into a pool of its own, and a
-    pool moved whole, each to the candidate of the same sharing mode (`mode_of`: candidate -> its mode) that
-    holds it on the fewest nodes, when the plan then has fewer nodes and costs no more, at its node counts and
-    at its pools' most nodes (each pool's nodes times `grow`, rounded up: the headroom); no candidate holds two
-    pools. The mode stays, so the tie-break towards each tier's preferred mode is not undone."""
-    out = list(pools)
+def fewer_nodes(
+    group: Group, pools: list[Column], mode_of: dict[int, str], grow: float = 1.0, deadline: float = math.inf
+) -> list[Column]:
+    """`pools` on fewer nodes for no more money: a pool moved whole, or one of its tiers taken into a pool of its
+    own, each to the candidate of the same sharing mode (`mode_of`: candidate -> its mode) that holds it on the
+    fewest nodes, when the plan then has fewer nodes and costs no more, at its node counts and at its pools' most
+    nodes (each pool's nodes times `grow`, rounded up: the headroom); no candidate holds two pools. The mode
+    stays, so the tie-break towards each tier's preferred mode is not undone. Past `deadline` the pools are left
+    as they are then (each step keeps the plan valid). Every step takes a node away, so the loop ends."""
+    kind_of = {(c, t): k for c, kinds in group.slots.items() for k, ts in kinds.items() for t in ts}
+    serves: dict[int, set[int]] = {c: {t for ts in kinds.values() for t in ts} for c, kinds in group.slots.items()}
+    same = {
+        c: [d for d in sorted(group.slots) if mode_of[d] == mode_of[c] and (d in group.direct) == (c in group.direct)]
+        for c in group.slots
+    }
 
-    def most(col: Column) -> float:
-        return group.price[col.cand] * math.ceil(col.nodes * grow - 1e-9)
+    def most(cand: int, nodes: int) -> float:
+        return group.price[cand] * math.ceil(nodes * grow - 1e-9)
 
-    def best_for(tiers: frozenset[int], like: int, used: set[int], cost: float, ceiling: float) -> Column | None:
-        """The pool on the fewest nodes, of `like`'s mode, that serves `tiers` for at most `cost` (and `ceiling`
-        at its most nodes)."""
-        found = None
-        for cand in sorted(group.slots):
-            if cand in used or mode_of[cand] != mode_of[like] or (cand in group.direct) != (like in group.direct):
+    def within(value: float, limit: float) -> bool:
+        return value <= limit + _SAME * max(1.0, abs(limit))
+
+    def sums_of(cand: int, tiers: frozenset[int]) -> dict[str, int]:
+        sums: dict[str, int] = {}
+        for t in tiers:
+            sums[kind_of[(cand, t)]] = sums.get(kind_of[(cand, t)], 0) + group.units[t]
+        return sums
+
+    def nodes_of(cand: int, tiers: frozenset[int], less: int = -1) -> int:
+        """Nodes of a pool of `cand` serving `tiers` (without the tier `less`), as `merged` counts them."""
+        sums = sums_of(cand, tiers) if less < 0 else dict(whole)
+        if less >= 0:
+            sums[kind_of[(cand, less)]] -= group.units[less]
+        return max((math.ceil(v / group.per_node[(cand, k)]) for k, v in sums.items() if v > 0), default=0)
+
+    def best_for(tiers: frozenset[int], like: int, used: set[int], cost: float, ceiling: float) -> tuple[int, int]:
+        """(candidate, nodes) of the fewest nodes, of `like`'s mode, that serves `tiers` for at most `cost` (and
+        `ceiling` at its most nodes); (-1, 0) for none."""
+        found = (-1, 0)
+        for cand in same[like]:
+            if cand in used or not tiers <= serves[cand]:
                 continue
-            if all(_serves(group, cand, t) for t in tiers):
-                col = merged(group, cand, tiers)
-                if (
-                    col.nodes <= group.max_nodes(cand)
-                    and group.cost(col) <= cost + _SAME * max(1.0, abs(cost))
-                    and most(col) <= ceiling + _SAME * max(1.0, abs(ceiling))
-                    and (found is None or col.nodes < found.nodes)
-                ):
-                    found = col
+            n = nodes_of(cand, tiers)
+            if (
+                n <= group.max_nodes(cand)
+                and within(group.price[cand] * n, cost)
+                and within(most(cand, n), ceiling)
+                and (found[0] < 0 or n < found[1])
+            ):
+                found = (cand, n)
         return found
 
-    changed = True
-    while changed:  # each change takes at least one node away: at most as many rounds as the plan has nodes
-        changed = False
-        used = {p.cand for p in out}
-        for i, pool in enumerate(out):
-            cost, ceiling = group.cost(pool), most(pool)
-            # The pool moved whole.
-            moved = best_for(pool.tiers, pool.cand, used, cost, ceiling)
-            if moved is not None and moved.nodes < pool.nodes:
-                out[i], changed = moved, True
+    out = list(pools)
+    used = {p.cand for p in out}
+    whole: dict[str, int] = {}  # the units per kind of the pool looked at
+    i = 0
+    while i < len(out):
+        if time.perf_counter() > deadline:
+            break
+        pool = out[i]
+        cost, ceiling = group.cost(pool), most(pool.cand, pool.nodes)
+        cand, n = best_for(pool.tiers, pool.cand, used, cost, ceiling)  # the pool moved whole
+        if cand >= 0 and n < pool.nodes:
+            used.discard(pool.cand)
+            used.add(cand)
+            out[i] = Column(cand, n, pool.tiers)
+            continue  # and this pool looked at again
+        whole = sums_of(pool.cand, pool.tiers)
+        for t in sorted(pool.tiers) if len(pool.tiers) > 1 else ():  # one of its tiers into a pool of its own
+            rest = pool.tiers - {t}
+            kept = nodes_of(pool.cand, pool.tiers, less=t)
+            cand, n = best_for(
+                frozenset({t}),
+                pool.cand,
+                used,
+                cost - group.price[pool.cand] * kept,
+                ceiling - most(pool.cand, kept),
+            )
+            if cand >= 0 and kept + n < pool.nodes:
+                used.add(cand)
+                out[i : i + 1] = [Column(pool.cand, kept, rest), Column(cand, n, frozenset({t}))]
                 break
-            # One of its tiers taken out into a pool of its own.
-            for t in sorted(pool.tiers) if len(pool.tiers) > 1 else ():
-                rest = merged(group, pool.cand, pool.tiers - {t})
-                alone = best_for(frozenset({t}), pool.cand, used, cost - group.cost(rest), ceiling - most(rest))
-                if alone is not None and rest.nodes + alone.nodes < pool.nodes:
-                    out[i : i + 1], changed = [rest, alone], True
-                    break
-            if changed:
-                break
+        else:
+            i += 1
     return out
