@@ -151,6 +151,18 @@ def test_equal_cost_ties_go_to_fewer_nodes():
     ]
     _, pools = _pools_of({"instanceTypes": one_and_eight, "tiers": mig})
     assert pools == [("a2-highgpu-1g", 1, 1, ("t",)), ("a2-highgpu-8g", 1, 1, ("s",))]
+    # A pool that moves frees its candidate for a pool looked at before it: b leaves 2g for 4g, then a takes 2g.
+    two = [
+        {"name": "a", "gpus": 2, "instanceTypes": ["a2-highgpu-1g", "a2-highgpu-2g"]},
+        {"name": "b", "gpus": 4, "instanceTypes": ["a2-highgpu-2g", "a2-highgpu-4g"]},
+    ]
+    _, pools = _pools_of({"tiers": two})
+    assert pools == [("a2-highgpu-2g", 1, 1, ("a",)), ("a2-highgpu-4g", 1, 1, ("b",))]
+    # Costs count as equal within a relative 1e-9 only: at prices of $0.0001 an absolute slack would let the plan
+    # cost more than the cheapest and still be called optimal.
+    tiny = {"instanceTypes": one_and_eight, "priceOverrides": {"a2-highgpu-1g": 0.0001, "a2-highgpu-8g": 0.0008000009}}
+    result, pools = _pools_of({**tiny, "tiers": [{"name": "t", "gpus": 8}]})
+    assert pools == [("a2-highgpu-1g", 8, 8, ("t",))] and result.hourly == pytest.approx(0.0008, rel=1e-12)
     # With headroom the pools' most nodes cost no more either: 8 GPUs with 10 % headroom stay on 1g machines (at
     # most 9 of them), as one 8g machine would grow to two (16 GPUs).
     _, pools = _pools_of(

@@ -20,8 +20,8 @@ from .columns import Column, Group, merged
 
 __all__ = ["fewer_nodes", "prefer_mig"]
 
-# Costs this close count as equal: a price per node need not be exactly 2 or 8 times another in floating point
-# (a2-highgpu-2g against two a2-highgpu-1g); far below the planner's relative gap (1e-6).
+# Costs this close (relative) count as equal: a price per node need not be exactly 2 or 8 times another in floating
+# point (a2-highgpu-2g against two a2-highgpu-1g); far below the planner's relative gap (1e-6).
 _SAME = 1e-9
 
 
@@ -85,8 +85,9 @@ def fewer_nodes(
     own, each to the candidate of the same sharing mode (`mode_of`: candidate -> its mode) that holds it on the
     fewest nodes, when the plan then has fewer nodes and costs no more, at its node counts and at its pools' most
     nodes (each pool's nodes times `grow`, rounded up: the headroom); no candidate holds two pools. The mode
-    stays, so the tie-break towards each tier's preferred mode is not undone. Past `deadline` the pools are left
-    as they are then (each step keeps the plan valid). Every step takes a node away, so the loop ends."""
+    stays, so the tie-break towards each tier's preferred mode is not undone. After each step every pool is looked
+    at again (a pool that moved may have freed the candidate another wants). Past `deadline` the pools are left as
+    they are then (each step keeps the plan valid). Every step takes a node away, so the loop ends."""
     kind_of = {(c, t): k for c, kinds in group.slots.items() for k, ts in kinds.items() for t in ts}
     serves: dict[int, set[int]] = {c: {t for ts in kinds.values() for t in ts} for c, kinds in group.slots.items()}
     same = {
@@ -98,7 +99,7 @@ def fewer_nodes(
         return group.price[cand] * math.ceil(nodes * grow - 1e-9)
 
     def within(value: float, limit: float) -> bool:
-        return value <= limit + _SAME * max(1.0, abs(limit))
+        return value <= limit + _SAME * abs(limit)  # relative: a price of $0.0001 has no absolute slack
 
     def sums_of(cand: int, tiers: frozenset[int]) -> dict[str, int]:
         sums: dict[str, int] = {}
@@ -144,7 +145,8 @@ def fewer_nodes(
             used.discard(pool.cand)
             used.add(cand)
             out[i] = Column(cand, n, pool.tiers)
-            continue  # and this pool looked at again
+            i = 0  # a candidate freed: every pool looked at again
+            continue
         whole = sums_of(pool.cand, pool.tiers)
         for t in sorted(pool.tiers) if len(pool.tiers) > 1 else ():  # one of its tiers into a pool of its own
             rest = pool.tiers - {t}
@@ -159,6 +161,7 @@ def fewer_nodes(
             if cand >= 0 and kept + n < pool.nodes:
                 used.add(cand)
                 out[i : i + 1] = [Column(pool.cand, kept, rest), Column(cand, n, frozenset({t}))]
+                i = 0
                 break
         else:
             i += 1
