@@ -164,3 +164,21 @@ def test_unknown_instance_type_suggests_the_closest_names(runner, tmp_path, dev_
     assert allowed.startswith("p4de.24xlarge")  # the closest names come first, before the list is cut
     third = next(line for line in res.stderr.splitlines() if "nodePools[2].instanceType" in line)
     assert "did you mean 'p5.48xlarge'?" in third
+
+
+def test_the_provider_module_run_by_hand_in_a_terminal_points_at_the_cli():
+    # With no engine address and a terminal on stdin it used to start a provider that waited silently.
+    import os
+    import subprocess
+    import sys
+
+    primary, secondary = os.openpty()
+    try:
+        res = subprocess.run(
+            [sys.executable, "-m", "gpu_platform"], stdin=secondary, capture_output=True, text=True, timeout=60
+        )
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert res.returncode == 2, res.stderr
+    assert "the Pulumi component provider" in res.stderr and "gpu-platform --help" in res.stderr
