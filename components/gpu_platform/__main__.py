@@ -14,7 +14,7 @@ import sys
 from gpu_platform.provider.serve import serve
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 and sys.stdin.isatty():
+    if len(sys.argv) < 2 and sys.stdin is not None and sys.stdin.isatty():
         sys.stderr.write(
             "python -m gpu_platform is the Pulumi component provider: the Pulumi engine starts it with the engine's "
             "address. The command line is `gpu-platform` (`gpu-platform --help`).\n"
