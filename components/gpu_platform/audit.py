@@ -103,7 +103,9 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], st
     Also refused: policy names the pack does not have, levels a policy does not take, a policy's level that
     differs from its entry in `enforcement`, and flat properties beside the policies."""
     from .policy import level_problem
+    from .policy.config import Enforcement
 
+    every_policys = [e.value for e in Enforcement if e is not Enforcement.REMEDIATE]  # remediate: one policy only
     problems: list[str] = []
     merged: dict[str, tuple[str, Any]] = {}
     levels: dict[str, str] = {}
@@ -116,12 +118,12 @@ def _one_config(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], st
                 if isinstance(props, dict) and set(props) == {"enforcementLevel"}
                 else props
             )
-            if level in ("advisory", "mandatory", "disabled"):
+            if level in every_policys:
                 everyone = level
             else:
                 problems.append(
-                    f"policy config all: {shortened(props)}; allowed: a level every policy takes (advisory, "
-                    "mandatory, disabled), alone or as {enforcementLevel: ...}"
+                    f"policy config all: {shortened(props)}; allowed: a level every policy takes "
+                    f"({', '.join(every_policys)}), alone or as {{enforcementLevel: ...}}"
                 )
             continue
         if not policy.startswith("gpu-"):
