@@ -54,9 +54,13 @@ def test_cli_reference_has_every_command_and_option():
     for name in ("audit", "cost", "explain", "plan", "preflight", "synth", "validate"):
         assert f"\n## {name}\n" in text
         help_text = CliRunner().invoke(main, [name, "--help"]).output
-        for option in re.findall(r"^  (--[a-z-]+)", help_text.split("Options:")[-1], flags=re.M):
+        options = help_text.split("Options:")[-1]
+        for option, shown in re.findall(r"^  (--[a-z-]+)(?: ([A-Z|-]+)(?= ))?", options, flags=re.M):
             if option != "--help":
                 assert f"`{option}`" in text, f"{name} {option} is not in the CLI reference"
+            if shown and "|" in shown:  # a metavar such as PATH|-: the page shows what --help shows
+                row = next(line for line in text.split(f"\n## {name}\n")[1].splitlines() if f"`{option}`" in line)
+                assert shown.replace("|", "\\|") in row, f"{name} {option}: the page does not show {shown}"
 
 
 def test_fields_required_by_validation_are_marked_so():

@@ -47,8 +47,8 @@ def _param_row(param: click.Parameter) -> str:
         kind = "flag"
     elif isinstance(opt.type, click.Choice):
         kind = " \\| ".join(f"`{c}`" for c in opt.type.choices)
-    else:
-        kind = opt.type.name.upper()
+    else:  # the metavar `--help` shows (`PATH|-`), else the type's name
+        kind = _cell(opt.metavar) if opt.metavar else opt.type.name.upper()
     default = (
         "required" if opt.required else (f"`{opt.default}`" if _has_default(opt.default) and not opt.is_flag else "")
     )
