@@ -152,10 +152,10 @@ def test_a_per_policy_config_reports_every_problem_with_a_count_past_twenty(tmp_
             },
             [
                 "policy config 'labelDomain': a property beside per-policy objects",
-                "policy config gpu-node-pool-classified: None; allowed: an object",
+                "policy config gpu-node-pool-classified: null; allowed: an object",
                 "policy config gpu-budget.enforcementLevel: 'remediate' is not an enforcement level of gpu-budget",
-                "policy config 'budgetHourly' is 1 under gpu-budget and True under gpu-workload-classified",
-                "policy config labelDomain: Value error, 'BAD' is not a DNS subdomain",
+                "policy config 'budgetHourly' is 1 under gpu-budget and true under gpu-workload-classified",
+                "policy config labelDomain: 'BAD' is not a DNS subdomain",
             ],
         ),
     }

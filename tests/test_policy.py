@@ -474,7 +474,7 @@ def test_config_refuses_names_the_pack_cannot_use(config, where, says):
         parse_config(config)
     (line,) = str(raised.value).splitlines()
     assert line.startswith(f"policy config {where}: ") and says in line, line
-    assert line.count("(got") == ("Value error" not in line)
+    assert "Value error" not in line and line.count("(got") <= 1, line  # pydantic's prefix dropped, value once
 
 
 def test_config_errors_come_together_and_values_json_cannot_carry_are_refused():

@@ -208,6 +208,13 @@ CASES = [
         "1.33: Input should be a valid string; quote it in YAML",
     ),
     (
+        "yaml-boolean-shown-as-written",
+        [(("clusterName",), True)],
+        "clusterName",
+        "true: Input should be a valid string; quote it in YAML",
+    ),
+    ("yaml-null-shown-as-written", [(("nodePools", 0, "protect"), None)], "nodePools[0].protect", "null: Input"),
+    (
         "other-cloud-section",
         [(("gcp",), {"project": "p", "location": "us-central1"})],
         "gcp",

@@ -31,12 +31,23 @@ _ROLE_ARN = re.compile(r"arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/
 DNS_LABEL_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
 
 
-_REPR = reprlib.Repr()
+class _Shown(reprlib.Repr):
+    """`repr`, cut short, with true, false and null as the YAML or JSON the value came from spells them."""
+
+    def repr_bool(self, x: bool, level: int) -> str:
+        return "true" if x else "false"
+
+    def repr_NoneType(self, x: None, level: int) -> str:  # noqa: N802  # reprlib's name for None's type
+        return "null"
+
+
+_REPR = _Shown()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
 
 
 def shortened(value: Any) -> str:
-    """`repr(value)` cut to under 60 characters: a value from the user's input in a message."""
+    """`repr(value)` cut to under 60 characters, with true, false and null for booleans and None: a value from the
+    user's input in a message."""
     try:
         text = _REPR.repr(value)
     except ValueError:  # an integer of more digits than Python converts to text

@@ -176,14 +176,13 @@ def error_lines(error: ValidationError) -> list[str]:
 
 
 def _line(err: Any) -> str:
-    """One error: the field, pydantic's message on one line, and the value given (our own checks name it)."""
+    """One error: the field, pydantic's message on one line, and the value given (our own checks name it, and
+    their message goes without pydantic's "Value error, " before it)."""
     where = ".".join(_key(p) for p in err["loc"]) or "(top level)"
-    message = " ".join(err["msg"].split())
-    return (
-        f"{where}: {message}"
-        if err["type"] == "value_error"
-        else f"{where}: {message} (got {shortened(err.get('input'))})"
-    )
+    if err["type"] == "value_error":
+        raised = (err.get("ctx") or {}).get("error")
+        return f"{where}: {' '.join(str(raised if raised is not None else err['msg']).split())}"
+    return f"{where}: {' '.join(err['msg'].split())} (got {shortened(err.get('input'))})"
 
 
 def _key(part: str | int) -> str:
