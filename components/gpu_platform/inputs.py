@@ -8,6 +8,7 @@ milliseconds with a message naming the limit instead of hanging, crashing the pa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -112,6 +113,29 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
 
 
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
+
+
+def _as_pulumi_reads(resolvers: dict[str, list[tuple[str, re.Pattern[str]]]]) -> dict[str, list[Any]]:
+    """PyYAML's implicit types, with numbers and dates read as Pulumi reads `Pulumi.<stack>.yaml` and kubectl
+    reads a manifest (go-yaml v2 `resolve` / `decode`, gopkg.in/yaml.v2 v2.4.0, resolve.go and decode.go; v3
+    does the same for these): no base-60 numbers (`1:30` stays a string, not 90), a float with an exponent and
+    no dot (`1e3`), and a date or time left as the string it is (go-yaml sets a timestamp-like value decoded
+    into an interface as a string). Booleans, nulls, other integers (`010` is 8, `0x1F` 31) are as before."""
+    dropped = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp"}
+    out = {ch: [(tag, rx) for tag, rx in entries if tag not in dropped] for ch, entries in resolvers.items()}
+    for ch in "-+0123456789.":  # integers first: the float pattern also matches digits alone ("08" is 8.0)
+        out.setdefault(ch, [])
+        if ch != ".":
+            out[ch].append(("tag:yaml.org,2002:int", _INT))
+        out[ch].append(("tag:yaml.org,2002:float", _FLOAT))
+    return out
+
+
+_INT = re.compile(r"^[-+]?(?:0b[01_]+|0o[0-7_]+|0[0-7_]+|0|[1-9][0-9_]*|0x[0-9a-fA-F_]+)$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9_]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+_UniqueKeyLoader.yaml_implicit_resolvers = _as_pulumi_reads(_BASE_LOADER.yaml_implicit_resolvers)
 YAML_LOADER = _UniqueKeyLoader
 
 

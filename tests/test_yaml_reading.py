@@ -1,0 +1,79 @@
+"""YAML files are read as Pulumi reads `Pulumi.<stack>.yaml` and kubectl a manifest (go-yaml v2), not as YAML 1.1.
+
+go-yaml has no base-60 numbers, reads `1e3` as a float and leaves a date decoded into an interface as its string
+(gopkg.in/yaml.v2 v2.4.0, resolve.go and decode.go); PyYAML's YAML 1.1 resolver would give 90, "1e3" and a
+`datetime.date`. The values below are what go-yaml gives for each scalar.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from conftest import DEV_STACK
+from gpu_platform.cli import main
+from gpu_platform.inputs import load_yaml
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1:30", "1:30"),  # YAML 1.1: 90
+        ("-1:30:00", "-1:30:00"),
+        ("190:20:30.15", "190:20:30.15"),  # YAML 1.1: 685230.15
+        ("2024-01-01", "2024-01-01"),  # YAML 1.1: datetime.date
+        ("2001-12-14t21:59:43.10-05:00", "2001-12-14t21:59:43.10-05:00"),
+        ("1e3", 1000.0),  # YAML 1.1: the string "1e3"
+        ("1.5e3", 1500.0),
+        ("-2E+2", -200.0),
+        ("08", 8.0),  # not octal: go-yaml's float pattern takes it
+        ("010", 8),
+        ("0o17", 15),
+        ("0x1F", 31),
+        ("0b101", 5),
+        ("1_000", 1000),
+        ("1_000.5", 1000.5),
+        (".5", 0.5),
+        ("3.", 3.0),
+        ("-.inf", -math.inf),
+        ("123", 123),
+        ("-7", -7),
+        ("0", 0),
+        ("1.33", 1.33),
+        ("yes", True),
+        ("off", False),
+        ("~", None),
+        ("'1:30'", "1:30"),
+        ("1.2.3", "1.2.3"),
+        ("1:3a", "1:3a"),
+    ],
+)
+def test_a_scalar_reads_as_go_yaml_reads_it(text, value):
+    got = load_yaml(f"v: {text}")["v"]
+    assert got == value and type(got) is type(value), (text, got)
+
+
+def test_nan_still_reads_as_a_float():
+    assert math.isnan(load_yaml("v: .nan")["v"])
+
+
+def test_helm_values_keep_a_time_and_a_date_as_written(tmp_path):
+    # Under `pulumi up` the engine reads the stack file with go-yaml and the chart gets "1:30" and "2024-01-01";
+    # synth renders offline what that deploys, not 90 and a date.
+    text = DEV_STACK.read_text().replace(
+        "  gpu-platform:platform:\n",
+        "  gpu-platform:platform:\n    gpuOperator:\n      valuesOverrides:\n"
+        "        dcgmExporter: {annotations: {window: 1:30, since: 2024-01-01, scale: 1e3}}\n",
+        1,
+    )
+    assert text.count("gpuOperator:") == 1 + DEV_STACK.read_text().count("gpuOperator:")
+    spec = tmp_path / "Pulumi.dev.yaml"
+    spec.write_text(text)
+    result = CliRunner().invoke(main, ["synth", str(spec), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    values = yaml.safe_load((tmp_path / "out" / "helm" / "gpu-operator.yaml").read_text())
+    annotations = values["values"]["dcgmExporter"]["annotations"]
+    assert annotations == {"window": "1:30", "since": "2024-01-01", "scale": 1000.0}
