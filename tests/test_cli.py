@@ -182,3 +182,28 @@ def test_the_provider_module_run_by_hand_in_a_terminal_points_at_the_cli():
         os.close(secondary)
     assert res.returncode == 2, res.stderr
     assert "the Pulumi component provider" in res.stderr and "gpu-platform --help" in res.stderr
+
+
+def test_names_and_paths_print_as_text_not_markup(runner, tmp_path, dev_data):
+    # Rich reads `[...]` as markup: `[/]` with nothing open raised, and `[bold]` vanished from a name.
+    folder = tmp_path / "[bold]" / "["  # files "]x.yaml" here have paths ending "[bold]/[/]x.yaml"
+    folder.mkdir(parents=True)
+    spec = folder / "]x.yaml"
+    spec.write_text(yaml.safe_dump(dev_data))
+    res = runner.invoke(main, ["validate", str(spec)])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    assert "[bold]/[/]x.yaml" in " ".join(res.stdout.split())
+    bad = folder / "]bad.yaml"
+    bad.write_text(yaml.safe_dump({**dev_data, "clusterName": "a b"}))
+    res = runner.invoke(main, ["validate", str(bad)])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert "[bold]/[/]bad.yaml" in res.stderr
+    res = runner.invoke(main, ["synth", str(spec), "--out", str(folder / "]out")])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    export = json.loads((ROOT / "tests" / "fixtures" / "audit" / "stack-export-unclassified.json").read_text())
+    text = json.dumps(export).replace("adhoc-gpu", "adhoc[b]gpu")
+    path = tmp_path / "export.json"
+    path.write_text(text)
+    res = runner.invoke(main, ["audit", str(path)])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert "GPU node pool 'adhoc[b]gpu'" in res.stdout

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from .console import err, fail, load_or_fail, out
@@ -202,12 +203,13 @@ def violations_table(violations: list[Violation], title: str) -> Table:
     """A table of violations: policy, level, resource, message."""
     from .policy.config import Enforcement
 
-    table = Table(title=title, title_justify="left", show_lines=True)
+    table = Table(title=escape(title), title_justify="left", show_lines=True)
     for col in ("policy", "level", "resource", "message"):
         table.add_column(col, overflow="fold")
     for v in violations:
         style = "red" if v.enforcement is Enforcement.MANDATORY else "yellow"
-        table.add_row(v.policy, f"[{style}]{v.enforcement.value}[/]", _where(v.urn), v.message)
+        # resource names and messages come from the audited document: text, never markup
+        table.add_row(escape(v.policy), f"[{style}]{v.enforcement.value}[/]", escape(_where(v.urn)), escape(v.message))
     return table
 
 

@@ -52,7 +52,7 @@ def capacity_table(spec: PlatformSpec) -> Table:
     from .capacity import pool_capacity
     from .catalog.resources import NVIDIA_RESOURCE_PREFIX
 
-    table = Table(title=f"{spec.cluster_name} ({spec.cloud.value}): GPU pools", title_justify="left")
+    table = Table(title=escape(f"{spec.cluster_name} ({spec.cloud.value}): GPU pools"), title_justify="left")
     for col in ("pool", "instance type", "sharing", "nodes", "GPUs", "tier resources (min-max)", "tiers"):
         table.add_column(col)
     for pool in spec.node_pools:
@@ -67,13 +67,13 @@ def capacity_table(spec: PlatformSpec) -> Table:
         )
         tiers = ", ".join(t.name for t in spec.tiers_of(pool.name))
         table.add_row(
-            pool.name,
-            pool.instance_type,
-            sharing,
-            f"{cap.min_nodes}-{pool.max_size}",
+            *map(
+                escape,  # names and instance types from the spec: text, never markup
+                (pool.name, pool.instance_type, sharing, f"{cap.min_nodes}-{pool.max_size}"),
+            ),
             f"{cap.gpus_min}-{cap.gpus_max}",
-            units,
-            tiers,
+            escape(units),
+            escape(tiers),
         )
     return table
 
@@ -98,7 +98,7 @@ def validate(file: str | None, config_json: str | None) -> None:
         p.max_size * itype.gpu_count for p in spec.node_pools if (itype := spec.hardware.instance(p.instance_type))
     )
     out.print(
-        f"[green]valid[/]: {file or _config_label(config_json)}: {len(spec.node_pools)} pools, "
+        f"[green]valid[/]: {escape(file or _config_label(config_json))}: {len(spec.node_pools)} pools, "
         f"{len(spec.tiers)} tiers, "
         f"{len(spec.teams)} teams, up to {gpus} GPUs"
     )
@@ -127,12 +127,13 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
         fail(e)
     except OSError as e:
         err.print(
-            f"[red]error:[/] --out {out_dir}: cannot write {e.filename or out_dir}: {e.strerror or e}; "
+            f"[red]error:[/] --out {escape(str(out_dir))}: cannot write {escape(str(e.filename or out_dir))}: "
+            f"{escape(str(e.strerror or e))}; "
             "allowed: a directory you can create and write"
         )
         sys.exit(1)
     out.print(capacity_table(spec))
-    summary = Table(title=f"written to {out_dir}", title_justify="left")
+    summary = Table(title=escape(f"written to {out_dir}"), title_justify="left")
     summary.add_column("directory")
     summary.add_column("files", justify="right")
     summary.add_column("documents", justify="right")

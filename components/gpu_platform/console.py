@@ -48,7 +48,7 @@ def fail(e: GpuPlatformError) -> NoReturn:
     """Report a user error without a traceback and exit 1."""
     if isinstance(e, SpecError):
         where = f" in {e.source}" if e.source else ""
-        err.print(f"[red]invalid spec{where}: {len(e.findings)} error(s)[/]")
+        err.print(f"[red]invalid spec{escape(where)}: {len(e.findings)} error(s)[/]")
         print_findings(e.findings)
     else:
         err.print(f"[red]error:[/] {escape(str(e))}")

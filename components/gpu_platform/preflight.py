@@ -14,6 +14,7 @@ from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
+from rich.markup import escape
 from rich.table import Table
 
 from .catalog import EFA_SOURCE
@@ -213,10 +214,10 @@ def run_preflight(spec: PlatformSpec, session: boto3.session.Session | None = No
 
 def preflight_table(spec: PlatformSpec, checks: list[Check]) -> Table:
     """The checks as a rich table."""
-    table = Table(title=f"preflight: {spec.cluster_name} in {_aws(spec).region}", title_justify="left")
+    table = Table(title=escape(f"preflight: {spec.cluster_name} in {_aws(spec).region}"), title_justify="left")
     for col in ("check", "target", "status", "detail"):
         table.add_column(col)
     style = {OK: "green", FAIL: "red", WARN: "yellow"}
     for c in checks:
-        table.add_row(c.check, c.target, f"[{style[c.status]}]{c.status}[/]", c.detail)
+        table.add_row(escape(c.check), escape(c.target), f"[{style[c.status]}]{c.status}[/]", escape(c.detail))
     return table

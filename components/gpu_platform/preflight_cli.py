@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import click
+from rich.markup import escape
 
 from .console import err, load_or_fail, out, print_findings
 from .errors import Severity
@@ -19,14 +20,12 @@ __all__ = ["preflight"]
 @click.option("--profile", default=None, help="AWS profile (default: the standard credential chain).")
 def preflight(file: str, profile: str | None) -> None:
     """Check the AWS account for FILE: cluster and version, node role, subnets, instance offerings per zone."""
-    from rich.markup import escape
-
     spec, findings = load_or_fail(file)
     if any(f.severity == Severity.ERROR for f in findings):
         print_findings(findings)
         sys.exit(1)
     if spec.cloud != Cloud.AWS:
-        err.print(f"[red]error:[/] preflight checks AWS accounts; {file} has cloud {spec.cloud.value!r}")
+        err.print(f"[red]error:[/] preflight checks AWS accounts; {escape(file)} has cloud {spec.cloud.value!r}")
         sys.exit(1)
     try:
         import boto3
@@ -43,7 +42,7 @@ def preflight(file: str, profile: str | None) -> None:
         region = spec.aws.region if spec.aws else None  # validation requires aws on an AWS spec
         checks = run_preflight(spec, boto3.session.Session(profile_name=profile, region_name=region))
     except (ClientError, BotoCoreError) as e:
-        err.print(f"[red]error:[/] AWS call failed: {e}")
+        err.print(f"[red]error:[/] AWS call failed: {escape(str(e))}")
         sys.exit(1)
     out.print(preflight_table(spec, checks))
     failed = [c for c in checks if c.status == FAIL]

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 import click
+from rich.markup import escape
 
 from ..console import err, out, print_findings
 from ..errors import GpuPlatformError, SpecError
@@ -29,7 +30,7 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def _usage(message: str) -> NoReturn:
-    err.print(f"[red]error:[/] {message}")
+    err.print(f"[red]error:[/] {escape(message)}")
     sys.exit(2)
 
 
@@ -39,7 +40,7 @@ def _load_spec(path: str) -> PlatformSpec:
     try:
         return load_spec(path)
     except SpecError as e:
-        err.print(f"[red]invalid spec in {path}: {len(e.findings)} error(s)[/]")
+        err.print(f"[red]invalid spec in {escape(path)}: {len(e.findings)} error(s)[/]")
         print_findings(e.findings)
         sys.exit(2)
 

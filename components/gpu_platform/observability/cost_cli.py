@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ..console import load_or_fail, out, print_findings, spec_source
@@ -99,11 +100,11 @@ def report_rows(report: CostReport) -> tuple[list[list[str]], list[list[str]], l
 
 
 def _table(title: str, cols: tuple[str, ...], rows: list[list[str]]) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     for i, c in enumerate(cols):
         table.add_column(c, justify="right" if i >= 3 else "left")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(escape, row))  # names from the spec: text, never markup
     return table
 
 
@@ -150,5 +151,5 @@ def cost(file: str | None, config_json: str | None, fmt: str) -> None:
         "saving % = (baseline - max) / baseline"
     )
     for note in unattributed_notes(report):
-        out.print(f"unattributed: {note.message}")
+        out.print(f"unattributed: {escape(note.message)}")
     print_findings([f for f in findings if f.severity != Severity.ERROR])

@@ -9,6 +9,7 @@ import threading
 
 import click
 import yaml
+from rich.markup import escape
 
 from ..console import err, fail, out, print_findings
 from ..errors import GpuPlatformError, SpecError
@@ -75,7 +76,7 @@ def _plan(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
         result = plan(load_demand(demand, cloud), time_limit)
     except SpecError as e:
         where = f" in {e.source}" if e.source else ""
-        err.print(f"[red]invalid demand{where}: {len(e.findings)} error(s)[/]")
+        err.print(f"[red]invalid demand{escape(where)}: {len(e.findings)} error(s)[/]")
         print_findings(e.findings)
         raise SystemExit(1) from None
     except GpuPlatformError as e:

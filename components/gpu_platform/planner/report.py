@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
+from rich.markup import escape
 from rich.table import Table
 
 from ..catalog.resources import mig_resource
@@ -120,14 +121,14 @@ def _pool_table(plan: Plan) -> Table:
         sharing = s["mode"] + (f" x{s['replicas']}" if "replicas" in s else "")
         if "migLayout" in s:
             sharing += " " + "+".join(f"{n}x{k}" for k, n in s["migLayout"].items())
-        table.add_row(
-            p.name,
-            p.candidate.itype.name,
-            sharing,
+        table.add_row(  # names from the demand: text, never markup
+            escape(p.name),
+            escape(p.candidate.itype.name),
+            escape(sharing),
             f"{p.nodes}-{p.max_nodes}",
             str(p.gpus),
             f"{p.hourly:,.2f}",
-            ", ".join(_tier_need(plan, t) for t in p.tiers),
+            escape(", ".join(_tier_need(plan, t) for t in p.tiers)),
         )
     return table
 
@@ -145,7 +146,7 @@ def _summary_table(plan: Plan) -> Table:
         ("whole-GPU baseline (one GPU per instance/seat)", plan.baseline_gpus, plan.baseline_hourly),
     )
     for label, gpus, hourly in rows:
-        table.add_row(label, str(gpus), f"{hourly:,.2f}", f"{hourly * HOURS_PER_MONTH:,.0f}")
+        table.add_row(escape(label), str(gpus), f"{hourly:,.2f}", f"{hourly * HOURS_PER_MONTH:,.0f}")
     table.add_row("saving vs baseline", "", f"{plan.baseline_hourly - plan.hourly:,.2f}", f"{plan.saving_percent:.1f}%")
     return table
 
@@ -157,7 +158,7 @@ def _mig_table(plan: Plan) -> Table:
     for m in plan.mig:
         inst = ", ".join(f"{n}x {p}" for p, n in sorted(m.instances.items()))
         exact = str(m.exact) + ("" if m.optimal else f" (gap {m.gap:.1%})")
-        table.add_row(m.gpu_model, inst, str(m.lower_bound), exact, str(m.first_fit))
+        table.add_row(escape(m.gpu_model), escape(inst), str(m.lower_bound), exact, str(m.first_fit))
     return table
 
 
