@@ -213,6 +213,21 @@ CASES = [
         "clusterName",
         "true: Input should be a valid string; quote it in YAML",
     ),
+    (
+        "instance-type-name-that-would-rewrite-the-pricing-csv",
+        [
+            (
+                ("catalog",),
+                {
+                    "instanceTypes": [
+                        {"name": "x,0.0001,\nfake", "gpuModel": "A100-SXM4-80GB", "gpuCount": 8, "hourlyPrice": 10}
+                    ]
+                },
+            )
+        ],
+        "catalog.instanceTypes[0].name",
+        "'x,0.0001,\\nfake' is not an instance or machine type name; allowed: at most 63 characters",
+    ),
     ("yaml-null-shown-as-written", [(("nodePools", 0, "protect"), None)], "nodePools[0].protect", "null: Input"),
     (
         "other-cloud-section",

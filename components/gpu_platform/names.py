@@ -16,6 +16,7 @@ __all__ = [
     "ClusterName",
     "DnsLabel",
     "DnsSubdomain",
+    "InstanceTypeName",
     "LabelKey",
     "LabelValue",
     "cluster_name_problem",
@@ -130,7 +131,22 @@ def _label_value(value: str) -> str:
     return value
 
 
+_INSTANCE_TYPE = re.compile(r"[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?")
+
+
+def _instance_type(value: str) -> str:
+    """An EC2 instance type or GCE machine type name: it becomes the node label `node.kubernetes.io/instance-type`,
+    a field of OpenCost's pricing CSV and a Prometheus label, so nothing else fits."""
+    if not _INSTANCE_TYPE.fullmatch(value):
+        raise ValueError(
+            f"{_show(value)} is not an instance or machine type name; allowed: at most 63 characters of a-z, 0-9, "
+            "'-' and '.', starting and ending alphanumeric (e.g. p5.48xlarge, a3-highgpu-8g)"
+        )
+    return value
+
+
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+InstanceTypeName = Annotated[str, AfterValidator(_instance_type)]
 DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
 ClusterName = Annotated[str, AfterValidator(_cluster_name)]
 LabelKey = Annotated[str, AfterValidator(_label_key)]

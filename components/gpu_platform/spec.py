@@ -18,7 +18,16 @@ from .catalog import Catalog, InstanceType
 from .catalog.resources import GPU_RESOURCE, mig_resource
 from .catalog.xid import HARDWARE_XIDS
 from .deferred import deferrable
-from .names import ClusterName, DnsLabel, DnsSubdomain, LabelKey, LabelValue, cluster_name_problem, role_arn_problem
+from .names import (
+    ClusterName,
+    DnsLabel,
+    DnsSubdomain,
+    InstanceTypeName,
+    LabelKey,
+    LabelValue,
+    cluster_name_problem,
+    role_arn_problem,
+)
 
 __all__ = [
     "MAX_COUNT",
@@ -602,7 +611,7 @@ class EfaDevicePluginSpec(_Model):
 class CustomInstanceType(_Model):
     """An instance or machine type the built-in catalog lacks."""
 
-    name: str = Field(description="Instance / machine type name.")
+    name: InstanceTypeName = Field(description="Instance / machine type name.")
     gpu_model: str = Field(description="GPU model, one of the catalog's GPU models.")
     gpu_count: Integer = Field(ge=1, le=64, description="GPUs per node.")
     hourly_price: PositiveFloat = Field(description="On-demand $/hour of one node.")

@@ -33,6 +33,8 @@ re-read these paths when the pin moves):
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,13 +183,15 @@ def opencost_prices(spec: PlatformSpec) -> OpenCostPrices:
 def pricing_csv(spec: PlatformSpec) -> str:
     """The CSV provider's file: one `node` row per pool, matched on the pool label, at the catalog node price."""
     field = f"metadata.labels.{pool_label_key(spec.label_domain)}"
-    rows = [",".join(CSV_COLUMNS)]
+    text = io.StringIO()
+    # Quoted where a field needs it, as Go's encoding/csv (which the provider's csvutil decoder reads) expects; the
+    # names are checked when the spec is built, so none does today.
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
     for pool in spec.node_pools:
         price = pool_price(spec, pool)
-        rows.append(
-            ",".join(("", pool.name.lower(), "", "node", field, pool.instance_type, _price(price.node_hourly), ""))
-        )
-    return "\n".join(rows) + "\n"
+        writer.writerow(("", pool.name.lower(), "", "node", field, pool.instance_type, _price(price.node_hourly), ""))
+    return text.getvalue()
 
 
 def _prometheus(spec: PlatformSpec) -> dict[str, Any]:
