@@ -228,6 +228,14 @@ CASES = [
         "catalog.instanceTypes[0].name",
         "'x,0.0001,\\nfake' is not an instance or machine type name; allowed: at most 63 characters",
     ),
+    ("version-with-a-trailing-newline", [(("kubernetesVersion",), "1.33\n")], "kubernetesVersion", "not a minor"),
+    ("version-in-full-width-digits", [(("kubernetesVersion",), "1.\uff13\uff13")], "kubernetesVersion", "not a minor"),
+    (
+        "duration-with-a-trailing-newline",
+        [(("monitoring",), {"thresholds": {"strandedFor": "1h30m\n"}})],
+        "monitoring.thresholds.strandedFor",
+        "",
+    ),
     ("yaml-null-shown-as-written", [(("nodePools", 0, "protect"), None)], "nodePools[0].protect", "null: Input"),
     (
         "other-cloud-section",

@@ -26,9 +26,9 @@ __all__ = ["DOMAIN_CHECKS", "check_spec", "ensure_component_args", "ensure_valid
 
 Check = Callable[[PlatformSpec], Iterable[Finding]]
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_K8S_VERSION = re.compile(r"^1\.\d{2}$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_K8S_VERSION = re.compile(r"^1\.[0-9]{2}\Z")
 _DNS_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
 
 

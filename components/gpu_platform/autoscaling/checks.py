@@ -12,8 +12,8 @@ from ..spec import PlatformSpec, QueueScaler
 
 __all__ = ["check_autoscaling"]
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 # Pod names of a Deployment: ReplicaSet `<deployment>-<pod-template-hash>` (the hash is a uint32 in
 # rand.SafeEncodeString, at most 10 characters: kubernetes pkg/controller/controller_utils.go ComputeHash), then
 # the API server's generateName, which cuts the prefix to 58 characters before the 5 random ones

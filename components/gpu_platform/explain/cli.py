@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["explain"]
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
 
 
 def _usage(message: str) -> NoReturn:

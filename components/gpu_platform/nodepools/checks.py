@@ -54,21 +54,21 @@ _GKE_DRIVER_VERSIONS = ("DEFAULT", "LATEST")
 _GKE_LOCATION_POLICIES = ("ANY", "BALANCED")
 _USE_OPERATOR = "set gcp.gpuStack: gpu-operator (the NVIDIA GPU Operator applies any MIG layout)"
 # Karpenter v1.14.1 NodePool CRD pattern of consolidateAfter and expireAfter.
-_KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
-_ZERO_DURATION = re.compile(r"^(0+(s|m|h))+$")
+_KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)\Z")
+_ZERO_DURATION = re.compile(r"^(0+(s|m|h))+\Z")
 # EC2NodeClass amiSelectorTerms alias (v1.14.1 CRD: maxLength 30, 'family@version'); release formats from the
 # EKS AMI and Bottlerocket release names (e.g. al2023@v20240625, bottlerocket@v1.10.0; Karpenter drops
 # Bottlerocket's v).
 _ALIAS_MAX = 30
 _AMI_ALIAS_FAMILY = {AmiType.AL2023_NVIDIA: "al2023", AmiType.BOTTLEROCKET_NVIDIA: "bottlerocket"}
 _AMI_VERSIONS = {
-    "al2023": (re.compile(r"^(latest|v[0-9]{8})$"), "v20260801"),
-    "bottlerocket": (re.compile(r"^(latest|v?[0-9]+\.[0-9]+\.[0-9]+)$"), "v1.44.0"),
+    "al2023": (re.compile(r"^(latest|v[0-9]{8})\Z"), "v20260801"),
+    "bottlerocket": (re.compile(r"^(latest|v?[0-9]+\.[0-9]+\.[0-9]+)\Z"), "v1.44.0"),
 }
-_ZONE = re.compile(r"^(-[a-z]+-[0-9])?[a-z]$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_CHART_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
-_IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # OCI distribution spec tag grammar
+_ZONE = re.compile(r"^(-[a-z]+-[0-9])?[a-z]\Z")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_CHART_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?\Z")
+_IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")  # OCI distribution spec tag grammar
 # Node count bounds. Kubernetes supports clusters of up to 5,000 nodes (kubernetes.io "Considerations for large
 # clusters"), so no pool may be larger; EKS's default quota is 450 nodes per managed node group (EKS service
 # quotas, adjustable), and GKE allows at most 1,000 nodes per node pool per zone.

@@ -16,7 +16,9 @@ from ..spec import Cloud, PlatformSpec
 __all__ = ["check_observability", "duration_seconds", "exact_number"]
 
 # Prometheus' duration grammar (prometheus/common model.ParseDuration): units in this order, each at most once.
-_DURATION = re.compile(r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$")
+_DURATION = re.compile(
+    r"^(?:([0-9]+)y)?(?:([0-9]+)w)?(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?(?:([0-9]+)ms)?\Z"
+)
 _UNIT_SECONDS = (31536000, 604800, 86400, 3600, 60, 1, 0.001)
 # Alert waits and windows longer than a week outlast any sensible page and make range queries heavy.
 DURATION_MAX_SECONDS = 7 * 86400

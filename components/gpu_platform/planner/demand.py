@@ -89,7 +89,7 @@ def _price(value: float) -> float:
     return 0.0 if value == 0 else value  # -0.0 too
 
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _TRAINING_FAMILIES = ", ".join(gpu_families(m for m in GPU_MODELS.values() if m.training_class))
 
 
