@@ -149,3 +149,14 @@ def test_mig_layout_name_longer_than_a_label_value_names_the_pool(dev_data, clou
     errs = [e for e in _errors(data) if "MIG layout name" in e]
     assert len(errs) == 1 and errs[0].startswith(f"nodePools[{i}].name: the MIG layout name '{long}-")
     assert "shorten the pool name" in errs[0]
+
+
+def test_gke_zone_listed_twice_is_refused_and_counts_once():
+    # GKE takes node locations as a set: two entries of one zone do not lift the 1,000 nodes per zone to 2,000.
+    data = gke_data(**{"gpu-train": {"maxSize": 1500, "gcp": {"zones": ["us-central1-a", "us-central1-a"]}}})
+    data["gcp"]["zones"] = ["us-central1-a", "us-central1-c", "us-central1-a"]
+    errors = {f.path: f.message for f in findings(data, "error")}
+    path = pool_path(data, "gpu-train")
+    assert "'us-central1-a' is listed twice" in errors[f"{path}.gcp.zones[1]"]
+    assert "'us-central1-a' is listed twice" in errors["gcp.zones[2]"]
+    assert "1500 nodes over 1 zone(s)" in errors[f"{path}.maxSize"]

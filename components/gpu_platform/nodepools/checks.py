@@ -448,7 +448,7 @@ def _eks_size(i: int, pool: NodePool) -> Iterator[Finding]:
 
 def _gke_size(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     yield from _max_size(i, pool)
-    zones = max(len(pool_zones(spec, pool)), 1)
+    zones = max(len(set(pool_zones(spec, pool))), 1)  # a zone listed twice is one zone
     if _GKE_NODES_PER_ZONE * zones < pool.max_size <= MAX_POOL_NODES:
         yield Finding(
             f"nodePools[{i}].maxSize",
@@ -575,7 +575,19 @@ def _gke_placement(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findi
         )
 
 
+def _repeated_zones(path: str, zones: list[str] | None) -> Iterator[Finding]:
+    """A zone listed twice: GKE takes node locations as a set, so the pool's size limit (1,000 nodes per zone) and
+    the node counts per zone would be counted for a zone it does not have."""
+    seen: set[str] = set()
+    for k, zone in enumerate(zones or []):
+        if zone in seen:
+            yield Finding(f"{path}[{k}]", f"{zone!r} is listed twice; allowed: each zone once")
+        seen.add(zone)
+
+
 def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
+    if spec.gcp is not None:
+        yield from _repeated_zones("gcp.zones", spec.gcp.zones)
     if spec.cluster_autoscaler.enabled:
         yield Finding(
             "clusterAutoscaler.enabled",
@@ -612,6 +624,7 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
             )
         yield from _label_values(spec, i, pool, min_len=0)
         yield from _gke_name(i, pool)
+        yield from _repeated_zones(f"{p}.gcp.zones", pool.gcp.zones)
         yield from _gke_placement(spec, i, pool)
         yield from _gke_size(spec, i, pool)
         cos = pool.gcp.image_type.upper().startswith("COS")
