@@ -17,7 +17,7 @@ from gpu_platform.explain.admission import Request, build_chain
 from gpu_platform.explain.cel import CelError, activation, evaluate
 from gpu_platform.explain.flavors import assign_flavor, assign_workload
 from gpu_platform.explain.kueue import kueue_setup
-from gpu_platform.explain.manifest import MAX_BYTES
+from gpu_platform.explain.manifest import MAX_BYTES, MAX_NODES
 from gpu_platform.explain.selectors import (
     find_untolerated_taint,
     label_selector_matches,
@@ -225,6 +225,26 @@ def test_huge_file_is_refused_before_parsing(tmp_path):
     path.write_text("# padding\n" * (MAX_BYTES // 10 + 1))
     res = run(str(path), "--spec", DEV)
     assert res.exit_code == 2 and f"allowed: at most {MAX_BYTES:,} bytes" in res.stderr
+
+
+def test_a_small_file_of_many_values_is_refused_before_admission(tmp_path):
+    # 650 bytes that expand to 160,000 values took 43 s: each pod is converted for CEL once per policy and mutation.
+    lines = ["    a0: &a0 [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]"] + [
+        f"    a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 10)}]" for k in range(1, 5)
+    ]
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: research}\nspec:\n"
+        "  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n  x:\n" + "\n".join(lines)
+    )
+    path = tmp_path / "w.yaml"
+    path.write_text(pod)
+    res = run(str(path), "--spec", DEV)
+    assert res.exit_code == 2, res.output
+    assert f"holds more than {MAX_NODES:,} values" in res.stderr and "(split it)" in res.stderr
+    smaller = pod.rsplit("\n", 1)[0]  # without a4: 16,000 values, and two such documents in one file
+    path.write_text(f"{smaller}\n---\n{smaller}\n")
+    res = run(str(path), "--spec", DEV)
+    assert res.exit_code == 2 and "document 2: the file holds more than" in res.stderr, res.output
 
 
 def test_invalid_or_missing_spec_is_a_usage_error(tmp_path):
