@@ -52,9 +52,13 @@ def test_infra_has_requirements_for_pulumi_install():
 
 
 def test_example_ci_workflow_runs_tests_validate_and_a_guarded_preview():
+    assert "not conformance" in (ROOT / "docs" / "testing.md").read_text()  # the marker it deselects
     flow = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions.yml").read_text())
     steps = {name: job["steps"] for name, job in flow["jobs"].items()}
-    assert any(s.get("run") == "make test" for s in steps["test"])
+    runs = [s["run"] for s in steps["test"] if "run" in s]
+    # CI=true (set by GitHub Actions) makes the conformance tier fail without the upstream reference folder, which
+    # a stack repository does not have: the workflow runs the other tiers
+    assert runs == ["make lint", '.venv/bin/python -m pytest -m "not conformance"']
     preview = steps["preview"]
     assert any(s.get("run") == "gpu-platform validate Pulumi.${{ matrix.stack }}.yaml" for s in preview)
     pulumi_step = next(s for s in preview if str(s.get("uses", "")).startswith("pulumi/actions"))
