@@ -301,3 +301,16 @@ def test_a_config_key_given_twice_a_flat_level_and_spec_beside_config_are_refuse
 def test_the_budget_note_goes_to_stderr(tmp_path):
     res = CliRunner().invoke(main, ["audit", str(FIXTURES / "stack-export-unclassified.json"), "--spec", DEV])
     assert "note: no budgetHourly set" in res.stderr and "note:" not in res.stdout
+
+
+def test_without_spec_or_config_a_note_says_the_defaults_apply_and_yaml_is_refused_with_what_is_taken():
+    res = run(str(FIXTURES / "stack-export-unclassified.json"))
+    assert "no --spec or --config: the pack's defaults apply (labelDomain gpu.example.com)" in " ".join(
+        res.stderr.split()
+    )
+    res = run(str(FIXTURES / "stack-export-unclassified.json"), "--spec", DEV)
+    assert "pack's defaults" not in res.stderr
+    res = run(DEV)
+    assert res.exit_code == 1 and "allowed: the JSON of `pulumi stack export` or `pulumi preview --json`" in " ".join(
+        res.stderr.split()
+    )

@@ -43,7 +43,12 @@ def _read_json(path: str, what: str, unique_keys: bool = False) -> Any:
     except DuplicateKeyError as e:
         raise AuditInputError(f"{what} {path}: {e}") from None
     except ValueError as e:  # json.JSONDecodeError is one
-        raise AuditInputError(f"{what} {path} is not JSON: {e}") from None
+        expected = (
+            "; allowed: the JSON of `pulumi stack export` or `pulumi preview --json`"
+            if what == "document"
+            else "; allowed: the JSON file --policy-pack-config takes"
+        )
+        raise AuditInputError(f"{what} {path} is not JSON: {e}{expected}") from None
 
 
 def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
@@ -260,6 +265,11 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
         fail(AuditInputError(f"{file}: {e}"))
     except GpuPlatformError as e:
         fail(e)
+    if not spec_path and not config_path:  # say so: a fleet with its own label domain would see every pool flagged
+        err.print(
+            f"[cyan]note[/]: no --spec or --config: the pack's defaults apply (labelDomain {cfg.label_domain}); "
+            "give the stack's spec with --spec SPEC"
+        )
     violations = run_policies(resources, cfg)
     mandatory = [v for v in violations if v.enforcement is Enforcement.MANDATORY]
     if violations:
