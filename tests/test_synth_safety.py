@@ -168,3 +168,28 @@ def test_force_never_replaces_a_system_directory(system):
 
     with pytest.raises(SynthConflictError, match="a system directory"):
         _check_replaceable(Path(system))
+
+
+def test_the_render_has_the_mode_mkdir_gives_not_mkdtemps(tmp_path):
+    out = tmp_path / "out"
+    old = os.umask(0o022)
+    try:
+        result = CliRunner().invoke(main, ["synth", str(DEV_STACK), "--out", str(out)])
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_mode & 0o777 == 0o755  # was 0700: another user's `kubectl apply -f` could not read it
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_fifo_in_an_earlier_render_neither_blocks_nor_is_read(tmp_path):
+    out = tmp_path / "out"
+    (out / "nodepools").mkdir(parents=True)
+    os.mkfifo(out / "nodepools" / "zz.yaml")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpu_platform.cli", "synth", str(DEV_STACK), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,  # it used to wait forever for a writer
+    )
+    assert proc.returncode == 1 and "holds files an earlier synth did not write (nodepools/zz.yaml)" in proc.stderr

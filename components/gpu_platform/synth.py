@@ -208,6 +208,9 @@ def write_artifacts(artifacts: list[Artifact], out: Path, force: bool = False) -
     out.parent.mkdir(parents=True, exist_ok=True)
     _clean_stale_staging(out.parent, out.name)
     staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{out.name}-", dir=out.parent))
+    # mkdtemp makes it 0700; the render becomes --out, so it gets the mode mkdir gives (readable by others under the
+    # usual umask 022, for a `kubectl apply` or a CI step run as another user)
+    staging.chmod(0o777 & ~_umask())
     # Marked as ours before anything else is written: a synth killed mid-write leaves a staging directory the
     # next synth recognises and removes (the manifest is rewritten with the file list at the end).
     (staging / MANIFEST).write_text(
@@ -303,6 +306,19 @@ def _write_tree(artifacts: list[Artifact], root: Path) -> dict[ArtifactKind, int
     return counts
 
 
+def _umask() -> int:
+    """The process's umask (Linux reports it in /proc/self/status; elsewhere it is set and put back)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _swap_in(staging: Path, out: Path) -> None:
     """Make `staging` be `out`; what was at `out` ends up in `staging` (deleted by the caller)."""
     if not out.exists():
@@ -327,6 +343,8 @@ def previous_node_labels(out: Path) -> dict[str, dict[str, str]]:
     """Pool -> node labels, as an earlier `synth` into `out` wrote them (empty when there is none)."""
     found: dict[str, dict[str, str]] = {}
     for path in sorted((out / ArtifactKind.NODEPOOLS).glob("*.yaml")):
+        if not path.is_file():  # a FIFO or device would block the read or never end: never a render of ours
+            continue
         try:
             text = decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "earlier render"), path, "earlier render")
             doc = load_yaml(text, stream=True)[0]
