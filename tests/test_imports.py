@@ -131,3 +131,17 @@ def test_makefile_installs_runtime_for_synth_and_dev_for_test():
     assert deps["lint"].split() == ["$(VENV)/.dev"]
     runtime = make.split("$(VENV)/.runtime: pyproject.toml", 1)[1].split("\n\n", 1)[0]
     assert "pip install --quiet -e .\n" in runtime and "[" not in runtime  # no extras for rendering
+
+
+@pytest.mark.parametrize(("module", "package", "extra"), [("aws", "pulumi_aws", "aws"), ("gcp", "pulumi_gcp", "gcp")])
+def test_a_missing_cloud_extra_is_named_with_the_install_command(module, package, extra):
+    # Without the extra, GpuPlatform on that cloud ended in a bare ModuleNotFoundError from deep in the package.
+    code = (
+        f"import sys; sys.modules[{package!r}] = None\n"
+        "from gpu_platform.errors import MissingExtraError\n"
+        f"try:\n    import gpu_platform.nodepools.{module}\n"
+        "except MissingExtraError as e:\n    print(e)\n    assert isinstance(e, ImportError)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"need {package}" in proc.stdout and f"pip install 'gpu-platform[{extra}]'" in proc.stdout, proc.stdout

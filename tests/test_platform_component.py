@@ -86,6 +86,19 @@ def test_bad_spec_registers_nothing(pulumi_mocks, dev_data):
     assert pulumi_mocks.resources == []
 
 
+def test_a_missing_cloud_extra_stops_before_anything_is_registered(pulumi_mocks, dev_spec, monkeypatch):
+    import sys
+
+    from gpu_platform import GpuPlatform, GpuPlatformArgs
+
+    monkeypatch.setitem(sys.modules, "pulumi_aws", None)  # as if the aws extra were not installed
+    monkeypatch.delitem(sys.modules, "gpu_platform.nodepools.aws", raising=False)
+    monkeypatch.delattr(sys.modules["gpu_platform.nodepools"], "aws", raising=False)  # set by an earlier import
+    with pytest.raises(pulumi.RunError, match=r"need pulumi_aws .*pip install 'gpu-platform\[aws\]'"):
+        pulumi_mocks.run(lambda: GpuPlatform("plat", GpuPlatformArgs(spec=dev_spec)))
+    assert pulumi_mocks.resources == []
+
+
 def _run_stack_program(config: dict) -> None:
     pulumi.runtime.set_all_config({f"gpu-platform:{k}": v for k, v in config.items()})
     runpy.run_path(str(ROOT / "infra" / "__main__.py"), run_name="__main__")

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["Finding", "GpuPlatformError", "OverrideConflictError", "RenderError", "Severity", "SpecError"]
+__all__ = [
+    "Finding",
+    "GpuPlatformError",
+    "MissingExtraError",
+    "OverrideConflictError",
+    "RenderError",
+    "Severity",
+    "SpecError",
+]
 
 
 class Severity(StrEnum):
@@ -86,4 +94,16 @@ class OverrideConflictError(GpuPlatformError):
         super().__init__(
             f"{path}: override of type {type(override).__name__} conflicts with rendered "
             f"{type(rendered).__name__} {rendered!r}; override the whole parent key or match its type"
+        )
+
+
+class MissingExtraError(GpuPlatformError, ImportError):
+    """A cloud's Pulumi provider package is not installed: the extra that brings it is named (an ImportError too, so
+    code that tries an import and falls back still works)."""
+
+    def __init__(self, extra: str, what: str, cause: ImportError) -> None:
+        super().__init__(
+            f"{what} need {cause.name or 'a package'} ({cause}); allowed: install the {extra} extra, "
+            f"pip install 'gpu-platform[{extra}]'",
+            name=cause.name,
         )

@@ -9,7 +9,7 @@ from .admission.component import GpuAdmission, GpuAdmissionArgs
 from .attach import ClusterInputError, spec_with_cluster
 from .autoscaling.component import GpuAutoscaling, GpuAutoscalingArgs
 from .composition import render_platform
-from .errors import Finding, Severity, SpecError
+from .errors import Finding, GpuPlatformError, MissingExtraError, Severity, SpecError
 from .gpu_operator.component import GpuOperator, GpuOperatorArgs
 from .load import revalidate
 from .nodepools.component import GpuNodeAddons, GpuNodeAddonsArgs
@@ -24,6 +24,22 @@ __all__ = ["GpuPlatform", "GpuPlatformArgs"]
 
 class PlatformArgsError(ClusterInputError, pulumi.RunError):
     """`cluster` or `k8s_provider` given to GpuPlatform cannot be used; a RunError, so shown without a traceback."""
+
+
+class PlatformExtraError(GpuPlatformError, pulumi.RunError):
+    """The spec's cloud needs an extra that is not installed (`MissingExtraError`); a RunError, so shown without a
+    traceback, raised before anything is registered."""
+
+
+def _cloud_modules(spec: PlatformSpec) -> None:
+    """Import the spec's cloud's pool components now: a missing extra fails before any resource is registered."""
+    try:
+        if spec.cloud == Cloud.AWS:
+            from .nodepools import aws  # noqa: F401
+        else:
+            from .nodepools import gcp  # noqa: F401
+    except MissingExtraError as e:
+        raise PlatformExtraError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -84,6 +100,7 @@ class GpuPlatform(pulumi.ComponentResource):
             self.findings = ensure_valid(spec)
         except SpecError as e:
             raise PlatformSpecError(e.findings, e.source) from None
+        _cloud_modules(spec)
         opts = _with_cluster(opts, args)
         super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
         _log(self.findings, self)

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_aws as aws
+
+from ..errors import MissingExtraError
+
+try:
+    import pulumi_aws as aws
+except ImportError as e:  # the aws extra is not installed
+    raise MissingExtraError("aws", "GPU node pools on EKS", e) from None
 
 from ..k8s import k8s_object
 from ..options import check_component_args, child_options, registration

@@ -6,7 +6,13 @@ from dataclasses import dataclass
 from functools import partial
 
 import pulumi
-import pulumi_gcp as gcp
+
+from ..errors import MissingExtraError
+
+try:
+    import pulumi_gcp as gcp
+except ImportError as e:  # the gcp extra is not installed
+    raise MissingExtraError("gcp", "GPU node pools on GKE", e) from None
 
 from ..options import check_component_args, child_options, registration
 from ..spec import PlatformSpec
