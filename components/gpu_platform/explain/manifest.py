@@ -11,7 +11,7 @@ from ..errors import GpuPlatformError
 from ..inputs import InputLimitError, decode_utf8, read_bounded
 from ..load import YAML_LOADER
 
-__all__ = ["MAX_BYTES", "ManifestError", "load_manifests"]
+__all__ = ["MAX_BYTES", "MAX_NODES", "ManifestError", "load_manifests"]
 
 MAX_BYTES = 2 * 1024 * 1024  # far above any workload manifest; a bigger file is refused before parsing
 MAX_DOCUMENTS = 200
