@@ -344,7 +344,10 @@ class NodePool(_Model):
 class Tier(_Model):
     """A workload class: it routes to one pool and one extended resource."""
 
-    name: DnsLabel = Field(description="Tier name; pods carry it as `<labelDomain>/gpu-tier`.")
+    name: DnsLabel = Field(
+        description="Tier name, at most 59 characters (its priority class `gpu-<tier>` is a label value); pods "
+        "carry it as `<labelDomain>/gpu-tier`."
+    )
     pool: str = Field(description="The pool this tier runs on.")
     resource: str | None = Field(
         default=None,

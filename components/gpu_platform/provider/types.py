@@ -513,7 +513,7 @@ class Tier(TypedDict):
     """A workload class: it routes to one pool and one extended resource."""
 
     name: str
-    """Tier name; pods carry it as `<labelDomain>/gpu-tier`."""
+    """Tier name, at most 59 characters (its priority class `gpu-<tier>` is a label value); pods carry it as `<labelDomain>/gpu-tier`."""
 
     pool: str
     """The pool this tier runs on."""
