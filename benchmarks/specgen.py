@@ -57,7 +57,7 @@ def make_spec(gpus: int, teams: int, gpus_per_pool: int = 200) -> dict[str, Any]
         "clusterName": "bench",
         "kubernetesVersion": "1.33",
         "labelDomain": "gpu.bench.io",
-        "aws": {"region": "us-east-1", "subnetIds": ["subnet-1"], "nodeRoleArn": "arn:aws:iam::1:role/n"},
+        "aws": {"region": "us-east-1", "subnetIds": ["subnet-1"], "nodeRoleArn": "arn:aws:iam::111122223333:role/n"},
         "nodePools": pools,
         "tiers": tiers,
         "teams": team_list,

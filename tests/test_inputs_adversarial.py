@@ -39,12 +39,12 @@ def test_a_resolved_value_that_looks_like_a_token_is_not_substituted_again(pulum
 
     def program():
         spec = _spec(dev_data, clusterName=pulumi.Output.from_input("ml-dev"))
-        dev_data["aws"]["nodeRoleArn"] = pulumi.Output.from_input(f"arn:aws:iam::1:role/{spec.cluster_name}")
+        dev_data["aws"]["subnetIds"] = [pulumi.Output.from_input(f"subnet-{spec.cluster_name}")]
         GpuPlatform("plat", GpuPlatformArgs(spec=_spec(dev_data, clusterName=spec.cluster_name)))
 
     rec = pulumi_mocks.run(program)
-    arn = rec.named("plat-gpu-train-ng").inputs["nodeRoleArn"]
-    assert arn.startswith("arn:aws:iam::1:role/<input#") and "ml-dev" not in arn
+    [subnet] = rec.named("plat-gpu-train-ng").inputs["subnetIds"]
+    assert subnet.startswith("subnet-<input#") and "ml-dev" not in subnet
 
 
 def test_depends_on_given_as_an_output_reaches_every_resource(pulumi_mocks, dev_spec):

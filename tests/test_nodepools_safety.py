@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from gpu_platform.admission.render import KEEP_ON_NODE_ANNOTATIONS, render_admission
+from gpu_platform.errors import SpecError
 from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.efa import efa_count, uses_efa
 from gpu_platform.nodepools.eks import autoscaler_tags, render_eks_launch_template
@@ -255,6 +256,15 @@ def test_gke_pool_over_1000_nodes_per_zone_is_an_error():
     )
 
 
+def _errors(data: dict[str, Any]) -> list[str]:
+    """Every error `parse_spec` raises, structural and cross-field, as the CLI prints them."""
+    try:
+        parse_spec(data)
+    except SpecError as e:
+        return [str(f) for f in e.findings]
+    return []
+
+
 # --- 7. release fields reach Helm as they are -------------------------------------------------------------------------
 
 
@@ -271,7 +281,7 @@ def test_gke_pool_over_1000_nodes_per_zone_is_an_error():
 )
 def test_cluster_autoscaler_fields_are_checked(dev_data, field, value, message):
     dev_data["clusterAutoscaler"] = {"enabled": True, field: value}
-    assert any(e.startswith(message) for e in finding_lines(dev_data)), finding_lines(dev_data)
+    assert any(e.startswith(message) for e in _errors(dev_data)), _errors(dev_data)
 
 
 def test_good_cluster_autoscaler_fields_pass(dev_data):
@@ -287,7 +297,7 @@ def test_good_cluster_autoscaler_fields_pass(dev_data):
 
 def test_efa_device_plugin_namespace_and_version_are_checked(dev_data):
     dev_data["efaDevicePlugin"] = {"namespace": "BAD NS", "version": "x"}
-    errors = finding_lines(dev_data)
+    errors = _errors(dev_data)
     assert any(e.startswith("efaDevicePlugin.namespace: 'BAD NS' is not a namespace name") for e in errors)
     assert any(e.startswith("efaDevicePlugin.version: 'x' is not a chart version") for e in errors)
 
@@ -377,3 +387,59 @@ def test_custom_instance_type_declares_its_efa_interfaces(dev_data):
     assert any(
         e.startswith("nodePools[0].aws.efa: true, but 'p9.fake' has no EFA interface") for e in finding_lines(dev_data)
     )
+
+
+@pytest.mark.parametrize(
+    ("section", "field", "value", "message"),
+    [
+        ("autoscaling.keda", "version", "latest", "autoscaling.keda.version: 'latest' is not a chart version"),
+        ("autoscaling.keda", "namespace", "Keda NS", "autoscaling.keda.namespace: 'Keda NS' is not a namespace name"),
+        ("autoscaling.keda", "releaseName", "../keda", "autoscaling.keda.releaseName: '../keda' is not a valid name"),
+        ("scheduling.kueue", "version", "^0.19", "scheduling.kueue.version: '^0.19' is not a chart version"),
+        ("scheduling.kueue", "version", "v0.19.2", "scheduling.kueue.version: 'v0.19.2': the image tag is made as"),
+        ("scheduling.volcano", "version", "v1.15.1", "scheduling.volcano.version: 'v1.15.1': the image tag is made"),
+        ("monitoring.prometheus", "version", "88.5", "monitoring.prometheus.version: '88.5' is not a chart"),
+        ("monitoring.opencost", "version", "2.5.17 ", "monitoring.opencost.version: '2.5.17 ' is not a chart"),
+        ("gpuOperator", "version", "", "gpuOperator.version: '' is not a chart version"),
+        ("admission", "kyvernoVersion", "3.7.0;x", "admission.kyvernoVersion: '3.7.0;x' is not a chart version"),
+        ("aws", "region", "us-east-1/../x", "aws.region: 'us-east-1/../x' is not an AWS region"),
+        ("aws", "nodeRoleArn", "my-node-role", "aws.nodeRoleArn: 'my-node-role' is not an IAM role ARN"),
+    ],
+)
+def test_release_and_account_fields_are_checked(dev_data, section, field, value, message):
+    target = dev_data
+    for key in section.split("."):
+        target = target.setdefault(key, {})
+    target[field] = value
+    assert any(e.startswith(message) for e in _errors(dev_data)), _errors(dev_data)
+
+
+@pytest.mark.parametrize("region", ["us-east-1", "us-gov-west-1", "ap-southeast-5", "eusc-de-east-1", "cn-north-1"])
+def test_real_aws_regions_pass(dev_data, region):
+    dev_data["aws"]["region"] = region
+    for p in dev_data["nodePools"]:
+        p.get("aws", {}).pop("zone", None)
+    assert not [e for e in _errors(dev_data) if "region" in e]
+
+
+@pytest.mark.parametrize(
+    ("location", "zones", "message"),
+    [
+        ("us-central1", ["europe-west4-a"], "gcp.zones[0]: 'europe-west4-a' is not in the cluster's region"),
+        ("us-central1-a", ["us-east1-b"], "gcp.zones[0]: 'us-east1-b' is not in the cluster's region 'us-central1'"),
+        ("us-central1", ["us-central1"], "gcp.zones[0]: 'us-central1' is not a GCP zone"),
+        ("central", ["us-central1-a"], "gcp.location: 'central' is not a GCP region or zone"),
+    ],
+)
+def test_gke_zones_belong_to_the_cluster_location(location, zones, message):
+    data = gke_data()
+    data["gcp"].update(location=location, zones=zones)
+    assert any(e.startswith(message) for e in _errors(data)), _errors(data)
+
+
+def test_gke_zonal_cluster_takes_zones_of_its_region():
+    data = gke_data()
+    data["gcp"].update(location="us-central1-a", zones=["us-central1-a", "us-central1-b"])
+    assert not [e for e in _errors(data) if "zones" in e or "location" in e]
+    data["nodePools"][0].setdefault("gcp", {})["zones"] = ["asia-east1-a"]
+    assert any(e.startswith("nodePools[0].gcp.zones[0]: 'asia-east1-a' is not in") for e in _errors(data))

@@ -13,13 +13,20 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 __all__ = [
+    "AwsRegion",
+    "ChartVersion",
     "ClusterName",
     "DnsLabel",
     "DnsSubdomain",
+    "GcpLocation",
+    "GcpZone",
     "InstanceTypeName",
     "LabelKey",
     "LabelValue",
+    "Namespace",
+    "UnprefixedChartVersion",
     "cluster_name_problem",
+    "gcp_region",
     "role_arn_problem",
     "shortened",
 ]
@@ -145,7 +152,78 @@ def _instance_type(value: str) -> str:
     return value
 
 
+# A chart version as Helm's `--version` takes it for a pinned install: one SemVer 2 version (Masterminds/semver,
+# which Helm parses it with, also takes a leading v). Ranges (^1.2, >=1) are refused: the platform pins its charts.
+_CHART_VERSION = re.compile(r"v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
+
+
+def _chart_version(value: str) -> str:
+    if len(value) > 64 or not _CHART_VERSION.fullmatch(value):
+        raise ValueError(f"{_show(value)} is not a chart version; allowed: semantic version, e.g. 9.59.0 or v0.5.30")
+    return value
+
+
+def _unprefixed_chart_version(value: str) -> str:
+    _chart_version(value)
+    if value.startswith("v"):
+        raise ValueError(
+            f"{_show(value)}: the image tag is made as v<version>, so this would pull v{value}; allowed: the "
+            f"version without its leading v, e.g. {value[1:]}"
+        )
+    return value
+
+
+def _namespace(value: str) -> str:
+    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
+        raise ValueError(
+            f"{_show(value)} is not a namespace name; allowed: a lower-case DNS label (a-z, 0-9, '-', at most 63 "
+            "characters)"
+        )
+    return value
+
+
+# Region and zone names as the clouds spell them: us-east-1, us-gov-west-1, eusc-de-east-1 (AWS); us-central1 and
+# us-central1-a (GCP). They reach API endpoints, node selectors and prices, so nothing else passes.
+_AWS_REGION = re.compile(r"[a-z]{2,4}(-[a-z]+){1,3}-[0-9]{1,2}")
+_GCP_REGION = re.compile(r"[a-z]+-[a-z]+[0-9]{1,2}")
+_GCP_ZONE = re.compile(r"([a-z]+-[a-z]+[0-9]{1,2})-[a-z0-9]{1,8}")
+
+
+def _aws_region(value: str) -> str:
+    if not _AWS_REGION.fullmatch(value):
+        raise ValueError(f"{_show(value)} is not an AWS region; allowed: a region name, e.g. us-east-1")
+    return value
+
+
+def gcp_region(location: str) -> str:
+    """The region of a GKE location (a region, or a zone of it)."""
+    zone = _GCP_ZONE.fullmatch(location)
+    return zone.group(1) if zone else location
+
+
+def _gcp_location(value: str) -> str:
+    if not (_GCP_REGION.fullmatch(value) or _GCP_ZONE.fullmatch(value)):
+        raise ValueError(
+            f"{_show(value)} is not a GCP region or zone; allowed: e.g. us-central1 (regional cluster) or "
+            "us-central1-a (zonal cluster)"
+        )
+    return value
+
+
+def _gcp_zone(value: str) -> str:
+    if not _GCP_ZONE.fullmatch(value):
+        raise ValueError(f"{_show(value)} is not a GCP zone; allowed: <region>-<zone>, e.g. us-central1-a")
+    return value
+
+
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+AwsRegion = Annotated[str, AfterValidator(_aws_region)]
+GcpLocation = Annotated[str, AfterValidator(_gcp_location)]
+GcpZone = Annotated[str, AfterValidator(_gcp_zone)]
+ChartVersion = Annotated[str, AfterValidator(_chart_version)]
+UnprefixedChartVersion = Annotated[str, AfterValidator(_unprefixed_chart_version)]
+"""A chart version whose images are tagged `v<version>` (Kueue, Volcano): written without the v."""
+Namespace = Annotated[str, AfterValidator(_namespace)]
 InstanceTypeName = Annotated[str, AfterValidator(_instance_type)]
 DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
 ClusterName = Annotated[str, AfterValidator(_cluster_name)]

@@ -19,12 +19,18 @@ from .catalog.resources import GPU_RESOURCE, mig_resource
 from .catalog.xid import HARDWARE_XIDS
 from .deferred import deferrable
 from .names import (
+    AwsRegion,
+    ChartVersion,
     ClusterName,
     DnsLabel,
     DnsSubdomain,
+    GcpLocation,
+    GcpZone,
     InstanceTypeName,
     LabelKey,
     LabelValue,
+    Namespace,
+    UnprefixedChartVersion,
     cluster_name_problem,
     role_arn_problem,
 )
@@ -187,9 +193,9 @@ class MutationEngine(StrEnum):
 class AwsSpec(_Model):
     """AWS account settings shared by every pool."""
 
-    region: str = Field(description="AWS region of the EKS cluster.")
+    region: AwsRegion = Field(description="AWS region of the EKS cluster, e.g. us-east-1.")
     subnet_ids: list[ObjectRef] = Field(default_factory=list, description="Default subnets of every node group.")
-    node_role_arn: ObjectRef | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
+    node_role_arn: RoleArnRef | None = Field(default=None, description="IAM role ARN the GPU nodes run as.")
     node_monitoring_agent: bool = Field(
         default=True,
         description="Install the EKS node monitoring agent add-on, which turns hardware XIDs into "
@@ -204,8 +210,10 @@ class GcpSpec(_Model):
     """GCP project settings shared by every pool."""
 
     project: ObjectRef = Field(description="GCP project ID.")
-    location: str = Field(description="GKE cluster location (region or zone).")
-    zones: list[str] = Field(default_factory=list, description="Default node locations of every pool.")
+    location: GcpLocation = Field(description="GKE cluster location (region or zone), e.g. us-central1.")
+    zones: list[GcpZone] = Field(
+        default_factory=list, description="Default node locations of every pool: zones of the location's region."
+    )
     gpu_stack: GkeGpuStack = Field(
         default=GkeGpuStack.GKE_NATIVE,
         description="gke-native: GKE's driver and device plugin; gpu-operator: NVIDIA GPU Operator manages them.",
@@ -307,7 +315,9 @@ class NodePoolAws(_Model):
 class NodePoolGcp(_Model):
     """GKE options of one pool."""
 
-    zones: list[str] | None = Field(default=None, description="Node locations of this pool (default: gcp.zones).")
+    zones: list[GcpZone] | None = Field(
+        default=None, description="Node locations of this pool (default: gcp.zones), zones of gcp.location's region."
+    )
     disk_size_gb: Integer = Field(default=500, ge=10, le=65536, description="Boot disk size in GB.")
     disk_type: str = Field(default="pd-ssd", description="Boot disk type.")
     spot: bool = Field(default=False, description="Use Spot VMs.")
@@ -397,7 +407,7 @@ class KueueSpec(_Model):
     """Kueue (admission and quota)."""
 
     enabled: bool = Field(default=True, description="Install Kueue and render its queues.")
-    version: str = Field(default="0.19.2", description="Kueue Helm chart version.")
+    version: UnprefixedChartVersion = Field(default="0.19.2", description="Kueue Helm chart version.")
     chart: str = Field(default="oci://registry.k8s.io/kueue/charts/kueue", description="Kueue chart (OCI reference).")
     namespace: DnsLabel = Field(default="kueue-system", description="Kueue namespace.")
     fair_sharing: bool = Field(default=False, description="Enable fair sharing in the manager configuration.")
@@ -428,7 +438,7 @@ class VolcanoSpec(_Model):
     """Volcano (gang scheduling)."""
 
     enabled: bool = Field(default=False, description="Install Volcano and render its queues.")
-    version: str = Field(default="1.15.1", description="Volcano Helm chart version.")
+    version: UnprefixedChartVersion = Field(default="1.15.1", description="Volcano Helm chart version.")
     repository: str = Field(default="https://volcano-sh.github.io/helm-charts", description="Volcano chart repository.")
     namespace: DnsLabel = Field(default="volcano-system", description="Volcano namespace.")
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
@@ -456,7 +466,7 @@ class PrometheusSpec(_Model):
     """Prometheus: install kube-prometheus-stack, or wire into an existing one."""
 
     install: bool = Field(default=True, description="Install kube-prometheus-stack.")
-    version: str = Field(default="88.5.3", description="kube-prometheus-stack chart version.")
+    version: ChartVersion = Field(default="88.5.3", description="kube-prometheus-stack chart version.")
     namespace: DnsLabel = Field(default="monitoring", description="Monitoring namespace.")
     release_name: DnsLabel = Field(default="kube-prometheus-stack", description="Helm release name.")
     rule_labels: dict[LabelKey, LabelValue] = Field(
@@ -476,7 +486,7 @@ class OpenCostSpec(_Model):
     """OpenCost, pricing each GPU node at its catalog price (CSV provider)."""
 
     enabled: bool = Field(default=True, description="Install OpenCost.")
-    version: str = Field(default="2.5.17", description="OpenCost chart version.")
+    version: ChartVersion = Field(default="2.5.17", description="OpenCost chart version.")
     namespace: DnsLabel = Field(default="opencost", description="OpenCost namespace.")
     release_name: DnsLabel = Field(default="opencost", description="OpenCost Helm release name.")
     repository: str = Field(
@@ -566,7 +576,7 @@ class AdmissionSpec(_Model):
         description="What routes tiered pods: auto (MutatingAdmissionPolicy from Kubernetes 1.36, where it is GA; "
         "Kyverno MutatingPolicy before) | mutating-admission-policy | kyverno | none.",
     )
-    kyverno_version: str = Field(default="3.7.0", description="Kyverno Helm chart version (Kyverno 1.17).")
+    kyverno_version: ChartVersion = Field(default="3.7.0", description="Kyverno Helm chart version (Kyverno 1.17).")
     kyverno_namespace: DnsLabel = Field(default="kyverno", description="Kyverno namespace (always exempt).")
     kyverno_values_overrides: dict[str, Any] = Field(
         default_factory=dict, description="Kyverno Helm values deep-merged last."
@@ -576,7 +586,7 @@ class AdmissionSpec(_Model):
 class GpuOperatorSpec(_Model):
     """NVIDIA GPU Operator release."""
 
-    version: str = Field(default="v26.7.0", description="gpu-operator chart version.")
+    version: ChartVersion = Field(default="v26.7.0", description="gpu-operator chart version.")
     namespace: DnsLabel = Field(default="gpu-operator", description="Operator namespace.")
     repository: str = Field(default="https://helm.ngc.nvidia.com/nvidia", description="Chart repository.")
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
@@ -586,9 +596,9 @@ class ClusterAutoscalerSpec(_Model):
     """cluster-autoscaler for the EKS managed node groups (Karpenter pools scale themselves)."""
 
     enabled: bool = Field(default=False, description="Install cluster-autoscaler (EKS).")
-    version: str = Field(default="9.59.0", description="cluster-autoscaler Helm chart version.")
+    version: ChartVersion = Field(default="9.59.0", description="cluster-autoscaler Helm chart version.")
     repository: str = Field(default="https://kubernetes.github.io/autoscaler", description="Chart repository.")
-    namespace: str = Field(default="kube-system", description="Namespace of the release.")
+    namespace: Namespace = Field(default="kube-system", description="Namespace of the release.")
     image_tag: str | None = Field(
         default=None, description="Image tag (default: the newest patch of the cluster's Kubernetes minor)."
     )
@@ -605,9 +615,9 @@ class ClusterAutoscalerSpec(_Model):
 class EfaDevicePluginSpec(_Model):
     """AWS EFA device plugin, installed when an EKS pool has EFA."""
 
-    version: str = Field(default="v0.5.30", description="aws-efa-k8s-device-plugin chart version.")
+    version: ChartVersion = Field(default="v0.5.30", description="aws-efa-k8s-device-plugin chart version.")
     repository: str = Field(default="https://aws.github.io/eks-charts", description="Chart repository.")
-    namespace: str = Field(default="kube-system", description="Namespace of the release.")
+    namespace: Namespace = Field(default="kube-system", description="Namespace of the release.")
     values_overrides: dict[str, Any] = Field(default_factory=dict, description="Helm values deep-merged last.")
 
 
@@ -687,9 +697,9 @@ class KedaSpec(_Model):
     """KEDA: turns the application's queue depth into replicas through the HPA (external metrics)."""
 
     enabled: bool = Field(default=True, description="Install KEDA (it serves external.metrics.k8s.io).")
-    version: str = Field(default="2.20.2", description="KEDA chart version.")
-    namespace: str = Field(default="keda", description="KEDA namespace.")
-    release_name: str = Field(default="keda", description="KEDA Helm release name.")
+    version: ChartVersion = Field(default="2.20.2", description="KEDA chart version.")
+    namespace: Namespace = Field(default="keda", description="KEDA namespace.")
+    release_name: DnsLabel = Field(default="keda", description="KEDA Helm release name.")
     repository: str = Field(default="https://kedacore.github.io/charts", description="KEDA chart repository.")
     scalers: list[QueueScaler] = Field(
         default_factory=list, description="Deployments to scale on gpu_app_queue_depth (one ScaledObject each)."

@@ -21,7 +21,7 @@ from ..contract import (
 )
 from ..deferred import Deferred
 from ..errors import Finding, RenderError, Severity
-from ..names import role_arn_problem
+from ..names import gcp_region, role_arn_problem
 from ..spec import AmiType, CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
 from .autoscaler import image_tag
 from .efa import efa_count, uses_efa, uses_placement_group
@@ -66,8 +66,6 @@ _AMI_VERSIONS = {
     "bottlerocket": (re.compile(r"^(latest|v?[0-9]+\.[0-9]+\.[0-9]+)\Z"), "v1.44.0"),
 }
 _ZONE = re.compile(r"^(-[a-z]+-[0-9])?[a-z]\Z")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
-_CHART_VERSION = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?\Z")
 _IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")  # OCI distribution spec tag grammar
 # Node count bounds. Kubernetes supports clusters of up to 5,000 nodes (kubernetes.io "Considerations for large
 # clusters"), so no pool may be larger; EKS's default quota is 450 nodes per managed node group (EKS service
@@ -353,19 +351,9 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
 
 
 def _release_fields(spec: PlatformSpec) -> Iterator[Finding]:
-    """Namespaces, chart versions, image tag and role ARN of the add-on releases: they reach Helm and Kubernetes
-    as they are, so each must have its documented syntax."""
-    ca, efa = spec.cluster_autoscaler, spec.efa_device_plugin
-    for path, value in (("clusterAutoscaler.namespace", ca.namespace), ("efaDevicePlugin.namespace", efa.namespace)):
-        if len(value) > 63 or not _DNS_LABEL.match(value):
-            yield Finding(
-                path,
-                f"{value!r} is not a namespace name; allowed: a lower-case DNS label (a-z, 0-9, '-', "
-                "at most 63 characters)",
-            )
-    for path, value in (("clusterAutoscaler.version", ca.version), ("efaDevicePlugin.version", efa.version)):
-        if not _CHART_VERSION.match(value):
-            yield Finding(path, f"{value!r} is not a chart version; allowed: semantic version, e.g. 9.59.0 or v0.5.30")
+    """Image tag and role ARN of the autoscaler release: they reach Helm and Kubernetes as they are, so each must
+    have its documented syntax."""
+    ca = spec.cluster_autoscaler  # namespaces and chart versions are checked by their types (`gpu_platform.names`)
     if ca.image_tag is not None and not _IMAGE_TAG.match(ca.image_tag):
         yield Finding(
             "clusterAutoscaler.imageTag",
@@ -481,8 +469,11 @@ def _eks_upgrades(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
 def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
     """EKS: node role, subnets, capacity options, label and taint limits, EFA, Karpenter, autoscaler."""
     yield from _cluster_autoscaler(spec)
-    if spec.aws is not None and not spec.aws.node_role_arn:
+    arn = spec.aws.node_role_arn if spec.aws is not None else None
+    if spec.aws is not None and not arn:
         yield Finding("aws.nodeRoleArn", "missing; EKS managed node groups need the IAM role ARN the nodes run as")
+    elif arn and not isinstance(arn, Deferred) and (problem := role_arn_problem(arn)):
+        yield Finding("aws.nodeRoleArn", problem)  # an Input is checked when it resolves
     for i, pool in enumerate(spec.node_pools):
         if not pool_subnets(spec, pool):
             yield Finding(f"nodePools[{i}].aws.subnetIds", "no subnets: set nodePools[].aws.subnetIds or aws.subnetIds")
@@ -585,9 +576,24 @@ def _repeated_zones(path: str, zones: list[str] | None) -> Iterator[Finding]:
         seen.add(zone)
 
 
+def _zones_of_location(spec: PlatformSpec, path: str, zones: list[str] | None) -> Iterator[Finding]:
+    """GKE node locations are zones of the cluster's region (for a zonal cluster, its zone's region)."""
+    if spec.gcp is None:
+        return
+    region = gcp_region(spec.gcp.location)
+    for k, zone in enumerate(zones or []):
+        if gcp_region(zone) != region:
+            yield Finding(
+                f"{path}[{k}]",
+                f"{zone!r} is not in the cluster's region {region!r} (gcp.location {spec.gcp.location!r}); GKE "
+                f"places node pools in the cluster's region only; allowed: a zone like {region}-a",
+            )
+
+
 def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
     if spec.gcp is not None:
         yield from _repeated_zones("gcp.zones", spec.gcp.zones)
+        yield from _zones_of_location(spec, "gcp.zones", spec.gcp.zones)
     if spec.cluster_autoscaler.enabled:
         yield Finding(
             "clusterAutoscaler.enabled",
@@ -625,6 +631,7 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
         yield from _label_values(spec, i, pool, min_len=0)
         yield from _gke_name(i, pool)
         yield from _repeated_zones(f"{p}.gcp.zones", pool.gcp.zones)
+        yield from _zones_of_location(spec, f"{p}.gcp.zones", pool.gcp.zones)
         yield from _gke_placement(spec, i, pool)
         yield from _gke_size(spec, i, pool)
         cos = pool.gcp.image_type.upper().startswith("COS")

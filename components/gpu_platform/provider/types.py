@@ -535,7 +535,7 @@ class NodePoolGcp(TypedDict):
     """GKE options of one pool."""
 
     zones: NotRequired[list[str]]
-    """Node locations of this pool (default: gcp.zones)."""
+    """Node locations of this pool (default: gcp.zones), zones of gcp.location's region."""
 
     disk_size_gb: NotRequired[int]
     """Boot disk size in GB."""
@@ -687,10 +687,10 @@ class GcpSpec(TypedDict):
     """GCP project ID."""
 
     location: str
-    """GKE cluster location (region or zone)."""
+    """GKE cluster location (region or zone), e.g. us-central1."""
 
     zones: NotRequired[list[str]]
-    """Default node locations of every pool."""
+    """Default node locations of every pool: zones of the location's region."""
 
     gpu_stack: NotRequired[GkeGpuStack]
     """gke-native: GKE's driver and device plugin; gpu-operator: NVIDIA GPU Operator manages them."""
@@ -706,7 +706,7 @@ class AwsSpec(TypedDict):
     """AWS account settings shared by every pool."""
 
     region: str
-    """AWS region of the EKS cluster."""
+    """AWS region of the EKS cluster, e.g. us-east-1."""
 
     subnet_ids: NotRequired[list[pulumi.Input[str]]]
     """Default subnets of every node group."""
