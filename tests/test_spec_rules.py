@@ -230,6 +230,7 @@ CASES = [
     ),
     ("version-with-a-trailing-newline", [(("kubernetesVersion",), "1.33\n")], "kubernetesVersion", "not a minor"),
     ("version-in-full-width-digits", [(("kubernetesVersion",), "1.\uff13\uff13")], "kubernetesVersion", "not a minor"),
+    ("version-with-a-leading-zero", [(("kubernetesVersion",), "1.00")], "kubernetesVersion", "not a minor version"),
     (
         "duration-with-a-trailing-newline",
         [(("monitoring",), {"thresholds": {"strandedFor": "1h30m\n"}})],

@@ -28,7 +28,7 @@ Check = Callable[[PlatformSpec], Iterable[Finding]]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
-_K8S_VERSION = re.compile(r"^1\.[0-9]{2}\Z")
+_K8S_VERSION = re.compile(r"^1\.[1-9][0-9]\Z")  # 1.10 .. 1.99; no leading zero (1.00, 1.09)
 _DNS_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
 
 
