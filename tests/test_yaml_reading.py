@@ -77,3 +77,41 @@ def test_helm_values_keep_a_time_and_a_date_as_written(tmp_path):
     values = yaml.safe_load((tmp_path / "out" / "helm" / "gpu-operator.yaml").read_text())
     annotations = values["values"]["dcgmExporter"]["annotations"]
     assert annotations == {"window": "1:30", "since": "2024-01-01", "scale": 1000.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("{1: a, true: b}", "found key 1 (a number), which is not a string"),  # Python would merge 1 and true
+        (
+            "a:\n  b:\n    2.5: x\n",
+            "found key 2.5 (a number), which is not a string; allowed: string keys (quote it: '2.5')",
+        ),
+        ("~: 1", "found key null, which is not a string"),
+        ("on: 1", "found key true, which is not a string"),
+        ("? [a]\n: b", "found key of type list, which is not a string; allowed: string keys"),
+        ("x: !!binary aGVsbG8=", "the tag !!binary makes a value JSON has no place for"),
+        ("x: !!set {a, b}", "the tag !!set makes a value JSON has no place for"),
+        ("x: !!omap [a: 1]", "the tag !!omap"),
+        ("x: !!pairs [a: 1]", "the tag !!pairs"),
+    ],
+)
+def test_keys_are_strings_and_values_are_json(text, words):
+    with pytest.raises(yaml.YAMLError) as e:
+        load_yaml(text)
+    assert words in str(e.value)
+
+
+def test_quoted_keys_pass():
+    assert load_yaml("'1': a\nk: {'true': b, 'null': c}") == {"1": "a", "k": {"true": "b", "null": "c"}}
+
+
+def test_a_number_key_in_a_stack_file_is_named_with_its_line(tmp_path):
+    text = DEV_STACK.read_text().replace("quotas: {train: 16, dev: 8}", "quotas: {train: 16, 1: 8}")
+    assert "1: 8" in text
+    stack = tmp_path / "Pulumi.k.yaml"
+    stack.write_text(text)
+    result = CliRunner().invoke(main, ["validate", str(stack)])
+    assert result.exit_code == 1, result.output
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if "1: 8" in t)
+    assert f"line {line}, column" in result.output and "found key 1 (a number), which is not a string" in result.output

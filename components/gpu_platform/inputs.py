@@ -82,10 +82,17 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
             key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.setdefault(key, key_node)
-            except TypeError:
-                continue  # an unhashable key: the base constructor reports it
+            if not isinstance(key, str):
+                # JSON, Kubernetes objects, Helm values and Pulumi config objects have string keys only; Python
+                # would also make 1 and true one key.
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"found key {_key_shown(key)}, which is not a string; allowed: string keys"
+                    + (f" (quote it: {_short(str(key_node.value))})" if isinstance(key_node, yaml.ScalarNode) else ""),
+                    key_node.start_mark,
+                )
+            first = seen.setdefault(key, key_node)
             if first is not key_node:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping",
@@ -115,6 +122,21 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
 
 
+def _refuse_tag(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"the tag {node.tag.replace('tag:yaml.org,2002:', '!!')} makes a value JSON has no place for; allowed: "
+        "strings, numbers, true / false, null, lists and mappings",
+        node.start_mark,
+    )
+
+
+# PyYAML's safe loader would make bytes, a set or a list of pairs: none reaches Kubernetes, Helm or the spec as JSON.
+for _tag in ("binary", "set", "omap", "pairs"):
+    _UniqueKeyLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+
+
 def _as_pulumi_reads(resolvers: dict[str, list[tuple[str, re.Pattern[str]]]]) -> dict[str, list[Any]]:
     """PyYAML's implicit types, with numbers and dates read as Pulumi reads `Pulumi.<stack>.yaml` and kubectl
     reads a manifest (go-yaml v2 `resolve` / `decode`, gopkg.in/yaml.v2 v2.4.0, resolve.go and decode.go; v3
@@ -137,6 +159,16 @@ _FLOAT = re.compile(
 )
 _UniqueKeyLoader.yaml_implicit_resolvers = _as_pulumi_reads(_BASE_LOADER.yaml_implicit_resolvers)
 YAML_LOADER = _UniqueKeyLoader
+
+
+def _key_shown(key: Any) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int | float):
+        return f"{_short(key)} (a number)"
+    return f"of type {type(key).__name__}"
 
 
 def _short(value: Any, limit: int = 60) -> str:
