@@ -208,8 +208,20 @@ def test_exit_codes(tmp_path):
             "  terminationGracePeriodSeconds: 99999999999999999999\n",
             "64-bit range",
         ),
+        ('apiVersion: v1\nkind: Pod\nmetadata: {name: "a\x00"}\n', "at line 3, column 20: the character #x0000"),
+        ("apiVersion: v1\nkind: Pod\nmetadata:\n  labels: {1: a}\n", "at line 4, column 12: found key 1 (a number)"),
     ],
-    ids=["missing", "invalid-yaml", "not-an-object", "too-deep", "empty", "alias-bomb", "int-overflow"],
+    ids=[
+        "missing",
+        "invalid-yaml",
+        "not-an-object",
+        "too-deep",
+        "empty",
+        "alias-bomb",
+        "int-overflow",
+        "nul",
+        "int-key",
+    ],
 )
 def test_bad_input_exits_two_cleanly(tmp_path, content, words):
     path = tmp_path / "w.yaml"

@@ -115,3 +115,21 @@ def test_a_number_key_in_a_stack_file_is_named_with_its_line(tmp_path):
     assert result.exit_code == 1, result.output
     line = next(n for n, t in enumerate(text.splitlines(), 1) if "1: 8" in t)
     assert f"line {line}, column" in result.output and "found key 1 (a number), which is not a string" in result.output
+
+
+@pytest.mark.parametrize("anchor", ["", "a: &x 1\n"])  # with an anchor the file is first read event by event
+def test_a_control_character_is_named_with_its_line_and_column(anchor):
+    with pytest.raises(yaml.MarkedYAMLError) as e:
+        load_yaml(anchor + "b: 1\nc: ok\x00\n")
+    mark = e.value.problem_mark
+    assert (mark.line + 1, mark.column + 1) == (anchor.count("\n") + 2, 6)
+    assert "the character #x0000 is not allowed in YAML" in str(e.value)
+
+
+def test_a_control_character_in_a_stack_file_is_named_with_its_line(tmp_path):
+    stack = tmp_path / "Pulumi.nul.yaml"
+    stack.write_text(DEV_STACK.read_text().replace("clusterName: ml-dev", "clusterName: ml-\x00dev"))
+    line = next(n for n, t in enumerate(stack.read_text().splitlines(), 1) if "\x00" in t)
+    result = CliRunner().invoke(main, ["validate", str(stack)])
+    assert result.exit_code == 1
+    assert f"line {line}, column 21: the character #x0000 is not allowed" in result.output

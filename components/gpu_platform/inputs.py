@@ -29,6 +29,7 @@ __all__ = [
     "check_shape",
     "load_json",
     "load_yaml",
+    "located",
     "read_bounded",
     "decode_utf8",
 ]
@@ -233,17 +234,33 @@ def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
             )
 
 
+def located(error: yaml.reader.ReaderError, text: str) -> yaml.MarkedYAMLError:
+    """A reader error (a NUL or other control character) with the line and column of the character: the reader
+    reports only its offset in the text."""
+    pos = min(max(error.position, 0), len(text))
+    line = text.count("\n", 0, pos)
+    column = pos - (text.rfind("\n", 0, pos) + 1)
+    char = error.character
+    code = f"#x{ord(char):04x}" if isinstance(char, str) else f"#x{char:04x}"
+    return yaml.MarkedYAMLError(
+        problem=f"the character {code} is not allowed in YAML ({error.reason}); remove it",
+        problem_mark=yaml.Mark("<text>", pos, line, column, None, 0),  # no buffer: no snippet,
+    )
+
+
 def load_yaml(text: str, max_values: int = MAX_VALUES, max_depth: int = MAX_DEPTH, *, stream: bool = False) -> Any:
     """Parse YAML text within the limits; duplicate keys rejected. Raises InputLimitError or yaml.YAMLError.
 
     With `stream`, every document of a multi-document file, as a list (the limits apply to the whole file).
     """
-    if "&" in text or not _LIBYAML_LIMITS_NESTING:
-        _yaml_shape(text, max_values, max_depth)  # anchors (alias bombs), or a parser without a nesting limit
     try:
+        if "&" in text or not _LIBYAML_LIMITS_NESTING:
+            _yaml_shape(text, max_values, max_depth)  # anchors (alias bombs), or a parser without a nesting limit
         if stream:
             return list(yaml.load_all(text, Loader=YAML_LOADER))
         return yaml.load(text, Loader=YAML_LOADER)
+    except yaml.reader.ReaderError as e:
+        raise located(e, text) from None
     except RecursionError:
         raise InputLimitError(
             f"nesting depth over what Python can build; allowed: at most {max_depth} nested mappings and lists"

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from ..errors import GpuPlatformError
-from ..inputs import InputLimitError, decode_utf8, read_bounded
+from ..inputs import InputLimitError, decode_utf8, located, read_bounded
 from ..load import YAML_LOADER
 
 __all__ = ["MAX_BYTES", "MAX_NODES", "ManifestError", "load_manifests"]
@@ -94,6 +94,8 @@ def load_manifests(path: str | Path) -> list[dict[str, Any]]:
             if len(docs) > MAX_DOCUMENTS:
                 raise ManifestError(f"{path}: more than {MAX_DOCUMENTS} documents")
     except yaml.YAMLError as e:
+        if isinstance(e, yaml.reader.ReaderError):
+            e = located(e, text)
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ManifestError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', None) or e}") from None
