@@ -30,6 +30,22 @@ def test_validate_plain_spec_file(runner, tmp_path, dev_data):
     assert runner.invoke(main, ["validate", str(path)]).exit_code == 0
 
 
+def test_a_spec_given_as_json_text_is_read_as_pulumi_config_reads_it(runner, tmp_path, dev_data):
+    # the program reads the entry with Config.require_object, which parses a string value as JSON
+    stack = tmp_path / "Pulumi.js.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": json.dumps(dev_data)}}))
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 0, res.output
+    assert "4 pools, 5 tiers, 2 teams, up to 240 GPUs" in res.stdout
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": '{"cloud": "aws",}'}}))
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 1 and "gpu-platform:platform: a string that is not a JSON object" in res.output
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": '{"cloud": "aws", "cloud": "gcp"}'}}))
+    assert "duplicate key 'cloud'" in runner.invoke(main, ["validate", str(stack)]).output
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": "aws"}}))
+    assert "'aws' is a string; allowed: a mapping" in runner.invoke(main, ["validate", str(stack)]).output
+
+
 def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_data):
     pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": 8}
     tier(dev_data, "train")["pool"] = "nope"

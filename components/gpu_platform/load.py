@@ -77,7 +77,7 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
                     Severity.INFO,
                 )
             )
-        data = _resolved(config[CONFIG_KEY])
+        data = _json_text(_resolved(config[CONFIG_KEY]), path)
     elif "environment" in data:
         raise SpecError(
             [
@@ -100,6 +100,21 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
             str(path),
         )
     return data
+
+
+def _json_text(entry: Any, path: Path) -> Any:
+    """A config entry written as a JSON string is the object it holds: the program reads the entry with
+    `pulumi.Config.require_object`, which parses a string value as JSON (pulumi/pulumi v3.272.0
+    sdk/python/lib/pulumi/config.py `_get_object`: `json.loads`)."""
+    if not isinstance(entry, str) or not entry.lstrip().startswith("{"):
+        return entry
+    try:
+        return load_json(entry, unique_keys=True)
+    except ValueError as e:
+        raise SpecError(
+            [Finding(CONFIG_KEY, f"a string that is not a JSON object ({e}); allowed: a mapping, or its JSON text")],
+            str(path),
+        ) from None
 
 
 def _resolved(entry: Any) -> Any:
