@@ -46,6 +46,21 @@ def test_a_spec_given_as_json_text_is_read_as_pulumi_config_reads_it(runner, tmp
     assert "'aws' is a string; allowed: a mapping" in runner.invoke(main, ["validate", str(stack)]).output
 
 
+def test_an_encrypted_secret_in_the_stack_file_is_one_clear_error(runner, tmp_path, dev_data):
+    stack = tmp_path / "Pulumi.s.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": {"secure": "AAABAJ5x"}}}))
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 1 and "1 error(s)" in res.output, res.output
+    assert "gpu-platform:platform: an encrypted Pulumi secret" in res.output and "--show-secrets" in res.output
+    dev_data["clusterName"] = {"secure": "AAABAJ5x"}
+    dev_data["nodePools"][1]["aws"] = {"subnetIds": ["subnet-a", {"secure": "AAABAJ5y"}]}
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": dev_data}}))
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 1 and "2 error(s)" in res.output, res.output
+    assert "clusterName: an encrypted Pulumi secret" in res.output
+    assert "nodePools[1].aws.subnetIds[1]: an encrypted Pulumi secret" in res.output
+
+
 def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_data):
     pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": 8}
     tier(dev_data, "train")["pool"] = "nope"

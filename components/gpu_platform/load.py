@@ -78,6 +78,19 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
                 )
             )
         data = _json_text(_resolved(config[CONFIG_KEY]), path)
+        if secrets := _secure_values(data):
+            raise SpecError(
+                [
+                    Finding(
+                        where,
+                        "an encrypted Pulumi secret ({secure: ...}), which is not readable offline; allowed: a plain "
+                        "value, or resolve the stack first: `pulumi config --json --show-secrets --stack <stack> | "
+                        "gpu-platform validate --config-json -`",
+                    )
+                    for where in secrets
+                ],
+                str(path),
+            )
     elif "environment" in data:
         raise SpecError(
             [
@@ -100,6 +113,28 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
             str(path),
         )
     return data
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and isinstance(value.get("secure"), str)
+
+
+def _secure_values(data: Any) -> list[str]:
+    """Paths of the `{secure: <ciphertext>}` entries in a stack config value (Pulumi's encrypted secrets)."""
+    if _is_secure(data):
+        return [CONFIG_KEY]
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:  # the value was read within the YAML limits (size, values, depth)
+        node, where = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            at = f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else str(key))
+            if _is_secure(value):
+                found.append(at)
+            else:
+                stack.append((value, at))
+    return sorted(found)
 
 
 def _json_text(entry: Any, path: Path) -> Any:
