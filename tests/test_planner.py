@@ -91,6 +91,37 @@ def test_exclusive_isolation_keeps_mig_tier_on_whole_gpus_and_headroom_sets_max(
     assert "resource" not in spec_fragment(result)["tiers"][0]
 
 
+def test_headroom_stops_at_what_a_cluster_holds_and_the_emitted_spec_validates():
+    result = plan(demand({"name": "train", "gpus": 4000, "instanceTypes": ["p5.48xlarge"]}, headroomPercent=1000))
+    [pool] = result.pools
+    assert (pool.nodes, pool.max_nodes) == (500, 5000)
+    assert result.notes == (
+        f"pool {pool.name!r}: maxSize 5,000, not 5,500 (headroom 1000%): a Kubernetes cluster supports at most "
+        "5,000 nodes",
+    )
+    merged_spec(result)  # validates: maxSize within 0..5,000
+    small = plan(demand({"name": "train", "gpus": 16, "instanceTypes": ["p5.48xlarge"]}, headroomPercent=1000))
+    assert small.pools[0].max_nodes == 22 and small.notes == ()
+
+
+def test_a_pool_beyond_one_cluster_is_refused_and_the_cli_says_so(tmp_path):
+    with pytest.raises(PlanningError, match="needs 6,000 nodes: a Kubernetes cluster supports at most 5,000"):
+        plan(demand({"name": "train", "gpus": 48000, "instanceTypes": ["p5.48xlarge"]}))
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "cloud": "aws",
+                "headroomPercent": 1000,
+                "tiers": [{"name": "a", "gpus": 4000, "instanceTypes": ["p5.48xlarge"]}],
+            }
+        )
+    )
+    res = CliRunner().invoke(main, ["plan", str(path), "--format", "yaml"])
+    assert res.exit_code == 0 and "maxSize: 5000" in res.stdout and "maxSize 5,000, not 5,500" in res.stderr
+    assert "warning" not in res.stdout
+
+
 def test_mps_isolation_and_gcp():
     result = parse_demand(
         {

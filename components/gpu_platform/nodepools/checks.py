@@ -44,7 +44,7 @@ from .gke import (
     uses_compact_placement,
 )
 
-__all__ = ["check_node_pools"]
+__all__ = ["MAX_POOL_NODES", "check_node_pools"]
 
 _EKS_MAX = 63
 _LABEL_MAX = 63  # Kubernetes label values (and EKS labelValue)

@@ -89,6 +89,8 @@ def _plan(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
         click.echo(fragment, nl=False)
     else:
         out.print(plan_tables(result))
+    for note in result.notes:  # on stderr, like the warning below
+        err.print(f"[yellow]warning[/]: {escape(note)}")
     if not result.optimal:  # on stderr: the YAML on stdout stays a spec fragment
         err.print(
             f"[yellow]warning[/]: not proven optimal in {result.seconds:.1f}s (time limit {time_limit}s); "

@@ -108,6 +108,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
             for m in plan.mig
         ],
         "seconds": round(plan.seconds, 3),
+        "notes": list(plan.notes),
         "spec": spec_fragment(plan),
     }
 

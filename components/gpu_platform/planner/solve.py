@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..catalog import Catalog, profiles_for
+from ..nodepools.checks import MAX_POOL_NODES
 from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
 from ..nodepools.gke import GKE_POOL_NAME_MAX
 from ..spec import Cloud, SharingMode
@@ -80,6 +81,7 @@ class Plan:
     baseline_gpus: int
     baseline_hourly: float
     mig: tuple[MigFigures, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # sizes the node pool checks would warn about
 
     @property
     def hourly(self) -> float:
@@ -244,9 +246,33 @@ def _pools(demand: Demand, cands: list[Candidate], columns: list[Column]) -> tup
     for col in sorted(columns, key=lambda col: (cands[col.cand].mode != SharingMode.EXCLUSIVE, col.cand)):
         name = _pool_name(cands[col.cand], taken, _NAME_MAX[demand.cloud or Cloud.AWS])
         tiers = tuple(demand.tiers[t].name for t in sorted(col.tiers))
-        pools.append(PlannedPool(name, cands[col.cand], col.nodes, math.ceil(col.nodes * grow - 1e-9), tiers))
+        grown = math.ceil(col.nodes * grow - 1e-9)
+        pools.append(PlannedPool(name, cands[col.cand], col.nodes, min(grown, max(MAX_POOL_NODES, col.nodes)), tiers))
         tier_pool.update(dict.fromkeys(tiers, name))
     return pools, tier_pool
+
+
+def _size_notes(demand: Demand, pools: list[PlannedPool]) -> tuple[str, ...]:
+    """What the node pool checks would say about the planned sizes; a pool beyond one cluster is an error."""
+    over = [p for p in pools if p.nodes > MAX_POOL_NODES]
+    if over:
+        raise PlanningError(
+            "; ".join(f"pool {p.name!r} needs {p.nodes:,} nodes" for p in over)
+            + f": a Kubernetes cluster supports at most {MAX_POOL_NODES:,} nodes; split the demand across clusters"
+        )
+    grow = 1 + demand.headroom_percent / 100
+    notes = [
+        f"pool {p.name!r}: maxSize {p.max_nodes:,}, not {math.ceil(p.nodes * grow - 1e-9):,} (headroom "
+        f"{demand.headroom_percent:g}%): a Kubernetes cluster supports at most {MAX_POOL_NODES:,} nodes"
+        for p in pools
+        if p.max_nodes < math.ceil(p.nodes * grow - 1e-9)
+    ]
+    total = sum(p.max_nodes for p in pools)
+    if total > MAX_POOL_NODES:
+        notes.append(
+            f"the pools reach {total:,} nodes at maxSize together, more than the {MAX_POOL_NODES:,} a cluster supports"
+        )
+    return tuple(notes)
 
 
 def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
@@ -257,6 +283,7 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
     pairs = _pairs(demand, cands, catalog)
     columns, cost_bound, optimal = _solve(demand, cands, pairs, start + time_limit)
     pools, tier_pool = _pools(demand, cands, columns)
+    notes = _size_notes(demand, pools)
     hourly = sum(p.hourly for p in pools)
     optimal = optimal or hourly <= cost_bound + REL_GAP * hourly
     mig = _mig_figures(demand, pools, tier_pool, start + time_limit)
@@ -275,4 +302,5 @@ def plan(demand: Demand, time_limit: float = 10.0) -> Plan:
         baseline_gpus=sum(t.units for t in demand.tiers),
         baseline_hourly=baseline,
         mig=mig,
+        notes=notes,
     )
