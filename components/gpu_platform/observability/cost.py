@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog.instances import SOURCES
 from ..errors import Finding, Severity
-from ..spec import PlatformSpec
+from ..names import gcp_region
+from ..spec import Cloud, PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 
-__all__ = ["CostReport", "cost_report", "unattributed_notes"]
+__all__ = ["CostReport", "cost_report", "price_notes", "unattributed_notes"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ class CostReport:
 
     cluster: str
     pools: tuple[PoolCost, ...]
+    prices: tuple[str, ...] = ()  # where the node prices come from (`price_notes`)
 
     @property
     def total_hourly_min(self) -> float:
@@ -140,6 +143,7 @@ class CostReport:
             "baselineMonthly": _r(self.baseline_hourly * HOURS_PER_MONTH),
             "savingPercent": round(self.saving_percent, 2),
             "unattributedHourlyMax": _r(self.unattributed_hourly_max),
+            "prices": list(self.prices),
         }
 
 
@@ -199,7 +203,49 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
 
 def cost_report(spec: PlatformSpec) -> CostReport:
     """The cost report of a validated spec."""
-    return CostReport(spec.cluster_name, tuple(_pool_cost(spec, pool_price(spec, p)) for p in spec.node_pools))
+    pools = tuple(_pool_cost(spec, pool_price(spec, p)) for p in spec.node_pools)
+    return CostReport(spec.cluster_name, pools, tuple(price_notes(spec)))
+
+
+# The region of the built-in list prices (`catalog.instances.SOURCES`: Karpenter's generated AWS table for
+# us-east-1, the GCP calculator's us-central1 column).
+PRICE_REGION = {Cloud.AWS: "us-east-1", Cloud.GCP: "us-central1"}
+
+
+def _cluster_region(spec: PlatformSpec) -> str | None:
+    if spec.cloud == Cloud.AWS:
+        return spec.aws.region if spec.aws else None
+    return gcp_region(spec.gcp.location) if spec.gcp else None
+
+
+def price_notes(spec: PlatformSpec) -> list[str]:
+    """Where the prices of the spec's instance types come from: the list-price region against the cluster's, a
+    price taken from another type, the discount, prices from the spec."""
+    types = sorted({p.instance_type for p in spec.node_pools})
+    found = {name: spec.hardware.instance(name) for name in types}
+    listed = [n for n, t in found.items() if t is not None and t.source != "spec"]
+    given = [n for n, t in found.items() if t is not None and t.source == "spec"]
+    notes = []
+    if listed:
+        home, region = PRICE_REGION[spec.cloud], _cluster_region(spec)
+        where = f"on-demand list prices in {home}"
+        if spec.catalog.discount_percent:
+            where += f", less catalog.discountPercent {spec.catalog.discount_percent:g}%"
+        notes.append(
+            f"{', '.join(listed)}: {where}"
+            + (
+                f"; the cluster is in {region}, where prices differ: set catalog.priceOverrides to what you pay"
+                if region and region != home
+                else ""
+            )
+        )
+        for name in listed:
+            itype = found[name]
+            if itype is not None and itype.source.startswith("proxy"):
+                notes.append(f"{name}: {SOURCES[itype.source]}")
+    if given:
+        notes.append(f"{', '.join(given)}: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)")
+    return notes
 
 
 def unattributed_notes(report: CostReport) -> list[Finding]:

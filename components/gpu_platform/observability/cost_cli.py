@@ -117,6 +117,7 @@ def markdown_report(report: CostReport) -> str:
     """The report as two Markdown tables."""
     pools, tiers, total = report_rows(report)
     spare = "".join(f"\n- unattributed: {n.message}" for n in unattributed_notes(report))
+    spare += "".join(f"\n- prices: {line}" for line in report.prices)
     return (
         f"## GPU cost: {report.cluster} (USD, {HOURS_PER_MONTH} h/month)\n\n"
         f"{_md(_POOL_COLS, [*pools, total])}\n\n### Tiers\n\n{_md(_TIER_COLS, tiers)}\n{spare}"
@@ -152,4 +153,6 @@ def cost(file: str | None, config_json: str | None, fmt: str) -> None:
     )
     for note in unattributed_notes(report):
         out.print(f"unattributed: {escape(note.message)}")
+    for line in report.prices:
+        out.print(f"prices: {escape(line)}")
     print_findings([f for f in findings if f.severity != Severity.ERROR])
