@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,15 @@ def wheels(tmp_path_factory):
     assert built.returncode == 0, built.stderr
     [wheel] = out.glob("gpu_platform-*.whl")
     return wheel
+
+
+def test_the_wheel_carries_the_license_it_declares(wheels):
+    with zipfile.ZipFile(wheels) as whl:
+        names = whl.namelist()
+        [license_file] = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        meta = whl.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        assert "Apache License" in whl.read(license_file).decode()
+    assert "License-Expression: Apache-2.0" in meta and "License-File: LICENSE" in meta
 
 
 def _venv(path: Path) -> Path:
