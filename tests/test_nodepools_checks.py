@@ -9,7 +9,7 @@ from gpu_platform.load import parse_spec
 from gpu_platform.nodepools.checks import check_node_pools
 from gpu_platform.spec import PlatformSpec
 from gpu_platform.validation import DOMAIN_CHECKS, check_spec
-from helpers.specs import findings, gke_data, pool, pool_path, tier
+from helpers.specs import finding_lines, findings, gke_data, pool, pool_path, tier, tier_path
 
 
 def _errors(data: dict) -> list[str]:
@@ -160,3 +160,11 @@ def test_gke_zone_listed_twice_is_refused_and_counts_once():
     assert "'us-central1-a' is listed twice" in errors[f"{path}.gcp.zones[1]"]
     assert "'us-central1-a' is listed twice" in errors["gcp.zones[2]"]
     assert "1500 nodes over 1 zone(s)" in errors[f"{path}.maxSize"]
+
+
+def test_a_mig_resource_on_a_gke_native_pool_points_at_the_gpu_operator():
+    data = gke_data()
+    tier(data, "infer")["resource"] = "nvidia.com/mig-1g.10gb"
+    [line] = [e for e in finding_lines(data) if e.startswith(tier_path(data, "infer") + ".resource")]
+    assert "allowed: nvidia.com/gpu (GKE's own device plugin advertises MIG partitions as nvidia.com/gpu" in line
+    assert "set gcp.gpuStack: gpu-operator" in line

@@ -20,7 +20,7 @@ from .gpu_operator.checks import check_gpu_operator
 from .nodepools.checks import check_node_pools
 from .observability.checks import check_observability
 from .queues.checks import check_queues
-from .spec import Cloud, NodePool, NodePoolAws, NodePoolGcp, PlatformSpec, Sharing, SharingMode, Team, Tier
+from .spec import Cloud, GkeGpuStack, NodePool, NodePoolAws, NodePoolGcp, PlatformSpec, Sharing, SharingMode, Team, Tier
 
 __all__ = ["DOMAIN_CHECKS", "check_spec", "ensure_component_args", "ensure_valid"]
 
@@ -202,10 +202,17 @@ def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
             allowed = spec.pool_resources(pool)
             if resource not in allowed:
                 what = f"{tier.resource!r}" if tier.resource else "missing"
+                native = spec.cloud == Cloud.GCP and allowed == [GPU_RESOURCE]
+                why = (
+                    f" (GKE's own device plugin advertises MIG partitions as {GPU_RESOURCE}; to request them "
+                    "by profile, set gcp.gpuStack: gpu-operator)"
+                    if native and (spec.gcp is None or spec.gcp.gpu_stack == GkeGpuStack.GKE_NATIVE)
+                    else ""
+                )
                 yield _err(
                     f"tiers[{i}].resource",
                     f"{what}; pool {pool.name!r} is MIG, so the tier must name one of "
-                    f"its resources; allowed: {', '.join(allowed)}",
+                    f"its resources; allowed: {', '.join(allowed)}{why}",
                 )
         elif resource != GPU_RESOURCE:
             yield _err(f"tiers[{i}].resource", f"{resource!r} on non-MIG pool {pool.name!r}; allowed: {GPU_RESOURCE}")
