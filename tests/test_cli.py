@@ -61,6 +61,24 @@ def test_an_encrypted_secret_in_the_stack_file_is_one_clear_error(runner, tmp_pa
     assert "nodePools[1].aws.subnetIds[1]: an encrypted Pulumi secret" in res.output
 
 
+@pytest.mark.parametrize(
+    ("command", "file", "words"),
+    [
+        ("validate", "Pulumi.yaml", "this is a Pulumi project file (name, runtime); allowed: a stack file"),
+        (
+            "cost",
+            "examples/demand-small.yaml",
+            "this is a planner demand (tiers with gpus, mig or seats, no nodePools)",
+        ),
+        ("plan", "Pulumi.dev.yaml", "this is a platform spec or stack file (nodePools or config:)"),
+        ("plan", "examples/gke-a2.yaml", "this is a platform spec or stack file"),
+    ],
+)
+def test_the_wrong_kind_of_file_is_one_error_that_names_it(runner, command, file, words):
+    res = runner.invoke(main, [command, str(ROOT / file)])
+    assert res.exit_code == 1 and "1 error(s)" in res.output and words in res.output, res.output
+
+
 def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_data):
     pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": 8}
     tier(dev_data, "train")["pool"] = "nope"

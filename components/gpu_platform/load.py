@@ -107,12 +107,34 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
         raise SpecError(
             [Finding("config", f"no {CONFIG_KEY!r} key in this stack config; put the spec under it")], str(path)
         )
+    elif hint := _other_kind(data):
+        raise SpecError([Finding("", hint)], str(path))
     if not isinstance(data, dict):
         raise SpecError(
             [Finding(CONFIG_KEY, f"{shortened(data)} is {_kind(data)}; allowed: a mapping (the spec object)")],
             str(path),
         )
     return data
+
+
+_DEMAND_TIER_KEYS = {"gpus", "mig", "seats"}
+
+
+def _other_kind(data: dict[str, Any]) -> str | None:
+    """What the file is, when it is plainly not a spec: a Pulumi project file or a planner demand."""
+    if "runtime" in data and "name" in data and "nodePools" not in data:
+        return (
+            "this is a Pulumi project file (name, runtime); allowed: a stack file (Pulumi.<stack>.yaml, the spec "
+            f"under config: {CONFIG_KEY}) or a spec file"
+        )
+    tiers = data.get("tiers")
+    demand_tiers = isinstance(tiers, list) and any(isinstance(t, dict) and _DEMAND_TIER_KEYS & set(t) for t in tiers)
+    if demand_tiers and "nodePools" not in data:
+        return (
+            "this is a planner demand (tiers with gpus, mig or seats, no nodePools); allowed: a spec. Plan the "
+            "demand with `gpu-platform plan FILE` and merge its spec fragment into a spec"
+        )
+    return None
 
 
 def _is_secure(value: Any) -> bool:

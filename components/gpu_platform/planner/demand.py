@@ -453,4 +453,15 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
         raise SpecError([Finding("", str(e))], str(path)) from None
     except yaml.YAMLError as e:
         raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
+    if isinstance(data, dict) and ("nodePools" in data or "config" in data):
+        raise SpecError(
+            [
+                Finding(
+                    "",
+                    "this is a platform spec or stack file (nodePools or config:), which validate, synth and cost "
+                    "take; allowed: a demand (tiers with gpus, mig or seats; see examples/demand-small.yaml)",
+                )
+            ],
+            str(path),
+        )
     return parse_demand(data, str(path), cloud)
