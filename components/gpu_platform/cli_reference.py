@@ -21,8 +21,9 @@ _INTRO = """# CLI reference
 
 `gpu-platform COMMAND [OPTIONS] ARGS`. FILE is a `Pulumi.<stack>.yaml` (the spec under the config key
 `gpu-platform:platform`) or a plain spec YAML. Exit codes: 0 success, 1 an invalid spec or a failed check,
-2 a usage error (missing argument, unknown option). Errors, warnings and notes go to stderr, each naming its
-field path; tables and reports go to stdout.
+2 a usage error (missing argument, unknown option). `explain` keeps 1 for a workload that is denied or never
+schedules, so for it an unreadable or invalid workload or spec is 2 as well. Errors, warnings and notes go to
+stderr, each naming its field path; tables and reports go to stdout.
 
 Generated from the command definitions by `make docs` (`python -m gpu_platform.cli_reference
 docs/reference/cli.md`); a test fails when this page is stale.
