@@ -397,6 +397,29 @@ def test_type_errors_do_not_hide_the_other_errors_of_the_file():
     assert "YAML reads 1.0e3 as text" in found["tiers[1].seats.count"]
 
 
+def test_range_errors_do_not_hide_the_other_errors_of_the_file():
+    with pytest.raises(SpecError) as info:
+        parse_demand(
+            {
+                "cloud": "aws",
+                "headroomPercent": 5000,
+                "tiers": [
+                    {"name": "nb", "seats": {"count": 10, "perGpu": 0}, "gpuModel": "Z100"},
+                    {"name": "t", "gpus": 0, "instanceTypes": ["nope.large"]},
+                ],
+            }
+        )
+    found = {f.path: f.message for f in info.value.findings}
+    assert set(found) == {
+        "headroomPercent",
+        "tiers[0].seats.perGpu",
+        "tiers[0].gpuModel",
+        "tiers[1].gpus",
+        "tiers[1].instanceTypes[0]",
+    }
+    assert "'Z100' is not a GPU model in the catalog" in found["tiers[0].gpuModel"]
+
+
 def test_a_price_of_minus_zero_is_zero():
     d = demand({"name": "a", "gpus": 8}, instanceTypes=["p4d.24xlarge"], priceOverrides={"p4d.24xlarge": -0.0})
     assert str(d.price_overrides["p4d.24xlarge"]) == "0.0"

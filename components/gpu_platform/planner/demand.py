@@ -409,20 +409,29 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
 # Where a count or number was refused for its type alone (true, "4", 2.0), the value put in its place to check the
 # rest of the file; an optional field is left out instead.
 _STAND_IN = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2}
+# Errors of one value alone: of its type, or out of its range (perGpu: 0).
+_STAND_IN_TYPES = (
+    "int_type",
+    "int_from_float",
+    "float_type",
+    "value_error",
+    "greater_than",
+    "greater_than_equal",
+    "less_than",
+    "less_than_equal",
+)
 
 
 def _rules_past_types(
     data: dict[str, Any], error: ValidationError, cloud: str | None, reported: set[str]
 ) -> list[Finding]:
-    """When the only errors are values of the wrong type (true for a count, "4" for 4), the cross-field rules'
-    findings on the file with stand-ins for those values, but none at a path already `reported`, so every error is
-    reported at once; else none."""
+    """When the only errors are values of the wrong type or range (true or 0 for a count, "4" for 4), the
+    cross-field rules' findings on the file with stand-ins for those values, but none at a path already `reported`,
+    so every error is reported at once; else none."""
     fixed = copy.deepcopy(data)
     for err in error.errors():
         *where, last = err["loc"]
-        if err["type"] not in ("int_type", "int_from_float", "float_type", "value_error") or not isinstance(
-            err.get("input"), bool | str | float
-        ):
+        if err["type"] not in _STAND_IN_TYPES or not isinstance(err.get("input"), bool | str | float | int):
             return []
         owner: Any = fixed
         for part in where:
