@@ -193,7 +193,14 @@ CASES = [
         "layout-hint-per-model",
         [(("nodePools", 2, "sharing"), {"mode": "mig", "migLayout": {"3g.20gb": 3}})],
         "nodePools[2].sharing.migLayout",
-        "at most 3g.20gb x2 per GPU); allowed: a layout that fits, e.g. {'3g.20gb': 1, '2g.10gb': 1, '1g.5gb': 2}",
+        "at most 3g.20gb x2 per GPU); allowed: a layout that fits, e.g. {'3g.20gb': 2} (the most of this one that "
+        "fits) or {'3g.20gb': 1, '2g.10gb': 1, '1g.5gb': 2}",
+    ),
+    (
+        "layout-hint-keeps-the-users-profiles",
+        [(("nodePools", 1, "sharing", "migLayout"), {"4g.40gb": 1, "3g.40gb": 1, "1g.10gb": 1})],
+        "nodePools[1].sharing.migLayout",
+        "allowed: a layout that fits, e.g. {'4g.40gb': 1, '3g.40gb': 1} (the most of this one that fits)",
     ),
     (
         "cloud-mismatch-still-checks-sharing",
@@ -435,3 +442,21 @@ def test_every_number_field_refuses_true_and_false():
     walk(PolicyConfig, "PolicyConfig")
     assert len(seen) > 20
     assert not loose, loose
+
+
+def test_the_suggested_layout_always_fits_and_keeps_to_the_given_counts():
+    import itertools
+
+    from gpu_platform.catalog import MIG_CAPABLE_GPUS, layout_fits, profiles_for
+    from gpu_platform.validation import _most_that_fits
+
+    for model in MIG_CAPABLE_GPUS:
+        profiles = profiles_for(model)
+        for pair in itertools.combinations(profiles, 2):
+            for counts in itertools.product(range(0, 5), repeat=2):
+                layout = {k: n for k, n in zip(pair, counts, strict=True)}
+                if not any(counts) or layout_fits(model, layout):
+                    continue
+                got = _most_that_fits(model, layout, profiles)
+                assert got and layout_fits(model, got), (model, layout, got)
+                assert all(0 < n <= layout[k] for k, n in got.items()), (model, layout, got)

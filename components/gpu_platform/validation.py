@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .admission.checks import check_admission
 from .autoscaling.checks import check_autoscaling
-from .catalog import GPU_RESOURCE, MIG_CAPABLE_GPUS, layout_fits, profiles_for
+from .catalog import COMPUTE_SLICES, GPU_RESOURCE, MIG_CAPABLE_GPUS, layout_fits, profiles_for
 from .catalog.mig import MigProfile
 from .deferred import deferred_findings, has_deferred, readable
 from .errors import Finding, Severity, SpecError
@@ -179,8 +179,33 @@ def _rule_mig(p: str, s: Sharing, gpu_model: str, capable: bool) -> Iterator[Fin
             f"{p}.sharing.migLayout",
             f"{dict(layout)} does not fit one {gpu_model} under NVIDIA's placement "
             f"rules (uses {used_c}/7 compute and {used_m}/8 memory slices; at most {maxima} per GPU); "
-            f"allowed: a layout that fits, e.g. {_balanced(profiles)}",
+            f"allowed: a layout that fits, e.g. {_most_that_fits(gpu_model, layout, profiles)} (the most of "
+            f"this one that fits) or {_balanced(profiles)}",
         )
+
+
+def _most_that_fits(gpu_model: str, layout: dict[str, int], profiles: dict[str, MigProfile]) -> dict[str, int]:
+    """The fitting layout with at most the given count of each of `layout`'s profiles that uses the most compute,
+    then memory slices, then instances. A GPU has 7 compute slices, so the search stays small."""
+    names = sorted((k for k, n in layout.items() if n > 0), key=lambda k: -profiles[k].compute)
+    best: tuple[tuple[int, int, int], dict[str, int]] = ((0, 0, 0), {})
+
+    def walk(i: int, chosen: dict[str, int], compute: int) -> None:
+        nonlocal best
+        if i == len(names):
+            if chosen and layout_fits(gpu_model, chosen):
+                memory = sum(profiles[k].size * n for k, n in chosen.items())
+                score = (compute, memory, sum(chosen.values()))
+                if score > best[0]:
+                    best = (score, dict(chosen))
+            return
+        k = names[i]
+        top = min(layout[k], profiles[k].max_instances, (COMPUTE_SLICES - compute) // profiles[k].compute)
+        for n in range(top, -1, -1):
+            walk(i + 1, {**chosen, k: n} if n else chosen, compute + n * profiles[k].compute)
+
+    walk(0, {}, 0)
+    return {k: best[1][k] for k in layout if k in best[1]}
 
 
 def _balanced(profiles: dict[str, MigProfile]) -> dict[str, int]:

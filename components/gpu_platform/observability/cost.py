@@ -18,7 +18,7 @@ from ..names import gcp_region
 from ..spec import Cloud, PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 
-__all__ = ["CostReport", "cost_report", "price_notes", "unattributed_notes"]
+__all__ = ["CostReport", "cost_report", "unattributed_notes"]
 
 
 @dataclass(frozen=True)
