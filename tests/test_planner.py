@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from gpu_platform.cli import main
 from gpu_platform.errors import SpecError
-from gpu_platform.planner import PlanningError, parse_demand, plan, spec_fragment
+from gpu_platform.load import parse_spec
+from gpu_platform.planner import PlanningError, load_demand, parse_demand, plan, spec_fragment
 from gpu_platform.synth import render_all
 from helpers.planner import BASE, CLOUD, assert_serves, demand, generated_demand, merged_spec
 
@@ -219,6 +220,23 @@ def test_cli_plan_table_yaml_json(tmp_path):
     data = json.loads(runner.invoke(main, ["plan", path, "--format", "json", "--time-limit", "2"]).output)
     assert data["optimal"] and data["totalHourly"] <= data["baselineHourly"]
     assert {p["name"] for p in data["pools"]} == {p["name"] for p in fragment["nodePools"]}
+
+
+def test_the_gke_demand_example_plans_into_a_spec_that_validates_and_renders(tmp_path):
+    runner = CliRunner()
+    path = str(ROOT / "examples" / "demand-gke.yaml")
+    run = runner.invoke(main, ["plan", path, "--format", "yaml"])
+    assert run.exit_code == 0, run.output
+    fragment = yaml.safe_load(run.stdout)
+    assert {p["sharing"]["mode"] for p in fragment["nodePools"]} == {"exclusive", "mig", "time-slicing"}
+    gcp = {**CLOUD["gcp"], "gpuStack": "gpu-operator"}  # MIG pools name MIG resources (the example's comment)
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump({"cloud": "gcp", **BASE, "gcp": gcp, **fragment}))
+    assert runner.invoke(main, ["validate", str(spec_file)]).exit_code == 0
+    result = plan(load_demand(path))
+    spec = parse_spec({"cloud": "gcp", **BASE, "gcp": gcp, **spec_fragment(result)})
+    assert_serves(result, spec)
+    assert render_all(spec)
 
 
 def test_cli_plan_yaml_says_on_stderr_when_the_time_limit_stops_the_proof(tmp_path):
