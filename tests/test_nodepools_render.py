@@ -165,7 +165,7 @@ def test_gke_native_sharing_configs():
 def test_gke_node_pool_inputs_labels_taints_scaling_locations():
     spec = parse_spec(gke_data())
     np = render_gke_node_pool(spec, spec.pools_by_name["gpu-infer"])
-    assert (np["cluster"], np["project"], np["location"]) == ("ml-gke", "proj", "us-central1")
+    assert (np["cluster"], np["project"], np["location"]) == ("ml-gke", "ml-project", "us-central1")
     assert re.fullmatch(r"gpu-infer-[0-9a-f]{8}", np["name"])
     cfg = np["nodeConfig"]
     assert cfg["machineType"] == "a2-highgpu-8g"

@@ -443,3 +443,24 @@ def test_gke_zonal_cluster_takes_zones_of_its_region():
     assert not [e for e in _errors(data) if "zones" in e or "location" in e]
     data["nodePools"][0].setdefault("gcp", {})["zones"] = ["asia-east1-a"]
     assert any(e.startswith("nodePools[0].gcp.zones[0]: 'asia-east1-a' is not in") for e in _errors(data))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "ok"),
+    [
+        ("project", "ml-project", True),
+        ("project", "example.com:ml-project", True),
+        ("project", "p", False),
+        ("project", "My_Project", False),
+        ("project", "ml-project-", False),
+        ("serviceAccount", "gpu-nodes@ml-project.iam.gserviceaccount.com", True),
+        ("serviceAccount", "default", True),
+        ("serviceAccount", "gpu-nodes", False),
+        ("serviceAccount", "a@b@c.com", False),
+    ],
+)
+def test_gcp_project_and_service_account_are_spelled_as_gcp_spells_them(field, value, ok):
+    data = gke_data()
+    data["gcp"][field] = value
+    errors = [e for e in _errors(data) if e.startswith(f"gcp.{field}:")]
+    assert not errors if ok else errors, errors

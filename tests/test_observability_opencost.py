@@ -242,7 +242,7 @@ def test_gke_native_nodes_count_partitions_and_still_add_up(dev_data):
     dev_data.pop("aws")
     dev_data.update(
         cloud="gcp",
-        gcp={"project": "p", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": "gke-native"},
+        gcp={"project": "ml-project", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": "gke-native"},
     )
     dev_data["nodePools"] = [
         {"name": "gpu-train", "instanceType": "a2-ultragpu-8g", "sharing": {"mode": "exclusive"}, "maxSize": 2},

@@ -350,7 +350,7 @@ def test_gcp_pool_names_fit_gkes_node_pool_name():
     assert all(len(p.name) <= GKE_POOL_NAME_MAX for p in planned.pools)
     from gpu_platform.load import parse_spec
 
-    gcp = {"project": "p", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": "gpu-operator"}
+    gcp = {"project": "ml-project", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": "gpu-operator"}
     spec = parse_spec(
         {
             "cloud": "gcp",

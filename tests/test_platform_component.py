@@ -62,7 +62,7 @@ def test_gke_native_platform_has_no_operator(pulumi_mocks, dev_data):
     from gpu_platform import GpuPlatform, GpuPlatformArgs, parse_spec
 
     dev_data.pop("aws")
-    dev_data.update(cloud="gcp", gcp={"project": "p", "location": "us-central1", "zones": ["us-central1-a"]})
+    dev_data.update(cloud="gcp", gcp={"project": "ml-project", "location": "us-central1", "zones": ["us-central1-a"]})
     for p in dev_data["nodePools"]:
         p["instanceType"] = "a2-ultragpu-8g"
     pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"3g.40gb": 2}

@@ -247,7 +247,7 @@ CASES = [
     ("yaml-null-shown-as-written", [(("nodePools", 0, "protect"), None)], "nodePools[0].protect", "null: Input"),
     (
         "other-cloud-section",
-        [(("gcp",), {"project": "p", "location": "us-central1"})],
+        [(("gcp",), {"project": "ml-project", "location": "us-central1"})],
         "gcp",
         "set, but cloud is 'aws'",
     ),

@@ -26,7 +26,7 @@ CLOUD = {
         "subnetIds": ["subnet-a"],
         "nodeRoleArn": "arn:aws:iam::111122223333:role/gpu-nodes",
     },
-    "gcp": {"project": "p", "location": "us-central1", "zones": ["us-central1-a"]},
+    "gcp": {"project": "ml-project", "location": "us-central1", "zones": ["us-central1-a"]},
 }
 TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge"]
 

@@ -137,7 +137,7 @@ def gke_data(stack: str = "gke-native", **pool_overrides: dict[str, Any]) -> dic
         "clusterName": "ml-gke",
         "labelDomain": "gpu.example.com",
         "gcp": {
-            "project": "proj",
+            "project": "ml-project",
             "location": "us-central1",
             "zones": ["us-central1-a", "us-central1-c"],
             "gpuStack": stack,
@@ -164,7 +164,7 @@ def dev_fleet_on_gke(dev_data: dict[str, Any], stack: str = "gpu-operator") -> d
     data = copy.deepcopy(dev_data)
     data["cloud"] = "gcp"
     data.pop("aws")
-    data["gcp"] = {"project": "p", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": stack}
+    data["gcp"] = {"project": "ml-project", "location": "us-central1", "zones": ["us-central1-a"], "gpuStack": stack}
     for p in data["nodePools"]:
         p["instanceType"] = {"p4de.24xlarge": "a2-ultragpu-8g", "p4d.24xlarge": "a2-highgpu-8g"}[p["instanceType"]]
     return data

@@ -21,7 +21,7 @@ from ..contract import (
 )
 from ..deferred import Deferred
 from ..errors import Finding, RenderError, Severity
-from ..names import gcp_region, role_arn_problem
+from ..names import gcp_region, role_arn_problem, shortened
 from ..spec import AmiType, CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
 from .autoscaler import image_tag
 from .efa import efa_count, uses_efa, uses_placement_group
@@ -590,8 +590,35 @@ def _zones_of_location(spec: PlatformSpec, path: str, zones: list[str] | None) -
             )
 
 
+# GCP project IDs: 6-30 characters, a lower-case letter first, letters, digits and '-', no '-' last; older projects
+# may carry a domain prefix (example.com:my-project). Service accounts are e-mail addresses (or `default`).
+_GCP_PROJECT = re.compile(r"^([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
+_SERVICE_ACCOUNT = re.compile(r"^(default|[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,})\Z")
+
+
+def _gcp_account(spec: PlatformSpec) -> Iterator[Finding]:
+    """Project and service account as GCP spells them (an Input is checked when it resolves)."""
+    gcp = spec.gcp
+    if gcp is None:
+        return
+    if not isinstance(gcp.project, Deferred) and not _GCP_PROJECT.match(gcp.project):
+        yield Finding(
+            "gcp.project",
+            f"{shortened(gcp.project)} is not a GCP project ID; allowed: 6-30 characters of a-z, 0-9 and '-', "
+            "starting with a letter, not ending with '-', e.g. my-ml-project",
+        )
+    sa = gcp.service_account
+    if sa is not None and not isinstance(sa, Deferred) and not _SERVICE_ACCOUNT.match(sa):
+        yield Finding(
+            "gcp.serviceAccount",
+            f"{shortened(sa)} is not a service account e-mail; allowed: e.g. "
+            "gpu-nodes@my-ml-project.iam.gserviceaccount.com, or default",
+        )
+
+
 def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
     if spec.gcp is not None:
+        yield from _gcp_account(spec)
         yield from _repeated_zones("gcp.zones", spec.gcp.zones)
         yield from _zones_of_location(spec, "gcp.zones", spec.gcp.zones)
     if spec.cluster_autoscaler.enabled:
