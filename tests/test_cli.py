@@ -39,7 +39,9 @@ def test_a_spec_given_as_json_text_is_read_as_pulumi_config_reads_it(runner, tmp
     assert "4 pools, 5 tiers, 2 teams, up to 240 GPUs" in res.stdout
     stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": '{"cloud": "aws",}'}}))
     res = runner.invoke(main, ["validate", str(stack)])
-    assert res.exit_code == 1 and "gpu-platform:platform: a string that is not a JSON object" in res.output
+    assert (
+        res.exit_code == 1 and "gpu-platform:platform: a string starting with '{' that is not valid JSON" in res.output
+    )
     stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": '{"cloud": "aws", "cloud": "gcp"}'}}))
     assert "duplicate key 'cloud'" in runner.invoke(main, ["validate", str(stack)]).output
     stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": "aws"}}))

@@ -169,7 +169,12 @@ def _json_text(entry: Any, path: Path) -> Any:
         return load_json(entry, unique_keys=True)
     except ValueError as e:
         raise SpecError(
-            [Finding(CONFIG_KEY, f"a string that is not a JSON object ({e}); allowed: a mapping, or its JSON text")],
+            [
+                Finding(
+                    CONFIG_KEY,
+                    f"a string starting with '{{' that is not valid JSON ({e}); allowed: a mapping, or its JSON text",
+                )
+            ],
             str(path),
         ) from None
 
