@@ -258,3 +258,35 @@ def test_names_and_paths_print_as_text_not_markup(runner, tmp_path, dev_data):
     res = runner.invoke(main, ["audit", str(path)])
     assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
     assert "GPU node pool 'adhoc[b]gpu'" in res.stdout
+
+
+def test_a_table_wider_than_the_terminal_is_printed_whole():
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from gpu_platform.console import print_table
+
+    table = Table(title="pools")
+    for column in ("pool", "instance", "resource", "$/month max"):
+        table.add_column(column)
+    table.add_row("mig-p4de-24xlarge-3g40-2g20x2", "p4de.24xlarge", "nvidia.com/mig-3g.40gb", "320,581.54")
+    narrow = io.StringIO()
+    Console(file=narrow, width=40).print(table)
+    assert "…" in narrow.getvalue()  # what Rich does on its own
+    whole = io.StringIO()
+    print_table(table, Console(file=whole, width=40))
+    text = whole.getvalue()
+    assert "…" not in text
+    for cell in ("mig-p4de-24xlarge-3g40-2g20x2", "p4de.24xlarge", "nvidia.com/mig-3g.40gb", "320,581.54"):
+        assert cell in text
+    small = io.StringIO()
+    print_table(table, Console(file=small, width=200))  # wide enough: printed as it is
+    assert small.getvalue().splitlines()[1].startswith("┏")
+
+
+def test_cost_tables_keep_every_figure_and_name(runner):
+    res = runner.invoke(main, ["cost", str(DEV_STACK)])
+    assert res.exit_code == 0 and "…" not in res.stdout
+    assert "nvidia.com/mig-3g.40gb" in res.stdout and "577,046.79" in res.stdout

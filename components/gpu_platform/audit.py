@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from .console import err, fail, load_or_fail, out
+from .console import err, fail, load_or_fail, out, print_table
 from .errors import GpuPlatformError
 from .inputs import (
     MAX_DOCUMENT_BYTES,
@@ -229,7 +229,7 @@ TABLE_ROWS = 200  # above this many violations, one plain line each (a table of 
 def print_violations(violations: list[Violation], title: str) -> None:
     """A table of the violations, or one `policy level resource: message` line each when there are many."""
     if len(violations) <= TABLE_ROWS:
-        out.print(violations_table(violations, title))
+        print_table(violations_table(violations, title))
         return
     lines = [title] + [f"{v.policy} {v.enforcement.value} {_where(v.urn)}: {v.message}" for v in violations]
     click.echo("\n".join(lines))

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .audit import audit
-from .console import err, fail, load_or_fail, out, print_findings, spec_source
+from .console import err, fail, load_or_fail, out, print_findings, print_table, spec_source
 from .errors import GpuPlatformError, Severity
 from .observability.cost_cli import cost
 from .planner.cli import plan_command
@@ -132,7 +132,7 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
             "allowed: a directory you can create and write"
         )
         sys.exit(1)
-    out.print(capacity_table(spec))
+    print_table(capacity_table(spec))
     summary = Table(title=escape(f"written to {out_dir}"), title_justify="left")
     summary.add_column("directory")
     summary.add_column("files", justify="right")
@@ -140,7 +140,7 @@ def synth(file: str | None, config_json: str | None, out_dir: str, force: bool) 
     for kind, n in counts.items():
         docs = sum(len(a.documents) for a in artifacts if a.kind == kind)
         summary.add_row(f"{kind}/", str(n), str(docs))
-    out.print(summary)
+    print_table(summary)
     # Notes and warnings go to stderr, as for validate and cost: stdout holds only the tables.
     for a in artifacts:
         for note in a.notes:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 
 from .errors import Finding, GpuPlatformError, Severity, SpecError
@@ -16,13 +16,35 @@ from .errors import Finding, GpuPlatformError, Severity, SpecError
 if TYPE_CHECKING:
     from .spec import PlatformSpec
 
-__all__ = ["err", "fail", "load_or_fail", "out", "print_findings", "spec_source"]
+__all__ = ["err", "fail", "load_or_fail", "out", "print_findings", "print_table", "spec_source"]
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 _WIDTH = None if sys.stdout.isatty() else 160
 out = Console(highlight=False, soft_wrap=True, width=_WIDTH)
 err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
+
+
+_TABLE_MAX = 1_000  # columns: a bound on how wide a table is printed
+
+
+def print_table(table: RenderableType, console: Console = out) -> None:
+    """Print a table whole. Where the terminal (or the 160 columns of piped output) is narrower than the table, Rich
+    would cut its cells to '...' (a price, a pool name to copy); it is printed at its own width instead and the
+    terminal wraps the longer lines."""
+    need = console.measure(table, options=console.options.update_width(_TABLE_MAX)).maximum
+    if need <= console.width:
+        console.print(table)
+        return
+    wide = Console(
+        file=console.file,
+        width=need,
+        force_terminal=console.is_terminal,
+        color_system=console.color_system,  # type: ignore[arg-type]  # the name of the detected system
+        highlight=False,
+        soft_wrap=True,
+    )
+    wide.print(table, crop=False)
 
 
 # A file with tens of thousands of bad entries gave tens of megabytes of errors: the first `_SHOWN` findings are

@@ -8,7 +8,7 @@ import sys
 import click
 from rich.markup import escape
 
-from .console import err, load_or_fail, out, print_findings
+from .console import err, load_or_fail, out, print_findings, print_table
 from .errors import Severity
 from .spec import Cloud
 
@@ -44,7 +44,7 @@ def preflight(file: str, profile: str | None) -> None:
     except (ClientError, BotoCoreError) as e:
         err.print(f"[red]error:[/] AWS call failed: {escape(str(e))}")
         sys.exit(1)
-    out.print(preflight_table(spec, checks))
+    print_table(preflight_table(spec, checks))
     failed = [c for c in checks if c.status == FAIL]
     if failed:
         err.print(f"[red]preflight failed[/]: {len(failed)} of {len(checks)} checks")

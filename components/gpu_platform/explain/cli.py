@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 from rich.markup import escape
 
-from ..console import err, out, print_findings
+from ..console import err, print_findings, print_table
 from ..errors import GpuPlatformError, SpecError
 from .cluster import RenderedPlatform
 from .core import Entry, explain_object
@@ -76,5 +76,5 @@ def explain(workload: str, spec_file: str, namespace: str | None, fmt: str) -> N
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
     else:
         for entry in entries:
-            out.print(entry_table(entry))
+            print_table(entry_table(entry))
     sys.exit(_exit_code(entries))

@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..console import load_or_fail, out, print_findings, spec_source
+from ..console import load_or_fail, out, print_findings, print_table, spec_source
 from ..errors import Severity
 from .cost import CostReport, cost_report, unattributed_notes
 from .pricing import HOURS_PER_MONTH
@@ -145,8 +145,8 @@ def cost(file: str | None, config_json: str | None, fmt: str) -> None:
         click.echo(markdown_report(report))
         return
     pools, tiers, total = report_rows(report)
-    out.print(_table(f"{spec.cluster_name}: GPU pools (USD, {HOURS_PER_MONTH} h/month)", _POOL_COLS, [*pools, total]))
-    out.print(_table("tiers: unit price of each tier resource", _TIER_COLS, tiers))
+    print_table(_table(f"{spec.cluster_name}: GPU pools (USD, {HOURS_PER_MONTH} h/month)", _POOL_COLS, [*pools, total]))
+    print_table(_table("tiers: unit price of each tier resource", _TIER_COLS, tiers))
     out.print(
         "baseline: every tier unit at max size on a whole exclusive GPU of the same instance type; "
         "saving % = (baseline - max) / baseline"

@@ -11,7 +11,7 @@ import click
 import yaml
 from rich.markup import escape
 
-from ..console import err, fail, out, print_findings
+from ..console import err, fail, out, print_findings, print_table
 from ..errors import GpuPlatformError, SpecError
 
 __all__ = ["plan_command"]
@@ -88,7 +88,7 @@ def _plan(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
     if fmt == "yaml":
         click.echo(fragment, nl=False)
     else:
-        out.print(plan_tables(result))
+        print_table(plan_tables(result))
     for note in result.notes:  # on stderr, like the warning below
         err.print(f"[yellow]warning[/]: {escape(note)}")
     if not result.optimal:  # on stderr: the YAML on stdout stays a spec fragment
