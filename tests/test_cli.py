@@ -290,3 +290,27 @@ def test_cost_tables_keep_every_figure_and_name(runner):
     res = runner.invoke(main, ["cost", str(DEV_STACK)])
     assert res.exit_code == 0 and "…" not in res.stdout
     assert "nvidia.com/mig-3g.40gb" in res.stdout and "577,046.79" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        (
+            {"my-gpu:platform": {"cloud": "aws"}, "aws:region": "us-east-1"},
+            "if 'my-gpu:platform' holds the spec, rename",
+        ),
+        ({"gpu-platform:platfrom": {"cloud": "aws"}}, "if 'gpu-platform:platfrom' holds the spec, rename it to"),
+        ({}, "(it has no keys); put the spec under it"),
+    ],
+)
+def test_a_stack_config_without_the_spec_key_names_the_keys_it_has(runner, tmp_path, config, words):
+    stack = tmp_path / "Pulumi.x.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 1 and words in res.output, res.output
+
+
+def test_a_kubernetes_manifest_given_as_a_spec_points_at_explain(runner):
+    res = runner.invoke(main, ["validate", str(ROOT / "examples" / "workloads" / "inference-job.yaml")])
+    assert res.exit_code == 1 and "1 error(s)" in res.output
+    assert "this is a Kubernetes object ('Job')" in res.output and "gpu-platform explain WORKLOAD" in res.output

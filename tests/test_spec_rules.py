@@ -460,3 +460,16 @@ def test_the_suggested_layout_always_fits_and_keeps_to_the_given_counts():
                 got = _most_that_fits(model, layout, profiles)
                 assert got and layout_fits(model, got), (model, layout, got)
                 assert all(0 < n <= layout[k] for k, n in got.items()), (model, layout, got)
+
+
+@pytest.mark.parametrize("layout", [None, {"3g.20gb": 1}, {}])
+def test_a_broken_mig_layout_is_one_error_not_one_per_tier(dev_data, layout):
+    sharing = dev_data["nodePools"][1]["sharing"]
+    if layout is None:
+        sharing.pop("migLayout")
+    else:
+        sharing["migLayout"] = layout
+    with pytest.raises(SpecError) as info:
+        parse_spec(dev_data)
+    paths = [f.path for f in info.value.findings]
+    assert len(paths) == 1 and paths[0].startswith("nodePools[1].sharing.migLayout"), paths

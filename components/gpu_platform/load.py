@@ -104,9 +104,7 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
             str(path),
         )
     elif "config" in data:
-        raise SpecError(
-            [Finding("config", f"no {CONFIG_KEY!r} key in this stack config; put the spec under it")], str(path)
-        )
+        raise SpecError([Finding("config", _missing_key(data["config"]))], str(path))
     elif hint := _other_kind(data):
         raise SpecError([Finding("", hint)], str(path))
     if not isinstance(data, dict):
@@ -117,11 +115,32 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
     return data
 
 
+def _missing_key(config: Any) -> str:
+    """No spec key in a stack config: the keys it has, and the one it likely meant (a typo, or another project's
+    name before `:platform`)."""
+    keys = sorted(str(k) for k in config) if isinstance(config, dict) else []
+    shown = ", ".join(keys[:10]) + (f" and {len(keys) - 10} more" if len(keys) > 10 else "")
+    close = difflib.get_close_matches(CONFIG_KEY, keys, n=1, cutoff=0.8) or [
+        k for k in keys if k.endswith(":platform")
+    ][:1]
+    if close:
+        return (
+            f"no {CONFIG_KEY!r} key in this stack config (it has {shown}); if {close[0]!r} holds the spec, rename "
+            f"it to {CONFIG_KEY!r}, the key the program reads"
+        )
+    return f"no {CONFIG_KEY!r} key in this stack config (it has {shown or 'no keys'}); put the spec under it"
+
+
 _DEMAND_TIER_KEYS = {"gpus", "mig", "seats"}
 
 
 def _other_kind(data: dict[str, Any]) -> str | None:
     """What the file is, when it is plainly not a spec: a Pulumi project file or a planner demand."""
+    if "apiVersion" in data and "kind" in data and "nodePools" not in data:
+        return (
+            f"this is a Kubernetes object ({shortened(data['kind'])}); allowed: a spec. `gpu-platform explain "
+            "WORKLOAD --spec SPEC` takes a workload manifest"
+        )
     if "runtime" in data and "name" in data and "nodePools" not in data:
         return (
             "this is a Pulumi project file (name, runtime); allowed: a stack file (Pulumi.<stack>.yaml, the spec "

@@ -214,6 +214,14 @@ def _balanced(profiles: dict[str, MigProfile]) -> dict[str, int]:
     return {first[3]: 1, first[2]: 1, first[1]: 2}
 
 
+def _layout_known(spec: PlatformSpec, pool: NodePool) -> bool:
+    """Whether a MIG pool's layout names profiles of its GPU, so that its resources are known (else the pool's
+    own findings name the problem, and a tier's resource cannot be checked against it)."""
+    gpu = spec.hardware.gpu_of(pool.instance_type)
+    layout = {k: n for k, n in (pool.sharing.mig_layout or {}).items() if n > 0}
+    return bool(layout) and (gpu is None or all(k in profiles_for(gpu.name) for k in layout))
+
+
 def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
     """Every tier names a pool and a resource that pool advertises; every pool has a tier."""
     pools = spec.pools_by_name
@@ -225,6 +233,8 @@ def rule_tiers(spec: PlatformSpec) -> Iterator[Finding]:
         resource = spec.resource_of(tier)
         if pool.sharing.mode == SharingMode.MIG:
             allowed = spec.pool_resources(pool)
+            if not _layout_known(spec, pool):
+                continue  # the pool's own error says what its layout lacks; its resources are not known yet
             if resource not in allowed:
                 what = f"{tier.resource!r}" if tier.resource else "missing"
                 native = spec.cloud == Cloud.GCP and allowed == [GPU_RESOURCE]
