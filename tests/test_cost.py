@@ -166,23 +166,26 @@ def test_the_report_says_where_its_prices_come_from(dev_data):
     from gpu_platform.observability.cost import cost_report
 
     assert cost_report(parse_spec(dev_data)).prices == (
-        "p4d.24xlarge, p4de.24xlarge: on-demand list prices in us-east-1",
+        "p4d.24xlarge, p4de.24xlarge: on-demand list prices in us-east-1 as of 2026-07-20",
     )
     dev_data["aws"]["region"] = "eu-west-1"
     dev_data["catalog"] = {"priceOverrides": {"p4d.24xlarge": 30.0}, "discountPercent": 10}
     dev_data["nodePools"][0]["instanceType"] = "p5e.48xlarge"
     for p in dev_data["nodePools"]:
         p.get("aws", {}).pop("zone", None)
-    report = cost_report(parse_spec(dev_data))
-    assert report.prices[0] == (
-        "p4de.24xlarge, p5e.48xlarge: on-demand list prices in us-east-1, less catalog.discountPercent 10%; the "
-        "cluster is in eu-west-1, where prices differ: set catalog.priceOverrides to what you pay"
-    )
+    prices = cost_report(parse_spec(dev_data)).prices
     assert (
-        report.prices[1].startswith("p5e.48xlarge: no us-east-1 on-demand list price") and "proxy" in report.prices[1]
+        prices[0]
+        == "p4de.24xlarge: on-demand list prices in us-east-1 as of 2026-07-20, less catalog.discountPercent 10%"
     )
-    assert report.prices[2] == "p4d.24xlarge: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)"
-    assert report.to_json()["prices"] == list(report.prices)
+    assert prices[1] == (
+        "the cluster is in eu-west-1: the list prices above are us-east-1's, and differ there; set "
+        "catalog.priceOverrides to what you pay"
+    )
+    assert prices[2].startswith("p5e.48xlarge: no us-east-1 on-demand list price") and "proxy" in prices[2]
+    assert prices[3] == "p4d.24xlarge: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)"
+    assert not any(p.startswith("p5e.48xlarge: on-demand") for p in prices)  # no list price claimed for it
+    assert cost_report(parse_spec(dev_data)).to_json()["prices"] == list(prices)
 
 
 def test_the_cost_command_prints_the_price_origin(tmp_path):
@@ -193,7 +196,8 @@ def test_the_cost_command_prints_the_price_origin(tmp_path):
     res = CliRunner().invoke(main, ["cost", str(ROOT / "examples" / "gke-a2.yaml")])
     assert res.exit_code == 0, res.output
     assert (
-        "prices: a2-ultragpu-8g: on-demand list prices in us-central1, less catalog.discountPercent 28%" in res.stdout
+        "prices: a2-ultragpu-8g: on-demand list prices in us-central1 as of 2025-03-06, less catalog.discountPercent 28%"
+        in res.stdout
     )
     md = CliRunner().invoke(main, ["cost", str(ROOT / "examples" / "gke-a2.yaml"), "--format", "markdown"])
     assert "- prices: a2-ultragpu-8g: on-demand list prices in us-central1" in md.stdout

@@ -120,9 +120,9 @@ def _missing_key(config: Any) -> str:
     name before `:platform`)."""
     keys = sorted(str(k) for k in config) if isinstance(config, dict) else []
     shown = ", ".join(keys[:10]) + (f" and {len(keys) - 10} more" if len(keys) > 10 else "")
-    close = difflib.get_close_matches(CONFIG_KEY, keys, n=1, cutoff=0.8) or [
-        k for k in keys if k.endswith(":platform")
-    ][:1]
+    close = (
+        difflib.get_close_matches(CONFIG_KEY, keys, n=1, cutoff=0.8) or [k for k in keys if k.endswith(":platform")][:1]
+    )
     if close:
         return (
             f"no {CONFIG_KEY!r} key in this stack config (it has {shown}); if {close[0]!r} holds the spec, rename "

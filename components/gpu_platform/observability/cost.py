@@ -9,6 +9,7 @@ its price. saving % = (baseline - max-size price) / baseline x 100.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,31 +219,39 @@ def _cluster_region(spec: PlatformSpec) -> str | None:
     return gcp_region(spec.gcp.location) if spec.gcp else None
 
 
+def _as_of(source: str) -> str:
+    """When a built-in price table was made (`SOURCES`), as ' as of <date>', or how a derived price was made."""
+    if source == "derived":
+        return " (derived from a sibling size of the same family)"
+    found = re.search(r"generated ([0-9]{4}-[0-9]{2}-[0-9]{2})", SOURCES.get(source, ""))
+    return f" as of {found.group(1)}" if found else ""
+
+
 def price_notes(spec: PlatformSpec) -> list[str]:
-    """Where the prices of the spec's instance types come from: the list-price region against the cluster's, a
-    price taken from another type, the discount, prices from the spec."""
-    types = sorted({p.instance_type for p in spec.node_pools})
-    found = {name: spec.hardware.instance(name) for name in types}
-    listed = [n for n, t in found.items() if t is not None and t.source != "spec"]
-    given = [n for n, t in found.items() if t is not None and t.source == "spec"]
-    notes = []
-    if listed:
-        home, region = PRICE_REGION[spec.cloud], _cluster_region(spec)
-        where = f"on-demand list prices in {home}"
-        if spec.catalog.discount_percent:
-            where += f", less catalog.discountPercent {spec.catalog.discount_percent:g}%"
+    """Where the prices of the spec's instance types come from: the list-price region and date, the cluster's
+    other region, a price taken from another type, the discount, prices from the spec."""
+    found = {name: spec.hardware.instance(name) for name in sorted({p.instance_type for p in spec.node_pools})}
+    home, region = PRICE_REGION[spec.cloud], _cluster_region(spec)
+    less = f", less catalog.discountPercent {spec.catalog.discount_percent:g}%" if spec.catalog.discount_percent else ""
+    by_date: dict[str, list[str]] = {}
+    proxies, given = [], []
+    for name, itype in found.items():
+        if itype is None:
+            continue
+        if itype.source == "spec":
+            given.append(name)
+            continue
+        if itype.source.startswith("proxy"):  # no list price of its own: priced as another type
+            proxies.append(f"{name}: {SOURCES[itype.source]}")
+        else:
+            by_date.setdefault(_as_of(itype.source), []).append(name)
+    notes = [f"{', '.join(names)}: on-demand list prices in {home}{as_of}{less}" for as_of, names in by_date.items()]
+    if (by_date or proxies) and region and region != home:
         notes.append(
-            f"{', '.join(listed)}: {where}"
-            + (
-                f"; the cluster is in {region}, where prices differ: set catalog.priceOverrides to what you pay"
-                if region and region != home
-                else ""
-            )
+            f"the cluster is in {region}: the list prices above are {home}'s, and differ there; set "
+            "catalog.priceOverrides to what you pay"
         )
-        for name in listed:
-            itype = found[name]
-            if itype is not None and itype.source.startswith("proxy"):
-                notes.append(f"{name}: {SOURCES[itype.source]}")
+    notes += proxies
     if given:
         notes.append(f"{', '.join(given)}: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)")
     return notes
