@@ -3,6 +3,7 @@ a command reads from FILE or `--config-json`."""
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -26,19 +27,31 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
 _TABLE_MAX = 1_000  # columns: a bound on how wide a table is printed
+_TABLE_SEARCH_ROWS = 500  # above this many rows a table is printed at its full width rather than searched for one
+
+
+def _cuts(table: RenderableType, width: int) -> bool:
+    """Whether Rich, at `width` columns, cuts some cell of `table` short ('...')."""
+    probe = Console(file=io.StringIO(), width=width, color_system=None, highlight=False)
+    probe.print(table, crop=False)
+    return "\u2026" in probe.file.getvalue()  # type: ignore[attr-defined]  # the StringIO given above
 
 
 def print_table(table: RenderableType, console: Console = out) -> None:
-    """Print a table whole. Where the terminal (or the 160 columns of piped output) is narrower than the table, Rich
-    would cut its cells to '...' (a price, a pool name to copy); it is printed at its own width instead and the
-    terminal wraps the longer lines."""
-    need = console.measure(table, options=console.options.update_width(_TABLE_MAX)).maximum
-    if need <= console.width:
+    """Print a table whole. Where the terminal (or the 160 columns of piped output) is too narrow for a table, Rich
+    cuts cells to '...' (a price, a pool name to copy); it is printed at the least width at which Rich cuts
+    nothing instead (text still wraps between words), and the terminal wraps the longer lines."""
+    if not _cuts(table, console.width):
         console.print(table)
         return
+    low, high = console.width, console.measure(table, options=console.options.update_width(_TABLE_MAX)).maximum
+    if getattr(table, "row_count", 0) <= _TABLE_SEARCH_ROWS:
+        while low + 1 < high:  # `high` cuts nothing, `low` cuts
+            mid = (low + high) // 2
+            low, high = (mid, high) if _cuts(table, mid) else (low, mid)
     wide = Console(
         file=console.file,
-        width=need,
+        width=high,
         force_terminal=console.is_terminal,
         color_system=console.color_system,  # type: ignore[arg-type]  # the name of the detected system
         highlight=False,
