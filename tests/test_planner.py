@@ -229,6 +229,11 @@ def test_the_gke_demand_example_plans_into_a_spec_that_validates_and_renders(tmp
     assert run.exit_code == 0, run.output
     fragment = yaml.safe_load(run.stdout)
     assert {p["sharing"]["mode"] for p in fragment["nodePools"]} == {"exclusive", "mig", "time-slicing"}
+    assert "note: set gcp.gpuStack: gpu-operator in the spec: the MIG pools (mig-" in run.stderr
+    table = runner.invoke(main, ["plan", path]).stdout
+    assert "labelDomain and gcp (project, location); set gcp.gpuStack: gpu-operator" in table
+    aws = runner.invoke(main, ["plan", str(ROOT / "examples" / "demand-small.yaml"), "--format", "yaml"])
+    assert "gpuStack" not in aws.stderr
     gcp = {**CLOUD["gcp"], "gpuStack": "gpu-operator"}  # MIG pools name MIG resources (the example's comment)
     spec_file = tmp_path / "spec.yaml"
     spec_file.write_text(yaml.safe_dump({"cloud": "gcp", **BASE, "gcp": gcp, **fragment}))
