@@ -133,3 +133,61 @@ def test_a_control_character_in_a_stack_file_is_named_with_its_line(tmp_path):
     result = CliRunner().invoke(main, ["validate", str(stack)])
     assert result.exit_code == 1
     assert f"line {line}, column 21: the character #x0000 is not allowed" in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("a: !!float gpu", "'gpu' is not a !!float value"),
+        ("a: !!int gpu", "'gpu' is not a !!int value"),
+        ("a: !!bool gpu", "'gpu' is not a !!bool value"),
+        ("a: !!int 0x_", "'0x_' is not a !!int value"),
+        ("a: !!map gpu", "the tag !!map needs a mapping"),
+        ("a: !!seq gpu", "the tag !!seq needs a list"),
+        ("a: !!str [1]", "the tag !!str needs a single value"),
+    ],
+)
+def test_an_explicit_tag_that_does_not_fit_its_value_is_an_error_with_its_line(text, words):
+    with pytest.raises(yaml.MarkedYAMLError) as e:
+        load_yaml("x: 1\n" + text)
+    assert words in str(e.value) and e.value.problem_mark.line == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a: =", {"a": "="}),
+        ("=: x", {"=": "x"}),
+        ("a: <<", {"a": "<<"}),
+        ("a: !!timestamp 2024-01-01", {"a": "2024-01-01"}),
+        ("a: !!timestamp 2024-01-01T00:00:00", {"a": "2024-01-01T00:00:00"}),
+        ("b: &x {c: 1}\nd: {<<: *x, e: 2}", {"b": {"c": 1}, "d": {"c": 1, "e": 2}}),  # a merge key still merges
+        ("a: !!float 1.5", {"a": 1.5}),
+        ("a: !!str 1", {"a": "1"}),
+    ],
+)
+def test_scalars_go_yaml_reads_as_text_are_text(text, value):
+    assert load_yaml(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ('n: "\u4e2d\u4e2d\x01"\n', 1, 7),  # three UTF-8 bytes a character: the parser counts bytes
+        ('x: 1\nn: "\u00e9\x01"\n', 2, 6),
+        ('x: "\U0001f600"\nn: "\x01"\n', 2, 5),
+    ],
+)
+def test_a_control_character_after_non_ascii_text_is_placed_by_characters(text, line, column):
+    with pytest.raises(yaml.MarkedYAMLError) as e:
+        load_yaml(text)
+    mark = e.value.problem_mark
+    assert (mark.line + 1, mark.column + 1) == (line, column)
+
+
+def test_a_bad_tagged_value_in_a_stack_file_is_an_error_not_a_traceback(tmp_path):
+    stack = tmp_path / "Pulumi.t.yaml"
+    stack.write_text(DEV_STACK.read_text().replace("labelDomain: gpu.example.com", "labelDomain: !!float gpu"))
+    result = CliRunner().invoke(main, ["validate", str(stack)])
+    assert result.exit_code == 1, result.output
+    assert "'gpu' is not a !!float value" in result.output and "Traceback" not in result.output

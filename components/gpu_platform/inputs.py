@@ -105,6 +105,32 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return mapping
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """A value of the node's tag, or a constructor error with its line for an explicit tag it does not fit
+        (`!!float gpu`, `!!map x`): PyYAML raised ValueError, KeyError or AttributeError from its constructors."""
+        kind = _NODE_KIND.get(node.tag)
+        if kind is not None and not isinstance(node, kind[0]):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"the tag {_tag_name(node.tag)} needs {kind[1]}; allowed: a value of that kind",
+                node.start_mark,
+            )
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, KeyError, AttributeError, TypeError, IndexError, OverflowError):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{_short(node.value)} is not a {_tag_name(node.tag)} value; allowed: a value of that type, or no tag",
+                node.start_mark,
+            ) from None
+
+    def construct_as_text(self, node: yaml.ScalarNode) -> str:
+        """The scalar's text: what go-yaml gives for `=`, a `<<` that is not a key, and a date or time given the
+        explicit tag !!timestamp (decoded into an interface, then JSON, it is the text)."""
+        return str(self.construct_scalar(node))
+
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         """An integer, or a constructor error for one longer than CPython converts from text."""
         digits = sum(c.isdigit() for c in str(node.value))
@@ -121,6 +147,22 @@ class _UniqueKeyLoader(_BASE_LOADER):  # type: ignore[misc, valid-type]
 
 
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
+for _tag in ("value", "merge", "timestamp"):
+    _UniqueKeyLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _UniqueKeyLoader.construct_as_text)
+
+_SCALAR = (yaml.ScalarNode, "a single value, not a list or mapping")
+_NODE_KIND: dict[str, tuple[type, str]] = {
+    **{
+        f"tag:yaml.org,2002:{t}": _SCALAR
+        for t in ("str", "int", "float", "bool", "null", "timestamp", "value", "merge", "binary")
+    },
+    "tag:yaml.org,2002:map": (yaml.MappingNode, "a mapping"),
+    "tag:yaml.org,2002:seq": (yaml.SequenceNode, "a list"),
+}
+
+
+def _tag_name(tag: str) -> str:
+    return _short(tag.replace("tag:yaml.org,2002:", "!!"), 40).strip("'")
 
 
 def _refuse_tag(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:
@@ -237,7 +279,10 @@ def _yaml_shape(text: str, max_values: int, max_depth: int) -> None:
 def located(error: yaml.reader.ReaderError, text: str) -> yaml.MarkedYAMLError:
     """A reader error (a NUL or other control character) with the line and column of the character: the reader
     reports only its offset in the text."""
-    pos = min(max(error.position, 0), len(text))
+    pos = error.position
+    if error.encoding != "unicode":  # libyaml's offset is in the UTF-8 bytes of the text; PyYAML's in characters
+        pos = len(text.encode("utf-8", "surrogatepass")[: max(pos, 0)].decode("utf-8", "ignore"))
+    pos = min(max(pos, 0), len(text))
     line = text.count("\n", 0, pos)
     column = pos - (text.rfind("\n", 0, pos) + 1)
     char = error.character
