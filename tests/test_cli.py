@@ -81,6 +81,18 @@ def test_the_wrong_kind_of_file_is_one_error_that_names_it(runner, command, file
     assert res.exit_code == 1 and "1 error(s)" in res.output and words in res.output, res.output
 
 
+def test_a_value_key_in_a_stack_file_is_not_unwrapped_as_pulumi_config_json_output(runner, tmp_path, dev_data):
+    # `pulumi config --json` prints {"value", "objectValue", "secret"} per key; in a stack file the program reads
+    # such a mapping as the spec itself, which has no key `value`
+    stack = tmp_path / "Pulumi.v.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": {"value": dev_data}}}))
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 1 and "value: unknown key" in res.output, res.output
+    dump = tmp_path / "config.json"
+    dump.write_text(json.dumps({"gpu-platform:platform": {"value": json.dumps(dev_data), "secret": False}}))
+    assert runner.invoke(main, ["validate", str(dump)]).exit_code == 0
+
+
 def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_data):
     pool(dev_data, "gpu-infer")["sharing"]["migLayout"] = {"1g.10gb": 8}
     tier(dev_data, "train")["pool"] = "nope"

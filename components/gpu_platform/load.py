@@ -77,7 +77,10 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
                     Severity.INFO,
                 )
             )
-        data = _json_text(_resolved(config[CONFIG_KEY]), path)
+        entry = config[CONFIG_KEY]
+        # `{"value": ..., "secret": ...}` is how `pulumi config --json` prints an entry; in a stack file's config it
+        # is a spec with those keys, which the program would read as it is.
+        data = _json_text(entry if config is not data else _resolved(entry), path)
         if secrets := _secure_values(data):
             raise SpecError(
                 [
