@@ -464,3 +464,48 @@ def test_gcp_project_and_service_account_are_spelled_as_gcp_spells_them(field, v
     data["gcp"][field] = value
     errors = [e for e in _errors(data) if e.startswith(f"gcp.{field}:")]
     assert not errors if ok else errors, errors
+
+
+@pytest.mark.parametrize(
+    ("section", "values", "message"),
+    [
+        (
+            "autoscaling.keda",
+            {"releaseName": "kube-prometheus-stack", "namespace": "monitoring"},
+            "autoscaling.keda.releaseName: 'kube-prometheus-stack' in namespace 'monitoring' is already "
+            "monitoring.prometheus",
+        ),
+        (
+            "autoscaling.keda",
+            {"releaseName": "opencost", "namespace": "opencost"},
+            "autoscaling.keda.releaseName: 'opencost' in namespace 'opencost' is already monitoring.opencost",
+        ),
+        (
+            "monitoring.opencost",
+            {"releaseName": "gpu-operator", "namespace": "gpu-operator"},
+            "monitoring.opencost.releaseName: 'gpu-operator' in namespace 'gpu-operator' is already the gpu-operator "
+            "release",
+        ),
+        ("autoscaling.keda", {"releaseName": "k" * 54}, "autoscaling.keda.releaseName: '" + "k" * 54),
+        (
+            "scheduling.kueue",
+            {"version": "0.19.2+build.1"},
+            "scheduling.kueue.version: '0.19.2+build.1': the image tag",
+        ),
+    ],
+)
+def test_helm_releases_keep_to_helm_rules(dev_data, section, values, message):
+    target = dev_data
+    for key in section.split("."):
+        target = target.setdefault(key, {})
+    target.update(values)
+    assert any(e.startswith(message) for e in _errors(dev_data)), _errors(dev_data)
+
+
+def test_a_release_name_another_release_had_is_fine_in_another_namespace(dev_data):
+    dev_data.setdefault("autoscaling", {})["keda"] = {"releaseName": "kube-prometheus-stack", "namespace": "keda"}
+    assert not _errors(dev_data)
+    dev_data["autoscaling"]["keda"].update(namespace="monitoring", enabled=False)
+    assert not _errors(dev_data)
+    dev_data["autoscaling"]["keda"]["releaseName"] = "k" * 53
+    assert not _errors(dev_data)

@@ -24,6 +24,7 @@ __all__ = [
     "LabelKey",
     "LabelValue",
     "Namespace",
+    "ReleaseName",
     "UnprefixedChartVersion",
     "cluster_name_problem",
     "gcp_region",
@@ -165,10 +166,25 @@ def _chart_version(value: str) -> str:
 
 def _unprefixed_chart_version(value: str) -> str:
     _chart_version(value)
+    if "+" in value:
+        raise ValueError(
+            f"{_show(value)}: the image tag is made as v<version>, and '+' (build metadata) is not allowed in an "
+            "image tag; allowed: a version without +..., e.g. 0.19.2"
+        )
     if value.startswith("v"):
         raise ValueError(
             f"{_show(value)}: the image tag is made as v<version>, so this would pull v{value}; allowed: the "
             f"version without its leading v, e.g. {value[1:]}"
+        )
+    return value
+
+
+def _release_name(value: str) -> str:
+    # helm/helm v3 pkg/chartutil/validate_name.go: "release name must not be longer than 53 characters"
+    if len(value) > 53 or not _DNS_LABEL.fullmatch(value):
+        raise ValueError(
+            f"{_show(value)} is not a Helm release name; allowed: a lower-case DNS label (a-z, 0-9, '-') of at most "
+            "53 characters"
         )
     return value
 
@@ -217,6 +233,8 @@ def _gcp_zone(value: str) -> str:
 
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+ReleaseName = Annotated[str, AfterValidator(_release_name)]
+"""A Helm release name: a DNS label of at most 53 characters (Helm's limit, for the names it derives from it)."""
 AwsRegion = Annotated[str, AfterValidator(_aws_region)]
 GcpLocation = Annotated[str, AfterValidator(_gcp_location)]
 GcpZone = Annotated[str, AfterValidator(_gcp_zone)]

@@ -30,6 +30,7 @@ from .names import (
     LabelKey,
     LabelValue,
     Namespace,
+    ReleaseName,
     UnprefixedChartVersion,
     cluster_name_problem,
     role_arn_problem,
@@ -468,7 +469,7 @@ class PrometheusSpec(_Model):
     install: bool = Field(default=True, description="Install kube-prometheus-stack.")
     version: ChartVersion = Field(default="88.5.3", description="kube-prometheus-stack chart version.")
     namespace: DnsLabel = Field(default="monitoring", description="Monitoring namespace.")
-    release_name: DnsLabel = Field(default="kube-prometheus-stack", description="Helm release name.")
+    release_name: ReleaseName = Field(default="kube-prometheus-stack", description="Helm release name.")
     rule_labels: dict[LabelKey, LabelValue] = Field(
         default_factory=dict, description="Labels an existing Prometheus selects PrometheusRules/ServiceMonitors by."
     )
@@ -488,7 +489,7 @@ class OpenCostSpec(_Model):
     enabled: bool = Field(default=True, description="Install OpenCost.")
     version: ChartVersion = Field(default="2.5.17", description="OpenCost chart version.")
     namespace: DnsLabel = Field(default="opencost", description="OpenCost namespace.")
-    release_name: DnsLabel = Field(default="opencost", description="OpenCost Helm release name.")
+    release_name: ReleaseName = Field(default="opencost", description="OpenCost Helm release name.")
     repository: str = Field(
         default="https://opencost.github.io/opencost-helm-chart", description="OpenCost chart repository."
     )
@@ -699,7 +700,7 @@ class KedaSpec(_Model):
     enabled: bool = Field(default=True, description="Install KEDA (it serves external.metrics.k8s.io).")
     version: ChartVersion = Field(default="2.20.2", description="KEDA chart version.")
     namespace: Namespace = Field(default="keda", description="KEDA namespace.")
-    release_name: DnsLabel = Field(default="keda", description="KEDA Helm release name.")
+    release_name: ReleaseName = Field(default="keda", description="KEDA Helm release name.")
     repository: str = Field(default="https://kedacore.github.io/charts", description="KEDA chart repository.")
     scalers: list[QueueScaler] = Field(
         default_factory=list, description="Deployments to scale on gpu_app_queue_depth (one ScaledObject each)."

@@ -363,6 +363,36 @@ def rule_cohorts(spec: PlatformSpec) -> Iterator[Finding]:
             yield from _dns_label(f"teams[{i}].cohort", team.cohort)
 
 
+def rule_releases(spec: PlatformSpec) -> Iterator[Finding]:
+    """The Helm releases whose name and namespace the spec sets are not another release of the platform: Helm keeps
+    one release of a name per namespace, so the second install would fail (or take over the first)."""
+    mon, keda, sched = spec.monitoring, spec.autoscaling.keda, spec.scheduling
+    fixed = [
+        ("kueue", sched.kueue.namespace, sched.kueue.enabled),
+        ("volcano", sched.volcano.namespace, sched.volcano.enabled),
+        ("gpu-operator", spec.gpu_operator.namespace, True),
+        ("kyverno", spec.admission.kyverno_namespace, True),
+        ("cluster-autoscaler", spec.cluster_autoscaler.namespace, spec.cluster_autoscaler.enabled),
+        ("aws-efa-k8s-device-plugin", spec.efa_device_plugin.namespace, spec.cloud == Cloud.AWS),
+    ]
+    taken = {(name, ns): f"the {name} release" for name, ns, on in fixed if on}
+    for path, name, ns, on in (
+        ("monitoring.prometheus", mon.prometheus.release_name, mon.prometheus.namespace, mon.prometheus.install),
+        ("monitoring.opencost", mon.opencost.release_name, mon.opencost.namespace, mon.opencost.enabled),
+        ("autoscaling.keda", keda.release_name, keda.namespace, keda.enabled),
+    ):
+        if not on:
+            continue
+        if (name, ns) in taken:
+            yield _err(
+                f"{path}.releaseName",
+                f"{name!r} in namespace {ns!r} is already {taken[(name, ns)]}; Helm keeps one release of a name "
+                "per namespace; allowed: another name or namespace",
+            )
+        else:
+            taken[(name, ns)] = path
+
+
 CORE_RULES: tuple[Check, ...] = (
     rule_top_level,
     rule_names,
@@ -372,6 +402,7 @@ CORE_RULES: tuple[Check, ...] = (
     rule_catalog,
     rule_cohorts,
     rule_policy,
+    rule_releases,
 )
 
 
