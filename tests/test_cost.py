@@ -196,8 +196,8 @@ def test_the_cost_command_prints_the_price_origin(tmp_path):
     res = CliRunner().invoke(main, ["cost", str(ROOT / "examples" / "gke-a2.yaml")])
     assert res.exit_code == 0, res.output
     assert (
-        "prices: a2-ultragpu-8g: on-demand list prices in us-central1 as of 2025-03-06, less catalog.discountPercent 28%"
-        in res.stdout
+        "prices: a2-ultragpu-8g: on-demand list prices in us-central1 as of 2025-03-06, less "
+        "catalog.discountPercent 28%" in res.stdout
     )
     md = CliRunner().invoke(main, ["cost", str(ROOT / "examples" / "gke-a2.yaml"), "--format", "markdown"])
     assert "- prices: a2-ultragpu-8g: on-demand list prices in us-central1" in md.stdout

@@ -511,3 +511,12 @@ def test_groups_reached_after_the_time_limit_get_the_greedy_plan_and_the_unit_fl
     assert result.cost_bound <= result.hourly and result.gap == pytest.approx(1 - result.cost_bound / result.hourly)
     full = plan(d, time_limit=10)  # each group solved: the greedy plans were these one-tier groups' optimum
     assert full.optimal and full.hourly == pytest.approx(result.hourly)
+
+
+def test_a_demand_tier_name_follows_the_spec_rule_for_tier_names():
+    # the plan's tiers become the spec's: a name the spec refuses (over 59 characters) is refused here first
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", "tiers": [{"name": "t" * 60, "gpus": 8}]})
+    [finding] = info.value.findings
+    assert finding.path == "tiers[0].name" and "at most 59 characters" in finding.message
+    assert parse_demand({"cloud": "aws", "tiers": [{"name": "t" * 59, "gpus": 8}]}).tiers[0].name == "t" * 59

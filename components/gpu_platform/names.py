@@ -25,11 +25,14 @@ __all__ = [
     "LabelValue",
     "Namespace",
     "ReleaseName",
+    "TIER_NAME_MAX",
+    "TierName",
     "UnprefixedChartVersion",
     "cluster_name_problem",
     "gcp_region",
     "role_arn_problem",
     "shortened",
+    "tier_name_problem",
 ]
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -179,6 +182,26 @@ def _unprefixed_chart_version(value: str) -> str:
     return value
 
 
+TIER_NAME_MAX = 59  # the tier's PriorityClass / WorkloadPriorityClass `gpu-<tier>` is a label value (63)
+
+
+def tier_name_problem(value: str) -> str | None:
+    """Why `value` is not a tier name, or None."""
+    if len(value) > TIER_NAME_MAX or not _DNS_LABEL.fullmatch(value):
+        return (
+            f"{_show(value)} is not a tier name; allowed: a lower-case DNS label (a-z, 0-9, '-', starting and ending "
+            f"alphanumeric) of at most {TIER_NAME_MAX} characters: its priority class gpu-<tier> is the value jobs "
+            "put in the kueue.x-k8s.io/priority-class label, at most 63 characters"
+        )
+    return None
+
+
+def _tier_name(value: str) -> str:
+    if problem := tier_name_problem(value):
+        raise ValueError(problem)
+    return value
+
+
 def _release_name(value: str) -> str:
     # helm/helm v3 pkg/chartutil/validate_name.go: "release name must not be longer than 53 characters"
     if len(value) > 53 or not _DNS_LABEL.fullmatch(value):
@@ -233,6 +256,8 @@ def _gcp_zone(value: str) -> str:
 
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+TierName = Annotated[str, AfterValidator(_tier_name)]
+"""A tier name: a DNS label of at most 59 characters (its priority class `gpu-<tier>` is a label value)."""
 ReleaseName = Annotated[str, AfterValidator(_release_name)]
 """A Helm release name: a DNS label of at most 53 characters (Helm's limit, for the names it derives from it)."""
 AwsRegion = Annotated[str, AfterValidator(_aws_region)]

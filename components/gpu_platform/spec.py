@@ -31,6 +31,7 @@ from .names import (
     LabelValue,
     Namespace,
     ReleaseName,
+    TierName,
     UnprefixedChartVersion,
     cluster_name_problem,
     role_arn_problem,
@@ -355,7 +356,7 @@ class NodePool(_Model):
 class Tier(_Model):
     """A workload class: it routes to one pool and one extended resource."""
 
-    name: DnsLabel = Field(
+    name: TierName = Field(
         description="Tier name, at most 59 characters (its priority class `gpu-<tier>` is a label value); pods "
         "carry it as `<labelDomain>/gpu-tier`."
     )

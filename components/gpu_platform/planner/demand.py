@@ -42,6 +42,7 @@ from ..inputs import (
     read_bounded,
 )
 from ..load import _yaml_problem, pydantic_findings
+from ..names import tier_name_problem
 from ..spec import MAX_HOURLY_PRICE, Cloud, Number, SharingMode
 
 __all__ = [
@@ -89,7 +90,6 @@ def _price(value: float) -> float:
     return 0.0 if value == 0 else value  # -0.0 too
 
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _TRAINING_FAMILIES = ", ".join(gpu_families(m for m in GPU_MODELS.values() if m.training_class))
 
 
@@ -329,8 +329,8 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
     found += _gpu_floor_findings(demand, catalog, cloud)
     seen: set[str] = set()
     for i, tier in enumerate(demand.tiers):
-        if len(tier.name) > 63 or not _DNS_LABEL.match(tier.name):
-            found.append(Finding(f"tiers[{i}].name", f"{tier.name!r} is not a lower-case DNS label"))
+        if problem := tier_name_problem(tier.name):  # the spec's rule: the plan's tiers become spec tiers
+            found.append(Finding(f"tiers[{i}].name", problem))
         if tier.name in seen:
             found.append(Finding(f"tiers[{i}].name", f"duplicate tier name {tier.name!r}"))
         seen.add(tier.name)

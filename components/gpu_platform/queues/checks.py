@@ -13,17 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..capacity import pool_capacity, units_per_gpu
-from ..contract import KUEUE_PRIORITY_LABEL
 from ..errors import Finding, Severity
 from ..spec import NodePool, PlatformSpec, Tier
 from .kueue import tier_quotas
-from .priorities import priority_class_name
 from .releases import KUEUE_FRAMEWORKS
 
 __all__ = ["check_queues", "tier_capacity"]
 
 _VOLCANO_RESERVED = ("default", "root")
-_LABEL_VALUE_MAX = 63
 _QUEUEING_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 
 
@@ -122,18 +119,8 @@ def check_borrowing(spec: PlatformSpec) -> Iterator[Finding]:
 
 
 def check_queue_names(spec: PlatformSpec) -> Iterator[Finding]:
-    """Priority class names fit a label value; with Volcano on, no team is named after a built-in queue."""
-    # A tier's WorkloadPriorityClass `gpu-<tier>` is what jobs name in the `kueue.x-k8s.io/priority-class`
-    # label, and Kubernetes label values are at most 63 characters, so the tier name is at most 59.
-    for i, tier in enumerate(spec.tiers):
-        name = priority_class_name(tier)
-        if len(name) > _LABEL_VALUE_MAX:
-            yield Finding(
-                f"tiers[{i}].name",
-                f"{tier.name!r} is {len(tier.name)} characters, so its priority class {name!r} (the value jobs put "
-                f"in the {KUEUE_PRIORITY_LABEL} label) exceeds the {_LABEL_VALUE_MAX} a label value allows; "
-                f"allowed: at most {_LABEL_VALUE_MAX - len(name) + len(tier.name)} characters",
-            )
+    """With Volcano on, no team is named after a built-in queue. (A tier name's length, which its priority class
+    `gpu-<tier>` in the `kueue.x-k8s.io/priority-class` label bounds, is checked by its type, `names.TierName`.)"""
     if not spec.scheduling.volcano.enabled:
         return
     for i, team in enumerate(spec.teams):
