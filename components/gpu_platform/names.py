@@ -25,7 +25,6 @@ __all__ = [
     "LabelValue",
     "Namespace",
     "ReleaseName",
-    "TIER_NAME_MAX",
     "TierName",
     "UnprefixedChartVersion",
     "cluster_name_problem",
