@@ -394,7 +394,12 @@ def test_custom_instance_type_declares_its_efa_interfaces(dev_data):
     [
         ("autoscaling.keda", "version", "latest", "autoscaling.keda.version: 'latest' is not a chart version"),
         ("autoscaling.keda", "namespace", "Keda NS", "autoscaling.keda.namespace: 'Keda NS' is not a namespace name"),
-        ("autoscaling.keda", "releaseName", "../keda", "autoscaling.keda.releaseName: '../keda' is not a valid name"),
+        (
+            "autoscaling.keda",
+            "releaseName",
+            "../keda",
+            "autoscaling.keda.releaseName: '../keda' is not a Helm release name",
+        ),
         ("scheduling.kueue", "version", "^0.19", "scheduling.kueue.version: '^0.19' is not a chart version"),
         ("scheduling.kueue", "version", "v0.19.2", "scheduling.kueue.version: 'v0.19.2': the image tag is made as"),
         ("scheduling.volcano", "version", "v1.15.1", "scheduling.volcano.version: 'v1.15.1': the image tag is made"),
@@ -509,3 +514,34 @@ def test_a_release_name_another_release_had_is_fine_in_another_namespace(dev_dat
     assert not _errors(dev_data)
     dev_data["autoscaling"]["keda"]["releaseName"] = "k" * 53
     assert not _errors(dev_data)
+
+
+def test_field_errors_come_together_not_one_after_another(dev_data):
+    dev_data["aws"].update(region="bad", nodeRoleArn="bad")
+    dev_data["kubernetesVersion"] = "9"
+    dev_data.setdefault("scheduling", {}).setdefault("kueue", {})["version"] = "v1.0.0"
+    dev_data["nodePools"][0]["maxSize"] = -1
+    paths = {e.split(":")[0] for e in _errors(dev_data)}
+    assert paths >= {
+        "aws.region",
+        "aws.nodeRoleArn",
+        "kubernetesVersion",
+        "scheduling.kueue.version",
+        "nodePools[0].maxSize",
+    }, paths
+    data = gke_data()
+    data["gcp"].update(project="Bad!", location="nowhere", serviceAccount="nope")
+    paths = {e.split(":")[0] for e in _errors(data)}
+    assert paths >= {"gcp.project", "gcp.location", "gcp.serviceAccount"}, paths
+
+
+def test_account_fields_are_checked_when_the_model_is_built_in_python():
+    from pydantic import ValidationError
+
+    from gpu_platform.spec import AwsSpec, GcpSpec
+
+    with pytest.raises(ValidationError) as info:
+        GcpSpec(project="Bad!", location="nowhere", service_account="nope")
+    assert {e["loc"][0] for e in info.value.errors()} == {"project", "location", "service_account"}
+    with pytest.raises(ValidationError, match="is not an IAM role ARN"):
+        AwsSpec(region="us-east-1", node_role_arn="my-role")

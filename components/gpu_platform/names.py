@@ -21,6 +21,7 @@ __all__ = [
     "GcpLocation",
     "GcpZone",
     "InstanceTypeName",
+    "KubernetesMinor",
     "LabelKey",
     "LabelValue",
     "Namespace",
@@ -28,8 +29,10 @@ __all__ = [
     "TierName",
     "UnprefixedChartVersion",
     "cluster_name_problem",
+    "gcp_project_problem",
     "gcp_region",
     "role_arn_problem",
+    "service_account_problem",
     "shortened",
     "tier_name_problem",
 ]
@@ -108,6 +111,39 @@ def role_arn_problem(value: str) -> str | None:
     if not _ROLE_ARN.fullmatch(value):
         return f"{value!r} is not an IAM role ARN; allowed: arn:aws:iam::<12-digit account>:role/<name>"
     return None
+
+
+# GCP project IDs: 6-30 characters, a lower-case letter first, letters, digits and '-', no '-' last; older projects
+# may carry a domain prefix (example.com:my-project). A node service account is an e-mail address, or `default`.
+_GCP_PROJECT = re.compile(r"([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]")
+_SERVICE_ACCOUNT = re.compile(r"default|[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
+_K8S_MINOR = re.compile(r"1\.[1-9][0-9]")  # 1.10 .. 1.99; no leading zero (1.00, 1.09)
+
+
+def gcp_project_problem(value: str) -> str | None:
+    """Why `value` is not a GCP project ID, or None."""
+    if not _GCP_PROJECT.fullmatch(value):
+        return (
+            f"{_show(value)} is not a GCP project ID; allowed: 6-30 characters of a-z, 0-9 and '-', starting with "
+            "a letter, not ending with '-', e.g. my-ml-project"
+        )
+    return None
+
+
+def service_account_problem(value: str) -> str | None:
+    """Why `value` is not a GKE node service account, or None."""
+    if not _SERVICE_ACCOUNT.fullmatch(value):
+        return (
+            f"{_show(value)} is not a service account e-mail; allowed: e.g. "
+            "gpu-nodes@my-ml-project.iam.gserviceaccount.com, or default"
+        )
+    return None
+
+
+def _k8s_minor(value: str) -> str:
+    if not _K8S_MINOR.fullmatch(value):
+        raise ValueError(f"{_show(value)} is not a minor version; allowed: e.g. '1.33'")
+    return value
 
 
 def _cluster_name(value: str) -> str:
@@ -255,6 +291,7 @@ def _gcp_zone(value: str) -> str:
 
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+KubernetesMinor = Annotated[str, AfterValidator(_k8s_minor)]
 TierName = Annotated[str, AfterValidator(_tier_name)]
 """A tier name: a DNS label of at most 59 characters (its priority class `gpu-<tier>` is a label value)."""
 ReleaseName = Annotated[str, AfterValidator(_release_name)]

@@ -7,11 +7,12 @@ once with its field path. Use `gpu_platform.load.parse_spec` / `load_spec` to ge
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, WrapValidator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, WrapValidator
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
@@ -27,6 +28,7 @@ from .names import (
     GcpLocation,
     GcpZone,
     InstanceTypeName,
+    KubernetesMinor,
     LabelKey,
     LabelValue,
     Namespace,
@@ -34,7 +36,9 @@ from .names import (
     TierName,
     UnprefixedChartVersion,
     cluster_name_problem,
+    gcp_project_problem,
     role_arn_problem,
+    service_account_problem,
 )
 
 __all__ = [
@@ -47,6 +51,7 @@ __all__ = [
     "CapacityType",
     "Cloud",
     "Expander",
+    "GcpSpec",
     "GkeGpuStack",
     "MutationEngine",
     "NodePool",
@@ -101,11 +106,35 @@ def _role_arn(value: str) -> None:
         raise ValueError(problem)
 
 
+def _gcp_project(value: str) -> None:
+    if problem := gcp_project_problem(value):
+        raise ValueError(problem)
+
+
+def _service_account(value: str) -> None:
+    if problem := service_account_problem(value):
+        raise ValueError(problem)
+
+
+def _plain(check: Callable[[str], None]) -> Callable[[str], str]:
+    """`check` as the validator of a plain value (a Pulumi Input is checked by `deferrable` once it resolves)."""
+
+    def validate(value: str) -> str:
+        check(value)
+        return value
+
+    return validate
+
+
 # Fields that name existing cloud or cluster objects: plain strings from YAML; in Python also a Pulumi Input (an
 # Output, a secret), kept as a `deferred.Deferred` and checked when it resolves (see `gpu_platform.deferred`).
 ObjectRef = Annotated[str, WrapValidator(deferrable(_non_empty))]
 ClusterRef = Annotated[ClusterName, WrapValidator(deferrable(_cluster))]
-RoleArnRef = Annotated[str, WrapValidator(deferrable(_role_arn))]
+RoleArnRef = Annotated[str, AfterValidator(_plain(_role_arn)), WrapValidator(deferrable(_role_arn))]
+GcpProjectRef = Annotated[str, AfterValidator(_plain(_gcp_project)), WrapValidator(deferrable(_gcp_project))]
+ServiceAccountRef = Annotated[
+    str, AfterValidator(_plain(_service_account)), WrapValidator(deferrable(_service_account))
+]
 PositiveFloat = Annotated[Number, Field(ge=0, le=MAX_HOURLY_PRICE)]
 
 
@@ -211,7 +240,7 @@ class AwsSpec(_Model):
 class GcpSpec(_Model):
     """GCP project settings shared by every pool."""
 
-    project: ObjectRef = Field(description="GCP project ID.")
+    project: GcpProjectRef = Field(description="GCP project ID.")
     location: GcpLocation = Field(description="GKE cluster location (region or zone), e.g. us-central1.")
     zones: list[GcpZone] = Field(
         default_factory=list, description="Default node locations of every pool: zones of the location's region."
@@ -220,7 +249,9 @@ class GcpSpec(_Model):
         default=GkeGpuStack.GKE_NATIVE,
         description="gke-native: GKE's driver and device plugin; gpu-operator: NVIDIA GPU Operator manages them.",
     )
-    service_account: ObjectRef | None = Field(default=None, description="Service account e-mail of the GPU nodes.")
+    service_account: ServiceAccountRef | None = Field(
+        default=None, description="Service account e-mail of the GPU nodes."
+    )
     driver_installer: bool = Field(
         default=True,
         description="gpu-operator stack: render Google's COS driver installer DaemonSet "
@@ -720,7 +751,9 @@ class PlatformSpec(_Model):
 
     cloud: Cloud = Field(description="aws | gcp.")
     cluster_name: ClusterRef = Field(description="Existing EKS / GKE cluster name.")
-    kubernetes_version: str = Field(default="1.33", description="Cluster Kubernetes minor version, e.g. '1.33'.")
+    kubernetes_version: KubernetesMinor = Field(
+        default="1.33", description="Cluster Kubernetes minor version, e.g. '1.33'."
+    )
     label_domain: DnsSubdomain = Field(
         description="Prefix of the platform's label and taint keys, e.g. gpu.example.com."
     )

@@ -28,7 +28,6 @@ Check = Callable[[PlatformSpec], Iterable[Finding]]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
-_K8S_VERSION = re.compile(r"^1\.[1-9][0-9]\Z")  # 1.10 .. 1.99; no leading zero (1.00, 1.09)
 _DNS_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
 
 
@@ -67,8 +66,6 @@ def rule_top_level(spec: PlatformSpec) -> Iterator[Finding]:
     """Cluster-wide fields: label domain, Kubernetes version, the cloud section."""
     if len(spec.label_domain) > 253 or not _DNS_SUBDOMAIN.match(spec.label_domain):
         yield _err("labelDomain", f"{spec.label_domain!r} is not a DNS subdomain; allowed: e.g. gpu.example.com")
-    if not _K8S_VERSION.match(spec.kubernetes_version):
-        yield _err("kubernetesVersion", f"{spec.kubernetes_version!r} is not a minor version; allowed: e.g. '1.33'")
     section, other = (spec.aws, spec.gcp) if spec.cloud == Cloud.AWS else (spec.gcp, spec.aws)
     other_name = "gcp" if spec.cloud == Cloud.AWS else "aws"
     if section is None:

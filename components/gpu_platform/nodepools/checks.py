@@ -19,9 +19,8 @@ from ..contract import (
     pool_labels,
     pool_taints,
 )
-from ..deferred import Deferred
 from ..errors import Finding, RenderError, Severity
-from ..names import gcp_region, role_arn_problem, shortened
+from ..names import gcp_region
 from ..spec import AmiType, CapacityType, Cloud, GkeGpuStack, NodePool, PlatformSpec, Provisioner, SharingMode
 from .autoscaler import image_tag
 from .efa import efa_count, uses_efa, uses_placement_group
@@ -351,17 +350,15 @@ def _karpenter(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
 
 
 def _release_fields(spec: PlatformSpec) -> Iterator[Finding]:
-    """Image tag and role ARN of the autoscaler release: they reach Helm and Kubernetes as they are, so each must
-    have its documented syntax."""
-    ca = spec.cluster_autoscaler  # namespaces and chart versions are checked by their types (`gpu_platform.names`)
+    """The autoscaler's image tag reaches Helm as it is, so it must be a valid tag (its namespace, chart version and
+    role ARN are checked by their types, `gpu_platform.names` and `spec.RoleArnRef`)."""
+    ca = spec.cluster_autoscaler
     if ca.image_tag is not None and not _IMAGE_TAG.match(ca.image_tag):
         yield Finding(
             "clusterAutoscaler.imageTag",
             f"{ca.image_tag!r} is not an image tag; allowed: letters, digits, "
             "'_', '.', '-' (not first), at most 128 characters, e.g. v1.33.6",
         )
-    if ca.role_arn is not None and not isinstance(ca.role_arn, Deferred) and (problem := role_arn_problem(ca.role_arn)):
-        yield Finding("clusterAutoscaler.roleArn", problem)  # an Input is checked when it resolves
 
 
 def _cluster_autoscaler(spec: PlatformSpec) -> Iterator[Finding]:
@@ -469,11 +466,8 @@ def _eks_upgrades(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Findin
 def check_eks(spec: PlatformSpec) -> Iterator[Finding]:
     """EKS: node role, subnets, capacity options, label and taint limits, EFA, Karpenter, autoscaler."""
     yield from _cluster_autoscaler(spec)
-    arn = spec.aws.node_role_arn if spec.aws is not None else None
-    if spec.aws is not None and not arn:
+    if spec.aws is not None and not spec.aws.node_role_arn:  # its form is checked by its type (`spec.RoleArnRef`)
         yield Finding("aws.nodeRoleArn", "missing; EKS managed node groups need the IAM role ARN the nodes run as")
-    elif arn and not isinstance(arn, Deferred) and (problem := role_arn_problem(arn)):
-        yield Finding("aws.nodeRoleArn", problem)  # an Input is checked when it resolves
     for i, pool in enumerate(spec.node_pools):
         if not pool_subnets(spec, pool):
             yield Finding(f"nodePools[{i}].aws.subnetIds", "no subnets: set nodePools[].aws.subnetIds or aws.subnetIds")
@@ -590,35 +584,8 @@ def _zones_of_location(spec: PlatformSpec, path: str, zones: list[str] | None) -
             )
 
 
-# GCP project IDs: 6-30 characters, a lower-case letter first, letters, digits and '-', no '-' last; older projects
-# may carry a domain prefix (example.com:my-project). Service accounts are e-mail addresses (or `default`).
-_GCP_PROJECT = re.compile(r"^([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
-_SERVICE_ACCOUNT = re.compile(r"^(default|[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,})\Z")
-
-
-def _gcp_account(spec: PlatformSpec) -> Iterator[Finding]:
-    """Project and service account as GCP spells them (an Input is checked when it resolves)."""
-    gcp = spec.gcp
-    if gcp is None:
-        return
-    if not isinstance(gcp.project, Deferred) and not _GCP_PROJECT.match(gcp.project):
-        yield Finding(
-            "gcp.project",
-            f"{shortened(gcp.project)} is not a GCP project ID; allowed: 6-30 characters of a-z, 0-9 and '-', "
-            "starting with a letter, not ending with '-', e.g. my-ml-project",
-        )
-    sa = gcp.service_account
-    if sa is not None and not isinstance(sa, Deferred) and not _SERVICE_ACCOUNT.match(sa):
-        yield Finding(
-            "gcp.serviceAccount",
-            f"{shortened(sa)} is not a service account e-mail; allowed: e.g. "
-            "gpu-nodes@my-ml-project.iam.gserviceaccount.com, or default",
-        )
-
-
 def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
     if spec.gcp is not None:
-        yield from _gcp_account(spec)
         yield from _repeated_zones("gcp.zones", spec.gcp.zones)
         yield from _zones_of_location(spec, "gcp.zones", spec.gcp.zones)
     if spec.cluster_autoscaler.enabled:
