@@ -326,3 +326,28 @@ def test_a_kubernetes_manifest_given_as_a_spec_points_at_explain(runner):
     res = runner.invoke(main, ["validate", str(ROOT / "examples" / "workloads" / "inference-job.yaml")])
     assert res.exit_code == 1 and "1 error(s)" in res.output
     assert "this is a Kubernetes object ('Job')" in res.output and "gpu-platform explain WORKLOAD" in res.output
+
+
+def test_config_json_with_a_key_given_twice_is_refused(runner, tmp_path):
+    dump = tmp_path / "config.json"
+    dump.write_text('{"gpu-platform:platform": {"value": "{}", "value": "{\\"cloud\\": \\"aws\\"}", "secret": false}}')
+    res = runner.invoke(main, ["validate", "--config-json", str(dump)])
+    assert res.exit_code == 1 and "duplicate key 'value'" in res.output, res.output
+
+
+def test_a_non_string_secure_value_is_still_a_secret(runner, tmp_path, dev_data):
+    dev_data["clusterName"] = {"secure": 123}
+    stack = tmp_path / "Pulumi.s.yaml"
+    stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": dev_data}}))
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 1 and "clusterName: an encrypted Pulumi secret" in res.output, res.output
+
+
+def test_plan_names_what_a_file_holds_when_it_is_no_demand(runner, tmp_path):
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    res = runner.invoke(main, ["plan", str(empty)])
+    assert res.exit_code == 1 and "holds an empty file; allowed: a demand" in res.output
+    project = runner.invoke(main, ["plan", str(ROOT / "Pulumi.yaml")])
+    assert project.exit_code == 1 and "1 error(s)" in project.output
+    assert "this is a Pulumi project file (name, runtime); allowed: a demand" in project.output

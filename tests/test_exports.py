@@ -146,6 +146,7 @@ USES = _uses()
 PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.validation", "_most_that_fits"): "the rules tests check every suggested MIG layout fits",
     ("gpu_platform.load", "_yaml_problem"): "the planner's demand file reports bad YAML as spec loading does",
+    ("gpu_platform.load", "_kind"): "the planner's demand file names what a file holds as spec loading does",
     ("gpu_platform.synth", "_check_replaceable"): "the synth safety tests call the guard on a system folder",
     ("gpu_platform.planner.branch", "_Incidence"): "the branch tests check which columns a node allows",
     ("gpu_platform.planner.remote", "_frame"): "the worker tests read a framed message back",

@@ -545,3 +545,32 @@ def test_account_fields_are_checked_when_the_model_is_built_in_python():
     assert {e["loc"][0] for e in info.value.errors()} == {"project", "location", "service_account"}
     with pytest.raises(ValidationError, match="is not an IAM role ARN"):
         AwsSpec(region="us-east-1", node_role_arn="my-role")
+
+
+@pytest.mark.parametrize(
+    ("arn", "ok"),
+    [
+        ("arn:aws:iam::111122223333:role/gpu-nodes", True),
+        ("arn:aws:iam::111122223333:role/service-role/gpu-nodes", True),
+        ("arn:aws-cn:iam::111122223333:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_x_1", True),
+        ("arn:aws:iam::111122223333:role/" + "r" * 64, True),
+        ("arn:aws:iam::111122223333:role/" + "r" * 65, False),  # IAM role names stop at 64
+        ("arn:aws:iam::111122223333:role//gpu-nodes", False),  # an empty path segment
+        ("arn:aws:iam::111122223333:role/gpu-nodes/", False),  # no name
+    ],
+)
+def test_role_arns_follow_iam_limits(dev_data, arn, ok):
+    dev_data["aws"]["nodeRoleArn"] = arn
+    errors = [e for e in _errors(dev_data) if e.startswith("aws.nodeRoleArn")]
+    assert not errors if ok else errors, errors
+
+
+@pytest.mark.parametrize(
+    ("zone", "ok"),
+    [("us-central1-a", True), ("us-central1-ai1a", True), ("us-central1-0", False), ("us-central1-zz9", False)],
+)
+def test_gcp_zones_are_spelled_as_gcp_spells_them(zone, ok):
+    data = gke_data()
+    data["gcp"]["zones"] = [zone]
+    errors = [e for e in _errors(data) if e.startswith("gcp.zones")]
+    assert not errors if ok else errors, errors

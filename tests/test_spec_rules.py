@@ -444,6 +444,14 @@ def test_every_number_field_refuses_true_and_false():
     assert not loose, loose
 
 
+def test_a_layout_whose_most_that_fits_is_the_balanced_one_is_suggested_once(dev_data):
+    dev_data["nodePools"][1]["sharing"]["migLayout"] = {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 3}
+    with pytest.raises(SpecError) as info:
+        parse_spec(dev_data)
+    [message] = [f.message for f in info.value.findings if f.path == "nodePools[1].sharing.migLayout"]
+    assert message.endswith("e.g. {'3g.40gb': 1, '2g.20gb': 1, '1g.10gb': 2} (the most of this one that fits)")
+
+
 def test_the_suggested_layout_always_fits_and_keeps_to_the_given_counts():
     import itertools
 

@@ -160,7 +160,7 @@ def _other_kind(data: dict[str, Any]) -> str | None:
 
 
 def _is_secure(value: Any) -> bool:
-    return isinstance(value, dict) and len(value) == 1 and isinstance(value.get("secure"), str)
+    return isinstance(value, dict) and len(value) == 1 and "secure" in value  # Pulumi reads any such as a secret
 
 
 def _secure_values(data: Any) -> list[str]:
@@ -219,7 +219,7 @@ def read_config_json(text: str | bytes, source: str) -> dict[str, Any]:
     "secret": bool}}` (pulumi/pulumi pkg/cmd/pulumi/config/config.go, `configValueJSON`: a secret's value is left out
     unless `--show-secrets` is given; ESC environments are already resolved)."""
     try:
-        data = load_json(text)
+        data = load_json(text, unique_keys=True)
     except ValueError as e:
         raise SpecError(
             [Finding("", f"not valid JSON: {e}; allowed: the output of `pulumi config --json`")], source

@@ -41,7 +41,8 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL_NAME = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 _CLUSTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-_ROLE_ARN = re.compile(r"arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}")
+# An IAM role ARN: a path of segments ending in '/', then a name of at most 64 characters (IAM's limits).
+_ROLE_ARN = re.compile(r"arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/([A-Za-z0-9+=,.@_-]+/){0,64}[A-Za-z0-9+=,.@_-]{1,64}")
 DNS_LABEL_ALLOWED = "a lower-case DNS label: a-z, 0-9 and '-', starting and ending alphanumeric, at most 63 characters"
 
 
@@ -260,7 +261,7 @@ def _namespace(value: str) -> str:
 # us-central1-a (GCP). They reach API endpoints, node selectors and prices, so nothing else passes.
 _AWS_REGION = re.compile(r"[a-z]{2,4}(-[a-z]+){1,3}-[0-9]{1,2}")
 _GCP_REGION = re.compile(r"[a-z]+-[a-z]+[0-9]{1,2}")
-_GCP_ZONE = re.compile(r"([a-z]+-[a-z]+[0-9]{1,2})-[a-z0-9]{1,8}")
+_GCP_ZONE = re.compile(r"([a-z]+-[a-z]+[0-9]{1,2})-([a-z]|ai[0-9][a-z])")  # us-central1-a, us-central1-ai1a
 
 
 def _aws_region(value: str) -> str:

@@ -176,8 +176,7 @@ def _rule_mig(p: str, s: Sharing, gpu_model: str, capable: bool) -> Iterator[Fin
             f"{p}.sharing.migLayout",
             f"{dict(layout)} does not fit one {gpu_model} under NVIDIA's placement "
             f"rules (uses {used_c}/7 compute and {used_m}/8 memory slices; at most {maxima} per GPU); "
-            f"allowed: a layout that fits, e.g. {_most_that_fits(gpu_model, layout, profiles)} (the most of "
-            f"this one that fits) or {_balanced(profiles)}",
+            f"allowed: a layout that fits, e.g. {_examples(gpu_model, layout, profiles)}",
         )
 
 
@@ -203,6 +202,11 @@ def _most_that_fits(gpu_model: str, layout: dict[str, int], profiles: dict[str, 
 
     walk(0, {}, 0)
     return {k: best[1][k] for k in layout if k in best[1]}
+
+
+def _examples(gpu_model: str, layout: dict[str, int], profiles: dict[str, MigProfile]) -> str:
+    most, balanced = _most_that_fits(gpu_model, layout, profiles), _balanced(profiles)
+    return f"{most} (the most of this one that fits)" + (f" or {balanced}" if most != balanced else "")
 
 
 def _balanced(profiles: dict[str, MigProfile]) -> dict[str, int]:

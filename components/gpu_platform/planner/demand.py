@@ -41,8 +41,8 @@ from ..inputs import (
     load_yaml,
     read_bounded,
 )
-from ..load import _yaml_problem, pydantic_findings
-from ..names import tier_name_problem
+from ..load import _kind, _yaml_problem, pydantic_findings
+from ..names import shortened, tier_name_problem
 from ..spec import MAX_HOURLY_PRICE, Cloud, Number, SharingMode
 
 __all__ = [
@@ -390,7 +390,11 @@ def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[
 def parse_demand(data: Any, source: str | None = None, cloud: str | None = None) -> Demand:
     """Validate a raw demand object (structure and cross-field rules). Raises SpecError with every error."""
     if not isinstance(data, dict):
-        raise SpecError([Finding("", f"expected a mapping, got {type(data).__name__}")], source)
+        got = "an empty file" if data is None else f"{_kind(data)} ({shortened(data)})"
+        raise SpecError(
+            [Finding("", f"holds {got}; allowed: a demand, a mapping with tiers (see examples/demand-small.yaml)")],
+            source,
+        )
     try:
         demand = Demand.model_validate(data)
     except ValidationError as e:
@@ -462,6 +466,17 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
         raise SpecError([Finding("", str(e))], str(path)) from None
     except yaml.YAMLError as e:
         raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
+    if isinstance(data, dict) and "runtime" in data and "name" in data:
+        raise SpecError(
+            [
+                Finding(
+                    "",
+                    "this is a Pulumi project file (name, runtime); allowed: a demand (tiers with gpus, mig or seats; "
+                    "see examples/demand-small.yaml)",
+                )
+            ],
+            str(path),
+        )
     if isinstance(data, dict) and ("nodePools" in data or "config" in data):
         raise SpecError(
             [
