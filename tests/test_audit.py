@@ -314,3 +314,8 @@ def test_without_spec_or_config_a_note_says_the_defaults_apply_and_yaml_is_refus
     assert res.exit_code == 1 and "allowed: the JSON of `pulumi stack export` or `pulumi preview --json`" in " ".join(
         res.stderr.split()
     )
+
+
+def test_a_spec_given_as_the_document_points_at_spec():
+    res = run(DEV)
+    assert res.exit_code == 1 and "(a spec or stack file goes in --spec)" in " ".join(res.stderr.split())

@@ -210,6 +210,7 @@ def test_exit_codes(tmp_path):
         ),
         ('apiVersion: v1\nkind: Pod\nmetadata: {name: "a\x00"}\n', "at line 3, column 20: the character #x0000"),
         ("apiVersion: v1\nkind: Pod\nmetadata:\n  labels: {1: a}\n", "at line 4, column 12: found key 1 (a number)"),
+        ("cloud: aws\nnodePools: []\ntiers: []\n", "this is a spec or stack file: give it with --spec"),
     ],
     ids=[
         "missing",
@@ -221,6 +222,7 @@ def test_exit_codes(tmp_path):
         "int-overflow",
         "nul",
         "int-key",
+        "a-spec",
     ],
 )
 def test_bad_input_exits_two_cleanly(tmp_path, content, words):

@@ -61,7 +61,7 @@ CASES = [
         "cloud-mismatch",
         [(("nodePools", 0, "instanceType"), "a2-highgpu-8g")],
         "nodePools[0].instanceType",
-        "is a gcp type but cloud is 'aws'",
+        "is a GCP type but cloud is 'aws'",
     ),
     ("missing-cloud-section", [(("aws",), _DELETE)], "aws", "section is required"),
     (

@@ -48,6 +48,8 @@ def _read_json(path: str, what: str, unique_keys: bool = False) -> Any:
             if what == "document"
             else "; allowed: the JSON file --policy-pack-config takes"
         )
+        if what == "document" and path.endswith((".yaml", ".yml")):
+            expected += " (a spec or stack file goes in --spec)"
         raise AuditInputError(f"{what} {path} is not JSON: {e}{expected}") from None
 
 

@@ -62,6 +62,9 @@ def _did_you_mean(value: str, values: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+_A_CLOUD = {"aws": "an AWS", "gcp": "a GCP"}
+
+
 def rule_top_level(spec: PlatformSpec) -> Iterator[Finding]:
     """Cluster-wide fields: label domain, Kubernetes version, the cloud section."""
     if len(spec.label_domain) > 253 or not _DNS_SUBDOMAIN.match(spec.label_domain):
@@ -114,7 +117,7 @@ def rule_pools(spec: PlatformSpec) -> Iterator[Finding]:
         if itype.cloud != spec.cloud.value:
             yield _err(
                 f"{p}.instanceType",
-                f"{pool.instance_type!r} is a {itype.cloud} type but cloud is "
+                f"{pool.instance_type!r} is {_A_CLOUD.get(itype.cloud, itype.cloud)} type but cloud is "
                 f"{spec.cloud.value!r}; allowed: {_choices(cloud_types)}",
             )
         yield from _rule_sharing(spec, p, pool, itype.gpu_model)

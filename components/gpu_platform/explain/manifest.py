@@ -67,11 +67,17 @@ def _check_shape(doc: Any, where: str, seen: int = 0) -> int:
     return seen
 
 
+def _what(doc: Any) -> str:
+    """What a document that is no Kubernetes object is, in the user's terms."""
+    if isinstance(doc, dict) and ("nodePools" in doc or "config" in doc or "tiers" in doc):
+        return "this is a spec or stack file: give it with --spec, and the workload manifest as WORKLOAD"
+    kinds = {dict: "a mapping without them", list: "a list", str: "a string", type(None): "an empty document"}
+    return "got " + kinds.get(type(doc), "a number or boolean")
+
+
 def _objects(doc: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(doc, dict) or not isinstance(doc.get("kind"), str) or not isinstance(doc.get("apiVersion"), str):
-        raise ManifestError(
-            f"{where}: not a Kubernetes object (a mapping with apiVersion and kind); got {type(doc).__name__}"
-        )
+        raise ManifestError(f"{where}: not a Kubernetes object (a mapping with apiVersion and kind); {_what(doc)}")
     if doc["kind"] == "List" and isinstance(doc.get("items"), list):  # kubectl's v1 List
         return [o for i, item in enumerate(doc["items"]) for o in _objects(item, f"{where} items[{i}]")]
     if not isinstance(doc.get("metadata", {}), dict):
