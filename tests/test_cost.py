@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from gpu_platform.cli import main
@@ -201,3 +202,17 @@ def test_the_cost_command_prints_the_price_origin(tmp_path):
     )
     md = CliRunner().invoke(main, ["cost", str(ROOT / "examples" / "gke-a2.yaml"), "--format", "markdown"])
     assert "- prices: a2-ultragpu-8g: on-demand list prices in us-central1" in md.stdout
+
+
+def test_spot_and_capacity_block_pools_are_named_as_billed_otherwise(dev_data):
+    from gpu_platform.load import parse_spec
+    from gpu_platform.observability.cost import cost_report
+
+    dev_data["nodePools"][2].setdefault("aws", {})["capacityType"] = "SPOT"
+    prices = cost_report(parse_spec(dev_data)).prices
+    assert prices[-1] == (
+        "pool gpu-dev runs Spot capacity: billed at those rates, not at the on-demand prices the figures here use "
+        "(catalog.priceOverrides sets one price per instance type)"
+    )
+    gke = cost_report(parse_spec(yaml.safe_load((ROOT / "examples" / "gke-a2.yaml").read_text()))).prices
+    assert any(p.startswith("pool gpu-ci runs Spot VMs: billed at those rates") for p in gke)

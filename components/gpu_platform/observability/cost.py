@@ -16,7 +16,7 @@ from typing import Any
 from ..catalog.instances import SOURCES
 from ..errors import Finding, Severity
 from ..names import gcp_region
-from ..spec import Cloud, PlatformSpec
+from ..spec import CapacityType, Cloud, PlatformSpec
 from .pricing import HOURS_PER_MONTH, PoolPrice, pool_price
 
 __all__ = ["CostReport", "cost_report", "unattributed_notes"]
@@ -227,6 +227,18 @@ def _as_of(source: str) -> str:
     return f" as of {found.group(1)}" if found else ""
 
 
+def _billed_otherwise(spec: PlatformSpec) -> list[str]:
+    """Pools whose nodes are not billed at the on-demand price: Spot (AWS, GCP) and EC2 Capacity Blocks."""
+    out = []
+    for pool in spec.node_pools:
+        if spec.cloud == Cloud.AWS and pool.aws.capacity_type != CapacityType.ON_DEMAND:
+            kind = "Spot" if pool.aws.capacity_type == CapacityType.SPOT else "Capacity Block"
+            out.append(f"pool {pool.name} runs {kind} capacity")
+        elif spec.cloud == Cloud.GCP and pool.gcp.spot:
+            out.append(f"pool {pool.name} runs Spot VMs")
+    return out
+
+
 def price_notes(spec: PlatformSpec) -> list[str]:
     """Where the prices of the spec's instance types come from: the list-price region and date, the cluster's
     other region, a price taken from another type, the discount, prices from the spec."""
@@ -252,6 +264,12 @@ def price_notes(spec: PlatformSpec) -> list[str]:
             "catalog.priceOverrides to what you pay"
         )
     notes += proxies
+    billed = _billed_otherwise(spec)
+    if billed:
+        notes.append(
+            f"{'; '.join(billed)}: billed at those rates, not at the on-demand prices the figures here use "
+            "(catalog.priceOverrides sets one price per instance type)"
+        )
     if given:
         notes.append(f"{', '.join(given)}: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)")
     return notes
