@@ -168,3 +168,13 @@ def test_a_mig_resource_on_a_gke_native_pool_points_at_the_gpu_operator():
     [line] = [e for e in finding_lines(data) if e.startswith(tier_path(data, "infer") + ".resource")]
     assert "allowed: nvidia.com/gpu (GKE's own device plugin advertises MIG partitions as nvidia.com/gpu" in line
     assert "set gcp.gpuStack: gpu-operator" in line
+
+
+def test_pools_beyond_a_cluster_together_are_a_warning(dev_data):
+    for p in dev_data["nodePools"]:
+        p["maxSize"] = 1500
+    [warning] = [f for f in findings(dev_data, "warning") if f.path == "nodePools"]
+    assert "reach 6,000 nodes at maxSize together, more than the 5,000" in warning.message
+    for p in dev_data["nodePools"]:
+        p["maxSize"] = 1000
+    assert not [f for f in findings(dev_data, "warning") if f.path == "nodePools"]

@@ -105,6 +105,18 @@ def test_headroom_stops_at_what_a_cluster_holds_and_the_emitted_spec_validates()
     assert small.pools[0].max_nodes == 22 and small.notes == ()
 
 
+def test_a_gke_pool_over_a_thousand_nodes_is_told_how_many_zones_it_needs():
+    result = plan(
+        parse_demand({"cloud": "gcp", "tiers": [{"name": "t", "gpus": 36000, "instanceTypes": ["a3-highgpu-8g"]}]})
+    )
+    [pool] = result.pools
+    assert pool.max_nodes == 4500
+    assert result.notes == (
+        f"pool {pool.name!r}: maxSize 4,500 needs at least 5 zones in gcp.zones (GKE allows 1,000 nodes per node "
+        "pool per zone)",
+    )
+
+
 def test_a_pool_beyond_one_cluster_is_refused_and_the_cli_says_so(tmp_path):
     with pytest.raises(PlanningError, match="needs 6,000 nodes: a Kubernetes cluster supports at most 5,000"):
         plan(demand({"name": "train", "gpus": 48000, "instanceTypes": ["p5.48xlarge"]}))

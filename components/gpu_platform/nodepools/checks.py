@@ -43,7 +43,7 @@ from .gke import (
     uses_compact_placement,
 )
 
-__all__ = ["MAX_POOL_NODES", "check_node_pools"]
+__all__ = ["GKE_NODES_PER_ZONE", "MAX_POOL_NODES", "check_node_pools"]
 
 _EKS_MAX = 63
 _LABEL_MAX = 63  # Kubernetes label values (and EKS labelValue)
@@ -71,7 +71,7 @@ _IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")  # OCI distribu
 # quotas, adjustable), and GKE allows at most 1,000 nodes per node pool per zone.
 MAX_POOL_NODES = 5000
 _EKS_NODE_GROUP_QUOTA = 450
-_GKE_NODES_PER_ZONE = 1000
+GKE_NODES_PER_ZONE = 1000
 # The karpenter.k8s.aws label keys the v1.14.1 NodePool CRD lets a template set (its CEL rule's allow list).
 _KARPENTER_AWS_LABELS = frozenset(
     f"karpenter.k8s.aws/{k}"
@@ -434,11 +434,11 @@ def _eks_size(i: int, pool: NodePool) -> Iterator[Finding]:
 def _gke_size(spec: PlatformSpec, i: int, pool: NodePool) -> Iterator[Finding]:
     yield from _max_size(i, pool)
     zones = max(len(set(pool_zones(spec, pool))), 1)  # a zone listed twice is one zone
-    if _GKE_NODES_PER_ZONE * zones < pool.max_size <= MAX_POOL_NODES:
+    if GKE_NODES_PER_ZONE * zones < pool.max_size <= MAX_POOL_NODES:
         yield Finding(
             f"nodePools[{i}].maxSize",
             f"{pool.max_size} nodes over {zones} zone(s); GKE allows at most "
-            f"{_GKE_NODES_PER_ZONE} nodes per node pool per zone; allowed: 0..{_GKE_NODES_PER_ZONE * zones}, "
+            f"{GKE_NODES_PER_ZONE} nodes per node pool per zone; allowed: 0..{GKE_NODES_PER_ZONE * zones}, "
             "or add zones",
         )
 
@@ -640,6 +640,18 @@ def check_gke(spec: PlatformSpec) -> Iterator[Finding]:
             yield from _gke_native(spec, i, pool, itype.gpu_model)
 
 
+def _cluster_total(spec: PlatformSpec) -> Iterator[Finding]:
+    total = sum(p.max_size for p in spec.node_pools)
+    if total > MAX_POOL_NODES and all(p.max_size <= MAX_POOL_NODES for p in spec.node_pools):
+        yield Finding(
+            "nodePools",
+            f"the GPU pools reach {total:,} nodes at maxSize together, more than the {MAX_POOL_NODES:,} nodes a "
+            "Kubernetes cluster supports (before any other node of the cluster)",
+            Severity.WARNING,
+        )
+
+
 def check_node_pools(spec: PlatformSpec) -> list[Finding]:
     """Every node pool finding for the spec's cloud."""
-    return list(check_eks(spec) if spec.cloud == Cloud.AWS else check_gke(spec))
+    cloud = check_eks(spec) if spec.cloud == Cloud.AWS else check_gke(spec)
+    return [*cloud, *_cluster_total(spec)]

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..catalog import Catalog, profiles_for
-from ..nodepools.checks import MAX_POOL_NODES
+from ..nodepools.checks import GKE_NODES_PER_ZONE, MAX_POOL_NODES
 from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
 from ..nodepools.gke import GKE_POOL_NAME_MAX
 from ..spec import Cloud, SharingMode
@@ -267,6 +267,13 @@ def _size_notes(demand: Demand, pools: list[PlannedPool]) -> tuple[str, ...]:
         for p in pools
         if p.max_nodes < math.ceil(p.nodes * grow - 1e-9)
     ]
+    if demand.cloud == Cloud.GCP:  # GKE: at most 1,000 nodes per node pool per zone
+        notes += [
+            f"pool {p.name!r}: maxSize {p.max_nodes:,} needs at least {math.ceil(p.max_nodes / GKE_NODES_PER_ZONE)} "
+            f"zones in gcp.zones (GKE allows {GKE_NODES_PER_ZONE:,} nodes per node pool per zone)"
+            for p in pools
+            if p.max_nodes > GKE_NODES_PER_ZONE
+        ]
     total = sum(p.max_nodes for p in pools)
     if total > MAX_POOL_NODES:
         notes.append(
