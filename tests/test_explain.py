@@ -723,3 +723,14 @@ def test_pods_of_a_serving_workload_are_gated_then_admitted_by_kueue(tmp_path):
     kueue = next(s for s in entry["stages"] if s["stage"] == "kueue")
     assert kueue["quotaHolds"] and kueue["requests"] == {"nvidia.com/mig-3g.40gb": 3}
     assert entry["hourly"] == pytest.approx(3 * unit_price(DEV, "gpu-infer", "nvidia.com/mig-3g.40gb"), abs=1e-3)
+
+
+def test_a_job_denied_in_a_namespace_of_no_team_is_told_the_teams_namespaces():
+    path = str(ROOT / "examples/workloads/inference-job.yaml")
+    res = run(path, "--spec", DEV)
+    assert res.exit_code == 1
+    assert (
+        "hint: namespace 'default' belongs to no team; the teams' namespaces: prod-inference (production), "
+        "research (research)" in " ".join(res.output.split())
+    )
+    assert "hint:" not in run(path, "--spec", DEV, "--namespace", "prod-inference").output
