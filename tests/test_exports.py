@@ -10,6 +10,7 @@ docs imports it (`from gpu_platform.m import a`, `from .m import a`), reads it o
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import sys
 from collections import defaultdict
@@ -38,9 +39,21 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+def _parse(source: str) -> ast.Module:
+    """`ast.parse` with the garbage collector held: in CPython 3.11 a finalizer that the collector runs while the
+    tree is built (objects the Pulumi mocks' event loop left behind) can end in "SystemError: AST constructor
+    recursion depth mismatch"."""
+    gc.collect()
+    gc.disable()
+    try:
+        return ast.parse(source)
+    finally:
+        gc.enable()
+
+
 def _declared_all(path: Path) -> list[str] | None:
     """The module's literal `__all__`, or None when it defines none."""
-    for node in ast.parse(path.read_text()).body:
+    for node in _parse(path.read_text()).body:
         target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
         if isinstance(target, ast.Name) and target.id == "__all__" and node.value is not None:
             return list(ast.literal_eval(node.value))
@@ -105,7 +118,7 @@ def _uses() -> dict[str, dict[str, set[str]]]:
     """Map each module to the names taken from it, each to where it is taken."""
     uses: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for where, source, module, is_package in _sources():
-        tree = ast.parse(source)
+        tree = _parse(source)
         scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))]
         for scope in scopes:
             aliases: dict[str, str] = {}  # a name this scope binds to one of the package's modules -> that module

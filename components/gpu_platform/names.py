@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
@@ -29,6 +30,7 @@ __all__ = [
     "TierName",
     "UnprefixedChartVersion",
     "cluster_name_problem",
+    "raising",
     "gcp_project_problem",
     "gcp_region",
     "role_arn_problem",
@@ -82,10 +84,29 @@ def dns_label_problem(value: str) -> str | None:
     return None
 
 
-def _dns_label(value: str) -> str:
-    if problem := dns_label_problem(value):
-        raise ValueError(problem)
-    return value
+def raising(problem: Callable[[str], str | None]) -> Callable[[str], str]:
+    """A validator from a `*_problem` function: the value, or ValueError with the problem."""
+
+    def validate(value: str) -> str:
+        if found := problem(value):
+            raise ValueError(found)
+        return value
+
+    return validate
+
+
+def _label_of(limit: int, what: str, why: str = "") -> Callable[[str], str | None]:
+    """The problem function of a name that is a DNS label of at most `limit` characters."""
+
+    def problem(value: str) -> str | None:
+        if len(value) > limit or not _DNS_LABEL.fullmatch(value):
+            return (
+                f"{_show(value)} is not {what}; allowed: a lower-case DNS label (a-z, 0-9, '-', starting and ending "
+                f"alphanumeric) of at most {limit} characters{why}"
+            )
+        return None
+
+    return problem
 
 
 def _dns_subdomain(value: str) -> str:
@@ -144,12 +165,6 @@ def service_account_problem(value: str) -> str | None:
 def _k8s_minor(value: str) -> str:
     if not _K8S_MINOR.fullmatch(value):
         raise ValueError(f"{_show(value)} is not a minor version; allowed: e.g. '1.33'")
-    return value
-
-
-def _cluster_name(value: str) -> str:
-    if problem := cluster_name_problem(value):
-        raise ValueError(problem)
     return value
 
 
@@ -221,40 +236,15 @@ def _unprefixed_chart_version(value: str) -> str:
 TIER_NAME_MAX = 59  # the tier's PriorityClass / WorkloadPriorityClass `gpu-<tier>` is a label value (63)
 
 
-def tier_name_problem(value: str) -> str | None:
-    """Why `value` is not a tier name, or None."""
-    if len(value) > TIER_NAME_MAX or not _DNS_LABEL.fullmatch(value):
-        return (
-            f"{_show(value)} is not a tier name; allowed: a lower-case DNS label (a-z, 0-9, '-', starting and ending "
-            f"alphanumeric) of at most {TIER_NAME_MAX} characters: its priority class gpu-<tier> is the value jobs "
-            "put in the kueue.x-k8s.io/priority-class label, at most 63 characters"
-        )
-    return None
-
-
-def _tier_name(value: str) -> str:
-    if problem := tier_name_problem(value):
-        raise ValueError(problem)
-    return value
-
-
-def _release_name(value: str) -> str:
-    # helm/helm v3 pkg/chartutil/validate_name.go: "release name must not be longer than 53 characters"
-    if len(value) > 53 or not _DNS_LABEL.fullmatch(value):
-        raise ValueError(
-            f"{_show(value)} is not a Helm release name; allowed: a lower-case DNS label (a-z, 0-9, '-') of at most "
-            "53 characters"
-        )
-    return value
-
-
-def _namespace(value: str) -> str:
-    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
-        raise ValueError(
-            f"{_show(value)} is not a namespace name; allowed: a lower-case DNS label (a-z, 0-9, '-', at most 63 "
-            "characters)"
-        )
-    return value
+tier_name_problem = _label_of(
+    TIER_NAME_MAX,
+    "a tier name",
+    ": its priority class gpu-<tier> is the value jobs put in the kueue.x-k8s.io/priority-class label, at most 63 "
+    "characters",
+)
+# helm/helm v3 pkg/chartutil/validate_name.go: maxReleaseNameLen = 53
+_release_name = raising(_label_of(53, "a Helm release name"))
+_namespace = raising(_label_of(63, "a namespace name"))
 
 
 # Region and zone names as the clouds spell them: us-east-1, us-gov-west-1, eusc-de-east-1 (AWS); us-central1 and
@@ -291,9 +281,9 @@ def _gcp_zone(value: str) -> str:
     return value
 
 
-DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+DnsLabel = Annotated[str, AfterValidator(raising(dns_label_problem))]
 KubernetesMinor = Annotated[str, AfterValidator(_k8s_minor)]
-TierName = Annotated[str, AfterValidator(_tier_name)]
+TierName = Annotated[str, AfterValidator(raising(tier_name_problem))]
 """A tier name: a DNS label of at most 59 characters (its priority class `gpu-<tier>` is a label value)."""
 ReleaseName = Annotated[str, AfterValidator(_release_name)]
 """A Helm release name: a DNS label of at most 53 characters (Helm's limit, for the names it derives from it)."""
@@ -306,6 +296,6 @@ UnprefixedChartVersion = Annotated[str, AfterValidator(_unprefixed_chart_version
 Namespace = Annotated[str, AfterValidator(_namespace)]
 InstanceTypeName = Annotated[str, AfterValidator(_instance_type)]
 DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
-ClusterName = Annotated[str, AfterValidator(_cluster_name)]
+ClusterName = Annotated[str, AfterValidator(raising(cluster_name_problem))]
 LabelKey = Annotated[str, AfterValidator(_label_key)]
 LabelValue = Annotated[str, AfterValidator(_label_value)]

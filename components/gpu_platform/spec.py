@@ -7,7 +7,6 @@ once with its field path. Use `gpu_platform.load.parse_spec` / `load_spec` to ge
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
@@ -37,6 +36,7 @@ from .names import (
     UnprefixedChartVersion,
     cluster_name_problem,
     gcp_project_problem,
+    raising,
     role_arn_problem,
     service_account_problem,
 )
@@ -96,45 +96,19 @@ def _non_empty(value: str) -> None:
         raise ValueError("'' is empty; allowed: the id or name of an existing object")
 
 
-def _cluster(value: str) -> None:
-    if problem := cluster_name_problem(value):
-        raise ValueError(problem)
-
-
-def _role_arn(value: str) -> None:
-    if problem := role_arn_problem(value):
-        raise ValueError(problem)
-
-
-def _gcp_project(value: str) -> None:
-    if problem := gcp_project_problem(value):
-        raise ValueError(problem)
-
-
-def _service_account(value: str) -> None:
-    if problem := service_account_problem(value):
-        raise ValueError(problem)
-
-
-def _plain(check: Callable[[str], None]) -> Callable[[str], str]:
-    """`check` as the validator of a plain value (a Pulumi Input is checked by `deferrable` once it resolves)."""
-
-    def validate(value: str) -> str:
-        check(value)
-        return value
-
-    return validate
+_cluster = raising(cluster_name_problem)
+_role_arn = raising(role_arn_problem)
+_gcp_project = raising(gcp_project_problem)
+_service_account = raising(service_account_problem)
 
 
 # Fields that name existing cloud or cluster objects: plain strings from YAML; in Python also a Pulumi Input (an
 # Output, a secret), kept as a `deferred.Deferred` and checked when it resolves (see `gpu_platform.deferred`).
 ObjectRef = Annotated[str, WrapValidator(deferrable(_non_empty))]
 ClusterRef = Annotated[ClusterName, WrapValidator(deferrable(_cluster))]
-RoleArnRef = Annotated[str, AfterValidator(_plain(_role_arn)), WrapValidator(deferrable(_role_arn))]
-GcpProjectRef = Annotated[str, AfterValidator(_plain(_gcp_project)), WrapValidator(deferrable(_gcp_project))]
-ServiceAccountRef = Annotated[
-    str, AfterValidator(_plain(_service_account)), WrapValidator(deferrable(_service_account))
-]
+RoleArnRef = Annotated[str, AfterValidator(_role_arn), WrapValidator(deferrable(_role_arn))]
+GcpProjectRef = Annotated[str, AfterValidator(_gcp_project), WrapValidator(deferrable(_gcp_project))]
+ServiceAccountRef = Annotated[str, AfterValidator(_service_account), WrapValidator(deferrable(_service_account))]
 PositiveFloat = Annotated[Number, Field(ge=0, le=MAX_HOURLY_PRICE)]
 
 
