@@ -45,7 +45,15 @@ def test_a_spec_given_as_json_text_is_read_as_pulumi_config_reads_it(runner, tmp
     stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": '{"cloud": "aws", "cloud": "gcp"}'}}))
     assert "duplicate key 'cloud'" in runner.invoke(main, ["validate", str(stack)]).output
     stack.write_text(yaml.safe_dump({"config": {"gpu-platform:platform": "aws"}}))
-    assert "'aws' is a string; allowed: a mapping" in runner.invoke(main, ["validate", str(stack)]).output
+    assert (
+        "gpu-platform:platform: is a string ('aws'); allowed: a mapping"
+        in runner.invoke(main, ["validate", str(stack)]).output
+    )
+    stack.write_text("config:\n  gpu-platform:platform:\n")
+    assert (
+        "gpu-platform:platform: is empty (null); allowed: a mapping"
+        in runner.invoke(main, ["validate", str(stack)]).output
+    )
 
 
 def test_an_encrypted_secret_in_the_stack_file_is_one_clear_error(runner, tmp_path, dev_data):
@@ -74,6 +82,7 @@ def test_an_encrypted_secret_in_the_stack_file_is_one_clear_error(runner, tmp_pa
         ),
         ("plan", "Pulumi.dev.yaml", "this is a platform spec or stack file (nodePools or config:)"),
         ("plan", "examples/gke-a2.yaml", "this is a platform spec or stack file"),
+        ("plan", "examples/workloads/inference-job.yaml", "this is a Kubernetes object ('Job'); allowed: a demand"),
     ],
 )
 def test_the_wrong_kind_of_file_is_one_error_that_names_it(runner, command, file, words):
@@ -91,6 +100,14 @@ def test_a_value_key_in_a_stack_file_is_not_unwrapped_as_pulumi_config_json_outp
     dump = tmp_path / "config.json"
     dump.write_text(json.dumps({"gpu-platform:platform": {"value": json.dumps(dev_data), "secret": False}}))
     assert runner.invoke(main, ["validate", str(dump)]).exit_code == 0
+
+
+def test_a_new_stack_file_without_config_says_so(runner, tmp_path):
+    stack = tmp_path / "Pulumi.new.yaml"
+    stack.write_text("encryptionsalt: v1:abc\n")
+    res = runner.invoke(main, ["validate", str(stack)])
+    assert res.exit_code == 1 and "1 error(s)" in res.output
+    assert "this is a Pulumi stack file without config (only encryptionsalt)" in res.output
 
 
 def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_data):
@@ -113,7 +130,7 @@ def test_validate_invalid_prints_every_error_on_stderr(runner, tmp_path, dev_dat
         (b"", "holds an empty file; allowed: a mapping"),
         (b"42", "holds a number (42); allowed: a mapping"),
         (b"config: {other:key: 1}", "no 'gpu-platform:platform' key"),
-        (b"config: {gpu-platform:platform: [1]}", "gpu-platform:platform: [1] is a list; allowed: a mapping"),
+        (b"config: {gpu-platform:platform: [1]}", "gpu-platform:platform: is a list ([1]); allowed: a mapping"),
         (b"cloud: aws\nclusterName: \xff\xfe", "is not UTF-8 text: byte b'\\xff' at offset 24"),
     ],
 )
@@ -347,7 +364,7 @@ def test_plan_names_what_a_file_holds_when_it_is_no_demand(runner, tmp_path):
     empty = tmp_path / "empty.yaml"
     empty.write_text("")
     res = runner.invoke(main, ["plan", str(empty)])
-    assert res.exit_code == 1 and "holds an empty file; allowed: a demand" in res.output
+    assert res.exit_code == 1 and f"{empty} holds an empty file; allowed: a demand" in " ".join(res.output.split())
     project = runner.invoke(main, ["plan", str(ROOT / "Pulumi.yaml")])
     assert project.exit_code == 1 and "1 error(s)" in project.output
     assert "this is a Pulumi project file (name, runtime); allowed: a demand" in project.output

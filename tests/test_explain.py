@@ -211,6 +211,7 @@ def test_exit_codes(tmp_path):
         ('apiVersion: v1\nkind: Pod\nmetadata: {name: "a\x00"}\n', "at line 3, column 20: the character #x0000"),
         ("apiVersion: v1\nkind: Pod\nmetadata:\n  labels: {1: a}\n", "at line 4, column 12: found key 1 (a number)"),
         ("cloud: aws\nnodePools: []\ntiers: []\n", "this is a spec or stack file: give it with --spec"),
+        ("cloud: aws\ntiers: [{name: a, gpus: 8}]\n", "this is a planner demand, which `gpu-platform plan` takes"),
     ],
     ids=[
         "missing",
@@ -223,6 +224,7 @@ def test_exit_codes(tmp_path):
         "nul",
         "int-key",
         "a-spec",
+        "a-demand",
     ],
 )
 def test_bad_input_exits_two_cleanly(tmp_path, content, words):

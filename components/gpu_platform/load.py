@@ -111,10 +111,8 @@ def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict
     elif hint := _other_kind(data):
         raise SpecError([Finding("", hint)], str(path))
     if not isinstance(data, dict):
-        raise SpecError(
-            [Finding(CONFIG_KEY, f"{shortened(data)} is {_kind(data)}; allowed: a mapping (the spec object)")],
-            str(path),
-        )
+        got = "empty (null)" if data is None else f"{_kind(data)} ({shortened(data)})"
+        raise SpecError([Finding(CONFIG_KEY, f"is {got}; allowed: a mapping (the spec object)")], str(path))
     return data
 
 
@@ -135,10 +133,17 @@ def _missing_key(config: Any) -> str:
 
 
 _DEMAND_TIER_KEYS = {"gpus", "mig", "seats"}
+# What `pulumi stack init` writes into a stack file before any config.
+_STACK_FILE_KEYS = {"encryptionsalt", "secretsprovider", "encryptedkey", "environment"}
 
 
 def _other_kind(data: dict[str, Any]) -> str | None:
     """What the file is, when it is plainly not a spec: a Pulumi project file or a planner demand."""
+    if data and set(data) <= _STACK_FILE_KEYS:
+        return (
+            "this is a Pulumi stack file without config (only "
+            f"{', '.join(sorted(data))}); allowed: the spec under config: {CONFIG_KEY}: {{...}}"
+        )
     if "apiVersion" in data and "kind" in data and "nodePools" not in data:
         return (
             f"this is a Kubernetes object ({shortened(data['kind'])}); allowed: a spec. `gpu-platform explain "

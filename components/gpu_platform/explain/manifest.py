@@ -69,6 +69,9 @@ def _check_shape(doc: Any, where: str, seen: int = 0) -> int:
 
 def _what(doc: Any) -> str:
     """What a document that is no Kubernetes object is, in the user's terms."""
+    tiers = doc.get("tiers") if isinstance(doc, dict) else None
+    if isinstance(tiers, list) and any(isinstance(t, dict) and {"gpus", "mig", "seats"} & set(t) for t in tiers):
+        return "this is a planner demand, which `gpu-platform plan` takes; WORKLOAD is a workload manifest"
     if isinstance(doc, dict) and ("nodePools" in doc or "config" in doc or "tiers" in doc):
         return "this is a spec or stack file: give it with --spec, and the workload manifest as WORKLOAD"
     kinds = {dict: "a mapping without them", list: "a list", str: "a string", type(None): "an empty document"}

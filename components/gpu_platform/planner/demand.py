@@ -391,8 +391,9 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
     """Validate a raw demand object (structure and cross-field rules). Raises SpecError with every error."""
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"{_kind(data)} ({shortened(data)})"
+        what = f"{source} holds" if source else "the demand is"
         raise SpecError(
-            [Finding("", f"holds {got}; allowed: a demand, a mapping with tiers (see examples/demand-small.yaml)")],
+            [Finding("", f"{what} {got}; allowed: a demand, a mapping with tiers (see examples/demand-small.yaml)")],
             source,
         )
     try:
@@ -473,6 +474,17 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
                     "",
                     "this is a Pulumi project file (name, runtime); allowed: a demand (tiers with gpus, mig or seats; "
                     "see examples/demand-small.yaml)",
+                )
+            ],
+            str(path),
+        )
+    if isinstance(data, dict) and "apiVersion" in data and "kind" in data:
+        raise SpecError(
+            [
+                Finding(
+                    "",
+                    f"this is a Kubernetes object ({shortened(data['kind'])}); allowed: a demand. `gpu-platform "
+                    "explain WORKLOAD --spec SPEC` takes a workload manifest",
                 )
             ],
             str(path),
