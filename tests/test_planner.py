@@ -244,6 +244,8 @@ def test_the_gke_demand_example_plans_into_a_spec_that_validates_and_renders(tmp
     assert "note: set gcp.gpuStack: gpu-operator in the spec: the MIG pools (mig-" in run.stderr
     table = runner.invoke(main, ["plan", path]).stdout
     assert "labelDomain and gcp (project, location); set gcp.gpuStack: gpu-operator" in table
+    notes = json.loads(runner.invoke(main, ["plan", path, "--format", "json"]).stdout)["notes"]
+    assert any(n.startswith("set gcp.gpuStack: gpu-operator in the spec") for n in notes)
     aws = runner.invoke(main, ["plan", str(ROOT / "examples" / "demand-small.yaml"), "--format", "yaml"])
     assert "gpuStack" not in aws.stderr
     gcp = {**CLOUD["gcp"], "gpuStack": "gpu-operator"}  # MIG pools name MIG resources (the example's comment)

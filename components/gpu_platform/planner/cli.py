@@ -6,7 +6,6 @@ import json
 import math
 import signal
 import threading
-from typing import TYPE_CHECKING
 
 import click
 import yaml
@@ -14,9 +13,6 @@ from rich.markup import escape
 
 from ..console import err, fail, out, print_findings, print_table
 from ..errors import GpuPlatformError, SpecError
-
-if TYPE_CHECKING:
-    from .solve import Plan
 
 __all__ = ["plan_command"]
 
@@ -71,20 +67,9 @@ def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) ->
             signal.signal(signal.SIGINT, before if before is not None else signal.SIG_DFL)
 
 
-def _needs_gpu_operator(result: Plan) -> str | None:
-    """On GKE a plan with MIG pools names MIG resources, which only the GPU Operator advertises there."""
-    mig = [p.name for p in result.pools if p.candidate.mode == "mig"]  # string enums: no spec import at start
-    if result.demand.cloud != "gcp" or not mig:
-        return None
-    return (
-        f"set gcp.gpuStack: gpu-operator in the spec: the MIG pools ({', '.join(mig)}) serve tiers that request "
-        "nvidia.com/mig-<profile>, which GKE's own GPU stack does not advertise"
-    )
-
-
 def _plan(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
     from .demand import load_demand
-    from .report import plan_dict, plan_tables, spec_fragment
+    from .report import needs_gpu_operator, plan_dict, plan_tables, spec_fragment
     from .solve import plan
 
     try:
@@ -111,7 +96,7 @@ def _plan(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
             f"[yellow]warning[/]: not proven optimal in {result.seconds:.1f}s (time limit {time_limit}s); "
             f"MIP gap {result.gap:.2%}"
         )
-    operator = _needs_gpu_operator(result)
+    operator = needs_gpu_operator(result)
     if fmt == "yaml" and operator:  # on stderr: the YAML on stdout stays a spec fragment
         err.print(f"note: {operator}")
     if fmt == "table":

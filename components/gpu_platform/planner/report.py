@@ -9,10 +9,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..catalog.resources import mig_resource
-from ..spec import SharingMode
+from ..spec import Cloud, SharingMode
 from .solve import Plan, PlannedPool
 
-__all__ = ["plan_dict", "plan_tables", "spec_fragment"]
+__all__ = ["needs_gpu_operator", "plan_dict", "plan_tables", "spec_fragment"]
 
 HOURS_PER_MONTH = 730
 
@@ -68,6 +68,17 @@ def _tier_need(plan: Plan, name: str) -> str:
     return f"{name}: {t.seat_demand.count} seats /{t.seat_demand.per_gpu}"
 
 
+def needs_gpu_operator(plan: Plan) -> str | None:
+    """On GKE a plan with MIG pools names MIG resources, which only the GPU Operator advertises there."""
+    mig = [p.name for p in plan.pools if p.candidate.mode == SharingMode.MIG]
+    if plan.demand.cloud != Cloud.GCP or not mig:
+        return None
+    return (
+        f"set gcp.gpuStack: gpu-operator in the spec: the MIG pools ({', '.join(mig)}) serve tiers that request "
+        "nvidia.com/mig-<profile>, which GKE's own GPU stack does not advertise"
+    )
+
+
 def plan_dict(plan: Plan) -> dict[str, Any]:
     """The plan as plain data (the `--format json` output)."""
     return {
@@ -108,7 +119,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
             for m in plan.mig
         ],
         "seconds": round(plan.seconds, 3),
-        "notes": list(plan.notes),
+        "notes": [*plan.notes, *filter(None, [needs_gpu_operator(plan)])],
         "spec": spec_fragment(plan),
     }
 
