@@ -703,6 +703,12 @@ def test_the_api_server_validates_extended_resources_after_mutation(tmp_path):
     assert code == 1 and entry["denied"].endswith(
         "requests[nvidia.com/gpu]: Invalid value: 2: must be equal to nvidia.com/gpu limit of 1"
     )
+    negative = job("train", gpus=-1)
+    code, [entry] = explain_json(tmp_path, negative, namespace="research")
+    assert code == 1 and entry["denied"].endswith(
+        "limits[nvidia.com/gpu]: Invalid value: -1: must be greater than or equal to 0"
+    ), entry
+    assert entry["hourly"] is None or entry["hourly"] >= 0
 
 
 def test_pods_of_a_serving_workload_are_gated_then_admitted_by_kueue(tmp_path):

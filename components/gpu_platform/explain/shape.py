@@ -149,6 +149,13 @@ def resources_problem(spec: dict[str, Any], where: str) -> str | None:
                 bad = next((n for n, q in values.items() if _extended(n) and _integer(q) is None), None)
                 if bad:
                     return f"{at}.{section}[{bad}]: Invalid value: {values[bad]!r}: must be an integer"
+                # ValidateResourceQuantityValue: ValidateNonnegativeQuantity before the integer rule
+                negative = next((n for n, q in values.items() if _extended(n) and (_integer(q) or 0) < 0), None)
+                if negative:
+                    return (
+                        f"{at}.{section}[{negative}]: Invalid value: {values[negative]!r}: must be greater than or "
+                        "equal to 0"
+                    )
             for name, q in requests.items():
                 if not _extended(name):
                     continue
