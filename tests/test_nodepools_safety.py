@@ -430,8 +430,12 @@ def test_real_aws_regions_pass(dev_data, region):
 @pytest.mark.parametrize(
     ("location", "zones", "message"),
     [
-        ("us-central1", ["europe-west4-a"], "gcp.zones[0]: 'europe-west4-a' is not in the cluster's region"),
-        ("us-central1-a", ["us-east1-b"], "gcp.zones[0]: 'us-east1-b' is not in the cluster's region 'us-central1'"),
+        ("us-central1", ["europe-west4-a"], "gcp.zones: 'europe-west4-a' (zones[0]) not in the cluster's region"),
+        (
+            "us-central1-a",
+            ["us-east1-b"],
+            "gcp.zones: 'us-east1-b' (zones[0]) not in the cluster's region 'us-central1'",
+        ),
         ("us-central1", ["us-central1"], "gcp.zones[0]: 'us-central1' is not a GCP zone"),
         ("central", ["us-central1-a"], "gcp.location: 'central' is not a GCP region or zone"),
     ],
@@ -440,6 +444,14 @@ def test_gke_zones_belong_to_the_cluster_location(location, zones, message):
     data = gke_data()
     data["gcp"].update(location=location, zones=zones)
     assert any(e.startswith(message) for e in _errors(data)), _errors(data)
+
+
+def test_a_zone_of_another_region_is_reported_with_the_other_fields_errors():
+    data = gke_data()
+    data["gcp"].update(zones=["europe-west4-a"], project="ab", serviceAccount="nope")
+    data["clusterName"] = "Bad Name"
+    paths = {e.split(":")[0] for e in _errors(data)}
+    assert paths >= {"gcp.zones", "gcp.project", "gcp.serviceAccount", "clusterName"}, paths
 
 
 def test_gke_zonal_cluster_takes_zones_of_its_region():

@@ -11,7 +11,17 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, WrapValidator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationInfo,
+    WrapValidator,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from .catalog import Catalog, InstanceType
@@ -36,6 +46,7 @@ from .names import (
     UnprefixedChartVersion,
     cluster_name_problem,
     gcp_project_problem,
+    gcp_region,
     raising,
     role_arn_problem,
     service_account_problem,
@@ -231,6 +242,21 @@ class GcpSpec(_Model):
         description="gpu-operator stack: render Google's COS driver installer DaemonSet "
         "(GKE's own install is disabled).",
     )
+
+    @field_validator("zones")
+    @classmethod
+    def _zones_of_the_region(cls, zones: list[str], info: ValidationInfo) -> list[str]:
+        """GKE node locations are zones of the cluster's region (for a zonal cluster, its zone's region); checked
+        here, beside the location, so that the error comes with every other field's."""
+        location = info.data.get("location")
+        region = gcp_region(location) if isinstance(location, str) else None
+        bad = [f"{z!r} (zones[{k}])" for k, z in enumerate(zones) if region and gcp_region(z) != region]
+        if bad:
+            raise ValueError(
+                f"{', '.join(bad)} not in the cluster's region {region!r} (gcp.location {location!r}); GKE places "
+                f"node pools in the cluster's region only; allowed: zones like {region}-a"
+            )
+        return zones
 
 
 class Sharing(_Model):

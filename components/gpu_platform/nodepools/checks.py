@@ -587,7 +587,6 @@ def _zones_of_location(spec: PlatformSpec, path: str, zones: list[str] | None) -
 def _gke_cluster(spec: PlatformSpec) -> Iterator[Finding]:
     if spec.gcp is not None:
         yield from _repeated_zones("gcp.zones", spec.gcp.zones)
-        yield from _zones_of_location(spec, "gcp.zones", spec.gcp.zones)
     if spec.cluster_autoscaler.enabled:
         yield Finding(
             "clusterAutoscaler.enabled",
