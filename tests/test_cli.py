@@ -368,3 +368,24 @@ def test_plan_names_what_a_file_holds_when_it_is_no_demand(runner, tmp_path):
     project = runner.invoke(main, ["plan", str(ROOT / "Pulumi.yaml")])
     assert project.exit_code == 1 and "1 error(s)" in project.output
     assert "this is a Pulumi project file (name, runtime); allowed: a demand" in project.output
+
+
+def test_a_long_table_is_printed_whole_from_the_rows_that_decide_its_width():
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from gpu_platform.console import print_table
+
+    table = Table(title="pools")
+    for column in ("pool", "detail"):
+        table.add_column(column)
+    for i in range(300):
+        table.add_row(f"pool-{i}", "short words here")
+    table.add_row("mig-p4de-24xlarge-3g40-2g20x2-the-longest-name", "a-single-unbreakable-word-of-forty-chars")
+    text = io.StringIO()
+    print_table(table, Console(file=text, width=50))
+    assert "…" not in text.getvalue()
+    assert "mig-p4de-24xlarge-3g40-2g20x2-the-longest-name" in text.getvalue()
+    assert "a-single-unbreakable-word-of-forty-chars" in text.getvalue()

@@ -3,6 +3,8 @@ a command reads from FILE or `--config-json`."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import io
 import sys
 from collections.abc import Callable
@@ -11,6 +13,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
 
 from .errors import Finding, GpuPlatformError, Severity, SpecError
 
@@ -27,7 +31,6 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 
 _TABLE_MAX = 1_000  # columns: a bound on how wide a table is printed
-_TABLE_SEARCH_ROWS = 500  # above this many rows a table is printed at its full width rather than searched for one
 
 
 def _cuts(table: RenderableType, width: int) -> bool:
@@ -37,18 +40,40 @@ def _cuts(table: RenderableType, width: int) -> bool:
     return "\u2026" in probe.file.getvalue()  # type: ignore[attr-defined]  # the StringIO given above
 
 
+def _plain(cell: RenderableType) -> str:
+    return cell.plain if isinstance(cell, Text) else str(cell)
+
+
+def _probe(table: RenderableType) -> RenderableType:
+    """A table of the rows that decide its column widths (per column, the row of its longest cell and of its
+    longest word), so that a width is tried without rendering every row."""
+    if not isinstance(table, Table) or table.row_count <= 20:
+        return table
+    keep: set[int] = set()
+    for column in table.columns:
+        texts = [_plain(c) for c in column.cells]
+        keep.add(max(range(len(texts)), key=lambda i: len(texts[i])))
+        keep.add(max(range(len(texts)), key=lambda i: max((len(w) for w in texts[i].split()), default=0)))
+    rows = sorted(keep)
+    probe = copy.copy(table)
+    probe.columns = [dataclasses.replace(c, _cells=[c._cells[i] for i in rows]) for c in table.columns]
+    probe.rows = [table.rows[i] for i in rows]
+    return probe
+
+
 def print_table(table: RenderableType, console: Console = out) -> None:
     """Print a table whole. Where the terminal (or the 160 columns of piped output) is too narrow for a table, Rich
     cuts cells to '...' (a price, a pool name to copy); it is printed at the least width at which Rich cuts
-    nothing instead (text still wraps between words), and the terminal wraps the longer lines."""
-    if not _cuts(table, console.width):
+    nothing instead (text still wraps between words), and the terminal wraps the longer lines. The width is
+    searched on the rows that decide the column widths (`_probe`)."""
+    probe = _probe(table)
+    if not _cuts(probe, console.width):
         console.print(table)
         return
-    low, high = console.width, console.measure(table, options=console.options.update_width(_TABLE_MAX)).maximum
-    if getattr(table, "row_count", 0) <= _TABLE_SEARCH_ROWS:
-        while low + 1 < high:  # `high` cuts nothing, `low` cuts
-            mid = (low + high) // 2
-            low, high = (mid, high) if _cuts(table, mid) else (low, mid)
+    low, high = console.width, console.measure(probe, options=console.options.update_width(_TABLE_MAX)).maximum
+    while low + 1 < high:  # `high` cuts nothing, `low` cuts
+        mid = (low + high) // 2
+        low, high = (mid, high) if _cuts(probe, mid) else (low, mid)
     wide = Console(
         file=console.file,
         width=high,
