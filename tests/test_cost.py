@@ -184,7 +184,10 @@ def test_the_report_says_where_its_prices_come_from(dev_data):
         "catalog.priceOverrides to what you pay"
     )
     assert prices[2].startswith("p5e.48xlarge: no us-east-1 on-demand list price") and "proxy" in prices[2]
-    assert prices[3] == "p4d.24xlarge: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)"
+    assert prices[3] == (
+        "p4d.24xlarge: the price in the spec (catalog.priceOverrides or catalog.instanceTypes); "
+        "catalog.discountPercent does not apply to it"
+    )
     assert not any(p.startswith("p5e.48xlarge: on-demand") for p in prices)  # no list price claimed for it
     assert cost_report(parse_spec(dev_data)).to_json()["prices"] == list(prices)
 
@@ -211,8 +214,8 @@ def test_spot_and_capacity_block_pools_are_named_as_billed_otherwise(dev_data):
     dev_data["nodePools"][2].setdefault("aws", {})["capacityType"] = "SPOT"
     prices = cost_report(parse_spec(dev_data)).prices
     assert prices[-1] == (
-        "pool gpu-dev runs Spot capacity: billed at those rates, not at the on-demand prices the figures here use "
-        "(catalog.priceOverrides sets one price per instance type)"
+        "pool gpu-dev runs Spot capacity: billed at Spot or Capacity Block rates, not at the on-demand prices the "
+        "figures here use (catalog.priceOverrides sets one price per instance type)"
     )
     gke = cost_report(parse_spec(yaml.safe_load((ROOT / "examples" / "gke-a2.yaml").read_text()))).prices
-    assert any(p.startswith("pool gpu-ci runs Spot VMs: billed at those rates") for p in gke)
+    assert any(p.startswith("pool gpu-ci runs Spot VMs: billed at Spot or Capacity Block rates") for p in gke)

@@ -113,7 +113,7 @@ def test_a_gke_pool_over_a_thousand_nodes_is_told_how_many_zones_it_needs():
     assert pool.max_nodes == 4500
     assert result.notes == (
         f"pool {pool.name!r}: maxSize 4,500 needs at least 5 zones in gcp.zones (GKE allows 1,000 nodes per node "
-        "pool per zone)",
+        "pool per zone); a region has 3 or 4 zones: split the pool",
     )
 
 

@@ -138,7 +138,7 @@ def role_arn_problem(value: str) -> str | None:
 # GCP project IDs: 6-30 characters, a lower-case letter first, letters, digits and '-', no '-' last; older projects
 # may carry a domain prefix (example.com:my-project). A node service account is an e-mail address, or `default`.
 _GCP_PROJECT = re.compile(r"([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]")
-_SERVICE_ACCOUNT = re.compile(r"default|[a-z0-9][-a-z0-9_.+]*@[a-z0-9][-a-z0-9.]*\.[a-z]{2,}")
+_SERVICE_ACCOUNT = re.compile(r"default|[a-z0-9][-a-z0-9_.+]*@([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}")
 _K8S_MINOR = re.compile(r"1\.[1-9][0-9]")  # 1.10 .. 1.99; no leading zero (1.00, 1.09)
 
 

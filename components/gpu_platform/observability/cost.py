@@ -267,11 +267,15 @@ def price_notes(spec: PlatformSpec) -> list[str]:
     billed = _billed_otherwise(spec)
     if billed:
         notes.append(
-            f"{'; '.join(billed)}: billed at those rates, not at the on-demand prices the figures here use "
-            "(catalog.priceOverrides sets one price per instance type)"
+            f"{'; '.join(billed)}: billed at Spot or Capacity Block rates, not at the on-demand prices the "
+            "figures here use (catalog.priceOverrides sets one price per instance type)"
         )
     if given:
-        notes.append(f"{', '.join(given)}: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)")
+        undiscounted = "; catalog.discountPercent does not apply to it" if spec.catalog.discount_percent else ""
+        notes.append(
+            f"{', '.join(given)}: the price in the spec (catalog.priceOverrides or catalog.instanceTypes)"
+            + undiscounted
+        )
     return notes
 
 

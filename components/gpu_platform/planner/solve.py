@@ -252,6 +252,9 @@ def _pools(demand: Demand, cands: list[Candidate], columns: list[Column]) -> tup
     return pools, tier_pool
 
 
+_ZONES_PER_REGION = 4  # the most zones a GCP region has (most have 3)
+
+
 def _size_notes(demand: Demand, pools: list[PlannedPool]) -> tuple[str, ...]:
     """What the node pool checks would say about the planned sizes; a pool beyond one cluster is an error."""
     over = [p for p in pools if p.nodes > MAX_POOL_NODES]
@@ -271,6 +274,11 @@ def _size_notes(demand: Demand, pools: list[PlannedPool]) -> tuple[str, ...]:
         notes += [
             f"pool {p.name!r}: maxSize {p.max_nodes:,} needs at least {math.ceil(p.max_nodes / GKE_NODES_PER_ZONE)} "
             f"zones in gcp.zones (GKE allows {GKE_NODES_PER_ZONE:,} nodes per node pool per zone)"
+            + (
+                "; a region has 3 or 4 zones: split the pool"
+                if math.ceil(p.max_nodes / GKE_NODES_PER_ZONE) > _ZONES_PER_REGION
+                else ""
+            )
             for p in pools
             if p.max_nodes > GKE_NODES_PER_ZONE
         ]
