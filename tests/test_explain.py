@@ -738,7 +738,8 @@ def test_a_job_denied_in_a_namespace_of_no_team_is_told_the_teams_namespaces():
     res = run(path, "--spec", DEV)
     assert res.exit_code == 1
     assert (
-        "hint: namespace 'default' belongs to no team; the teams' namespaces: prod-inference (production), "
-        "research (research)" in " ".join(res.output.split())
+        "hint: namespace 'default' belongs to no team; the teams' namespaces (team: tiers with quota): "
+        "prod-inference (production: inference, finetune), research (research: train, dev)"
+        in " ".join(res.output.split())
     )
     assert "hint:" not in run(path, "--spec", DEV, "--namespace", "prod-inference").output

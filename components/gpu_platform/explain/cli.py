@@ -75,13 +75,17 @@ def explain(workload: str, spec_file: str, namespace: str | None, fmt: str) -> N
     if fmt == "json":
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
     else:
-        owned = {ns: team.name for team in spec.teams for ns in team.namespaces}
+        owned = {
+            ns: f"{team.name}: {', '.join(t for t, n in team.quotas.items() if n > 0) or 'no quota'}"
+            for team in spec.teams
+            for ns in team.namespaces
+        }
         for entry in entries:
             print_table(entry_table(entry))
             if entry.denied and entry.namespace not in owned:
                 teams = ", ".join(f"{ns} ({team})" for ns, team in sorted(owned.items())[:10]) or "none"
                 out.print(
-                    f"hint: namespace '{escape(entry.namespace)}' belongs to no team; the teams' namespaces: "
-                    f"{escape(teams)}; set metadata.namespace or pass --namespace"
+                    f"hint: namespace '{escape(entry.namespace)}' belongs to no team; the teams' namespaces "
+                    f"(team: tiers with quota): {escape(teams)}; set metadata.namespace or pass --namespace"
                 )
     sys.exit(_exit_code(entries))
