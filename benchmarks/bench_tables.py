@@ -25,7 +25,7 @@ from specgen import make_spec  # noqa: E402
 from gpu_platform.console import print_table  # noqa: E402
 from gpu_platform.load import parse_spec  # noqa: E402
 from gpu_platform.observability.cost import cost_report  # noqa: E402
-from gpu_platform.observability.cost_cli import _POOL_COLS, _TIER_COLS, _table, report_rows  # noqa: E402
+from gpu_platform.observability.cost_cli import cost_tables  # noqa: E402
 
 
 def main() -> None:
@@ -39,11 +39,7 @@ def main() -> None:
     specs = [(f"{g:,} GPUs, {t:,} teams", make_spec(g, t)) for g, t in ((1_000, 100), (10_000, 1_000))]
     for label, data in [*specs, ("500 pools, 1,000 tiers", _many_tiers())]:
         spec = parse_spec(data)
-        pools, tiers, total = report_rows(cost_report(spec))
-        for name, table in (
-            ("pools", _table("pools", _POOL_COLS, [*pools, total])),
-            ("tiers", _table("tiers", _TIER_COLS, tiers)),
-        ):
+        for name, table in zip(("pools", "tiers"), cost_tables(cost_report(spec)), strict=True):
             for width in (60, 100, 160):
                 text = io.StringIO()
                 start = time.perf_counter()

@@ -13,7 +13,7 @@ from ..errors import Severity
 from .cost import CostReport, cost_report, unattributed_notes
 from .pricing import HOURS_PER_MONTH
 
-__all__ = ["cost", "markdown_report"]
+__all__ = ["cost", "cost_tables", "markdown_report"]
 
 _POOL_COLS = (
     "pool",
@@ -108,6 +108,15 @@ def _table(title: str, cols: tuple[str, ...], rows: list[list[str]]) -> Table:
     return table
 
 
+def cost_tables(report: CostReport) -> tuple[Table, Table]:
+    """The pools table (with its total row) and the tiers table that `gpu-platform cost` prints."""
+    pools, tiers, total = report_rows(report)
+    return (
+        _table(f"{report.cluster}: GPU pools (USD, {HOURS_PER_MONTH} h/month)", _POOL_COLS, [*pools, total]),
+        _table("tiers: unit price of each tier resource", _TIER_COLS, tiers),
+    )
+
+
 def _md(cols: tuple[str, ...], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
@@ -144,9 +153,8 @@ def cost(file: str | None, config_json: str | None, fmt: str) -> None:
     if fmt == "markdown":
         click.echo(markdown_report(report))
         return
-    pools, tiers, total = report_rows(report)
-    print_table(_table(f"{spec.cluster_name}: GPU pools (USD, {HOURS_PER_MONTH} h/month)", _POOL_COLS, [*pools, total]))
-    print_table(_table("tiers: unit price of each tier resource", _TIER_COLS, tiers))
+    for table in cost_tables(report):
+        print_table(table)
     out.print(
         "baseline: every tier unit at max size on a whole exclusive GPU of the same instance type; "
         "saving % = (baseline - max) / baseline"
