@@ -109,6 +109,15 @@ def _label_of(limit: int, what: str, why: str = "") -> Callable[[str], str | Non
     return problem
 
 
+def _matching(pattern: re.Pattern[str], what: str, allowed: str) -> Callable[[str], str | None]:
+    """The problem function of a value that must match `pattern` whole."""
+
+    def problem(value: str) -> str | None:
+        return None if pattern.fullmatch(value) else f"{_show(value)} is not {what}; allowed: {allowed}"
+
+    return problem
+
+
 def _dns_subdomain(value: str) -> str:
     if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
         raise ValueError(
@@ -140,32 +149,15 @@ def role_arn_problem(value: str) -> str | None:
 _GCP_PROJECT = re.compile(r"([a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]")
 _SERVICE_ACCOUNT = re.compile(r"default|[a-z0-9][-a-z0-9_.+]*@([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}")
 _K8S_MINOR = re.compile(r"1\.[1-9][0-9]")  # 1.10 .. 1.99; no leading zero (1.00, 1.09)
-
-
-def gcp_project_problem(value: str) -> str | None:
-    """Why `value` is not a GCP project ID, or None."""
-    if not _GCP_PROJECT.fullmatch(value):
-        return (
-            f"{_show(value)} is not a GCP project ID; allowed: 6-30 characters of a-z, 0-9 and '-', starting with "
-            "a letter, not ending with '-', e.g. my-ml-project"
-        )
-    return None
-
-
-def service_account_problem(value: str) -> str | None:
-    """Why `value` is not a GKE node service account, or None."""
-    if not _SERVICE_ACCOUNT.fullmatch(value):
-        return (
-            f"{_show(value)} is not a service account e-mail; allowed: e.g. "
-            "gpu-nodes@my-ml-project.iam.gserviceaccount.com, or default"
-        )
-    return None
-
-
-def _k8s_minor(value: str) -> str:
-    if not _K8S_MINOR.fullmatch(value):
-        raise ValueError(f"{_show(value)} is not a minor version; allowed: e.g. '1.33'")
-    return value
+gcp_project_problem = _matching(
+    _GCP_PROJECT,
+    "a GCP project ID",
+    "6-30 characters of a-z, 0-9 and '-', starting with a letter, not ending with '-', e.g. my-ml-project",
+)
+service_account_problem = _matching(
+    _SERVICE_ACCOUNT, "a service account e-mail", "e.g. gpu-nodes@my-ml-project.iam.gserviceaccount.com, or default"
+)
+_k8s_minor = raising(_matching(_K8S_MINOR, "a minor version", "e.g. '1.33'"))
 
 
 def _label_key(value: str) -> str:
@@ -196,15 +188,16 @@ def _label_value(value: str) -> str:
 _INSTANCE_TYPE = re.compile(r"[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?")
 
 
-def _instance_type(value: str) -> str:
-    """An EC2 instance type or GCE machine type name: it becomes the node label `node.kubernetes.io/instance-type`,
-    a field of OpenCost's pricing CSV and a Prometheus label, so nothing else fits."""
-    if not _INSTANCE_TYPE.fullmatch(value):
-        raise ValueError(
-            f"{_show(value)} is not an instance or machine type name; allowed: at most 63 characters of a-z, 0-9, "
-            "'-' and '.', starting and ending alphanumeric (e.g. p5.48xlarge, a3-highgpu-8g)"
-        )
-    return value
+# An EC2 instance type or GCE machine type name: it becomes the node label `node.kubernetes.io/instance-type`, a field
+# of OpenCost's pricing CSV and a Prometheus label, so nothing else fits.
+_instance_type = raising(
+    _matching(
+        _INSTANCE_TYPE,
+        "an instance or machine type name",
+        "at most 63 characters of a-z, 0-9, '-' and '.', starting and ending alphanumeric (e.g. p5.48xlarge, "
+        "a3-highgpu-8g)",
+    )
+)
 
 
 # A chart version as Helm's `--version` takes it for a pinned install: one SemVer 2 version (Masterminds/semver,
@@ -254,10 +247,7 @@ _GCP_REGION = re.compile(r"[a-z]+-[a-z]+[0-9]{1,2}")
 _GCP_ZONE = re.compile(r"([a-z]+-[a-z]+[0-9]{1,2})-([a-z]|ai[0-9][a-z])")  # us-central1-a, us-central1-ai1a
 
 
-def _aws_region(value: str) -> str:
-    if not _AWS_REGION.fullmatch(value):
-        raise ValueError(f"{_show(value)} is not an AWS region; allowed: a region name, e.g. us-east-1")
-    return value
+_aws_region = raising(_matching(_AWS_REGION, "an AWS region", "a region name, e.g. us-east-1"))
 
 
 def gcp_region(location: str) -> str:
@@ -275,10 +265,7 @@ def _gcp_location(value: str) -> str:
     return value
 
 
-def _gcp_zone(value: str) -> str:
-    if not _GCP_ZONE.fullmatch(value):
-        raise ValueError(f"{_show(value)} is not a GCP zone; allowed: <region>-<zone>, e.g. us-central1-a")
-    return value
+_gcp_zone = raising(_matching(_GCP_ZONE, "a GCP zone", "<region>-<zone>, e.g. us-central1-a"))
 
 
 DnsLabel = Annotated[str, AfterValidator(raising(dns_label_problem))]
