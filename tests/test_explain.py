@@ -711,6 +711,81 @@ def test_the_api_server_validates_extended_resources_after_mutation(tmp_path):
     assert entry["hourly"] is None or entry["hourly"] >= 0
 
 
+@pytest.mark.parametrize(
+    "value, amount",
+    [
+        ("1", 1),
+        ("1k", 1000),
+        ("1Ki", 1024),
+        ("500m", "0.5"),
+        ("1e3", 1000),
+        ("1E-2", "0.01"),
+        (".5", "0.5"),
+        ("1.", 1),
+        ("k", 0),
+        ("+1", 1),
+        ("0.5Gi", 536870912),
+        (3, 3),
+        (1.5, "1.5"),
+        (None, 0),
+    ],
+)
+def test_quantities_read_as_the_api_server_reads_them(value, amount):
+    from decimal import Decimal
+
+    from gpu_platform.explain.quantity import parse_quantity
+
+    assert parse_quantity(value) == Decimal(str(amount))
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("2c", "regular expression"),
+        ("=", "regular expression"),
+        ("1.5.5", "regular expression"),
+        ("", "regular expression"),
+        (True, "regular expression"),
+        ("1e", "suffix"),
+        ("1i", "suffix"),
+        ("1mi", "suffix"),
+        ("9" * 200, "regular expression"),
+    ],
+)
+def test_values_that_are_no_quantity_are_refused(value, message):
+    from gpu_platform.explain.quantity import QuantityError, parse_quantity
+
+    with pytest.raises(QuantityError, match=message):
+        parse_quantity(value)
+
+
+def test_the_api_server_validates_every_resource_quantity(tmp_path):
+    # Decoding refuses a cpu of "2c"; validation a memory request above its limit and a negative cpu
+    # (kubernetes v1.33.0 ValidateResourceRequirements); `1e0` GPUs is the whole number 1.
+    typo = job("train")
+    typo["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "2c", "nvidia.com/gpu": 1}
+    code, [entry] = explain_json(tmp_path, typo, namespace="research")
+    assert code == 1 and entry["denied"].endswith(
+        "requests[cpu]: Invalid value: '2c': quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    ), entry
+    above = job("train")
+    above["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] = "1Gi"
+    above["spec"]["template"]["spec"]["containers"][0]["resources"].setdefault("requests", {})["memory"] = "2Gi"
+    code, [entry] = explain_json(tmp_path, above, namespace="research")
+    assert code == 1 and entry["denied"].endswith(
+        "requests[memory]: Invalid value: '2Gi': must be less than or equal to memory limit of 1Gi"
+    ), entry
+    negative = job("train")
+    negative["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "-1"
+    code, [entry] = explain_json(tmp_path, negative, namespace="research")
+    assert code == 1 and "limits[cpu]: Invalid value: '-1': must be greater than or equal to 0" in entry["denied"]
+    exponent = job("train", gpus="1e0")
+    code, [entry] = explain_json(tmp_path, exponent, namespace="research")
+    assert code == 0 and entry["denied"] is None, entry
+    assert entry["hourly"] == pytest.approx(unit_price(DEV, entry["pool"], "nvidia.com/gpu"), abs=1e-3)
+
+
 def test_pods_of_a_serving_workload_are_gated_then_admitted_by_kueue(tmp_path):
     deployment = {
         "apiVersion": "apps/v1",

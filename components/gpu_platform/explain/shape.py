@@ -6,8 +6,10 @@ cannot decode it into its Go type and answers 400. explain reports such an objec
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+from .quantity import QuantityError, parse_quantity
 from .workloads import get_path, pod_templates
 
 __all__ = ["resources_problem", "shape_problem"]
@@ -127,42 +129,52 @@ def _extended(name: str) -> bool:
     return bool(domain) and not domain.endswith("kubernetes.io") and not name.startswith("requests.")
 
 
-def _integer(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = str(value).strip()
-    return int(text) if text.isdigit() else None
+def _overcommit(name: str) -> bool:
+    """Whether a request may be below its limit: native resources but hugepages (helper.IsOvercommitAllowed)."""
+    return not _extended(name) and not name.startswith("hugepages-")
 
 
 def resources_problem(spec: dict[str, Any], where: str) -> str | None:
-    """What the API server's validation refuses in the containers' extended resources, or None.
+    """What the API server refuses in the containers' resources, or None.
 
-    kubernetes v1.33.0 pkg/apis/core/validation/validation.go ValidateResourceRequirements: an extended resource
-    is a whole number, and a request of one needs a limit of the same value (not overcommitable).
+    Decoding first (`quantity.parse_quantity`): a value that is no quantity. Then kubernetes v1.33.0
+    pkg/apis/core/validation/validation.go ValidateResourceRequirements: no quantity is negative
+    (ValidateResourceQuantityValue), an extended resource is a whole number, and a request of one (or of
+    hugepages) needs a limit of the same value (not overcommitable); any other request is at most its limit.
     """
     for field in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(field) or []):
             res = c.get("resources") or {}
             limits, requests = res.get("limits") or {}, res.get("requests") or {}
             at = f"{where}.{field}[{i}].resources"
+            amounts: dict[str, dict[str, Decimal]] = {}
             for section, values in (("limits", limits), ("requests", requests)):
-                bad = next((n for n, q in values.items() if _extended(n) and _integer(q) is None), None)
-                if bad:
-                    return f"{at}.{section}[{bad}]: Invalid value: {values[bad]!r}: must be an integer"
-                # ValidateResourceQuantityValue: ValidateNonnegativeQuantity before the integer rule
-                negative = next((n for n, q in values.items() if _extended(n) and (_integer(q) or 0) < 0), None)
-                if negative:
-                    return (
-                        f"{at}.{section}[{negative}]: Invalid value: {values[negative]!r}: must be greater than or "
-                        "equal to 0"
-                    )
+                amounts[section] = {}
+                for name, q in values.items():
+                    try:
+                        amounts[section][name] = parse_quantity(q)
+                    except QuantityError as exc:
+                        return f"{at}.{section}[{name}]: Invalid value: {q!r}: {exc}"
+            for section, values in (("limits", limits), ("requests", requests)):
+                for name, amount in amounts[section].items():
+                    if amount < 0:
+                        return (
+                            f"{at}.{section}[{name}]: Invalid value: {values[name]!r}: must be greater than or "
+                            "equal to 0"
+                        )
+                    if _extended(name) and amount != amount.to_integral_value():
+                        return f"{at}.{section}[{name}]: Invalid value: {values[name]!r}: must be an integer"
             for name, q in requests.items():
-                if not _extended(name):
-                    continue
-                if name not in limits:
-                    return f"{at}.requests[{name}]: Forbidden: Limit must be set for non overcommitable resources"
-                if _integer(q) != _integer(limits[name]):
+                amount, limit = amounts["requests"][name], amounts["limits"].get(name)
+                if limit is None:
+                    if not _overcommit(name):
+                        return f"{at}.requests[{name}]: Forbidden: Limit must be set for non overcommitable resources"
+                elif amount != limit and not _overcommit(name):
+                    equal = f"must be equal to {name} limit of {limits[name]}"
+                    return f"{at}.requests[{name}]: Invalid value: {q!r}: {equal}"
+                elif amount > limit:
                     return (
-                        f"{at}.requests[{name}]: Invalid value: {q!r}: must be equal to {name} limit of {limits[name]}"
+                        f"{at}.requests[{name}]: Invalid value: {q!r}: must be less than or equal to {name} limit "
+                        f"of {limits[name]}"
                     )
     return None

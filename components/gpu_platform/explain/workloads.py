@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.resources import NVIDIA_RESOURCE_PREFIX
+from .quantity import QuantityError, parse_quantity
 
 __all__ = [
     "KINDS",
@@ -200,10 +201,10 @@ def with_default_requests(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def _quantity(value: Any) -> float:
-    """An extended-resource quantity (integers for nvidia.com/*; a suffix-less number otherwise)."""
+    """A quantity's value (`quantity.parse_quantity`: `1k` is 1000), NaN for one the API server refuses."""
     try:
-        return float(str(value))
-    except ValueError:
+        return float(parse_quantity(value))
+    except QuantityError:
         return float("nan")
 
 
