@@ -135,6 +135,39 @@ def test_a_pool_beyond_one_cluster_is_refused_and_the_cli_says_so(tmp_path):
     assert "warning" not in res.stdout
 
 
+def test_a_pool_beyond_one_cluster_is_told_the_larger_types_its_tiers_allow():
+    # The cheapest pool for 20,004 seats at 4 per GPU is 5,001 one-GPU nodes: the refusal names the allowed types
+    # with more GPUs per node, cheapest GPU first, and listing one of them gives a plan within one cluster.
+    seats = {"name": "notebooks", "seats": {"count": 20004, "perGpu": 4}}
+    with pytest.raises(PlanningError) as refused:
+        plan(parse_demand({"cloud": "aws", "tiers": [seats]}), time_limit=2)
+    message = str(refused.value)
+    assert "needs 5,001 nodes: a Kubernetes cluster supports at most 5,000 nodes" in message
+    assert (
+        "its tiers (notebooks) also allow types with more GPUs per node than g4dn.xlarge: g4dn.12xlarge (4 GPUs)"
+        in (message)
+    )
+    assert message.endswith("list only such types in their instanceTypes, or split the demand across clusters")
+    [pool] = plan(parse_demand({"cloud": "aws", "tiers": [{**seats, "instanceTypes": ["g4dn.12xlarge"]}]})).pools
+    assert pool.nodes == 1251 and pool.candidate.itype.name == "g4dn.12xlarge"
+    with pytest.raises(PlanningError) as only_largest:
+        plan(demand({"name": "train", "gpus": 48000, "instanceTypes": ["p5.48xlarge"]}))
+    assert "allow types with more GPUs" not in str(only_largest.value)
+
+
+def test_a_plan_dearer_than_its_baseline_says_why_and_counts_one_gpu_in_the_singular(tmp_path):
+    path = tmp_path / "one.yaml"
+    path.write_text("cloud: aws\ntiers: [{name: a, gpus: 1}]\n")
+    res = CliRunner().invoke(main, ["plan", str(path)], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "a: 1 GPU " in res.stdout and "1 GPUs" not in res.stdout
+    assert "The baseline is below the plan: it counts one GPU per GPU, instance or seat demanded (1)" in res.stdout
+    assert "(8 GPUs planned)" in res.stdout
+    small = tmp_path / "small.yaml"
+    small.write_text((ROOT / "examples" / "demand-small.yaml").read_text())
+    assert "baseline is below" not in CliRunner().invoke(main, ["plan", str(small)], terminal_width=200).stdout
+
+
 def test_mps_isolation_and_gcp():
     result = parse_demand(
         {

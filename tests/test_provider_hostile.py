@@ -68,7 +68,7 @@ CASES = [
         "unknown-key-nested",
         lambda d: _pool(d, 1).update(minsize=3),
         "nodePools[1].minsize",
-        "unknown key; did you mean 'minSize'?",
+        "unknown key (did you mean 'minSize'?)",
     ),
     (
         "unknown-key-deep",

@@ -353,7 +353,7 @@ def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
         owner = _model_at(root, loc[:-1])
         known = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         return Finding(path, f"unknown key{hint}; allowed: {', '.join(known)}" if known else "unknown key")
     if err["type"] == "missing":
         return Finding(path, "missing; this field is required")

@@ -62,7 +62,7 @@ def spec_fragment(plan: Plan) -> dict[str, Any]:
 def _tier_need(plan: Plan, name: str) -> str:
     t = next(x for x in plan.demand.tiers if x.name == name)
     if t.kind == "gpus":
-        return f"{name}: {t.gpus} GPUs"
+        return f"{name}: {t.gpus} GPU{'' if t.gpus == 1 else 's'}"
     if t.kind == "mig":
         return f"{name}: {t.mig_demand.instances}x {t.mig_demand.profile}"
     return f"{name}: {t.seat_demand.count} seats /{t.seat_demand.per_gpu}"
@@ -160,6 +160,13 @@ def _summary_table(plan: Plan) -> Table:
     for label, gpus, hourly in rows:
         table.add_row(escape(label), str(gpus), f"{hourly:,.2f}", f"{hourly * HOURS_PER_MONTH:,.0f}")
     table.add_row("saving vs baseline", "", f"{plan.baseline_hourly - plan.hourly:,.2f}", f"{plan.saving_percent:.1f}%")
+    if plan.baseline_hourly < plan.hourly:
+        table.caption = (
+            f"The baseline is below the plan: it counts one GPU per GPU, instance or seat demanded "
+            f"({plan.baseline_gpus:,}) at its type's price per GPU, while nodes are bought whole ({plan.gpus:,} GPUs "
+            "planned)."
+        )
+        table.caption_justify = "left"
     return table
 
 

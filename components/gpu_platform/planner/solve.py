@@ -252,6 +252,26 @@ def _pools(demand: Demand, cands: list[Candidate], columns: list[Column]) -> tup
     return pools, tier_pool
 
 
+def _larger_types(demand: Demand, pool: PlannedPool) -> str:
+    """For a pool over the node limit: the types all its tiers allow with more GPUs per node (cheapest GPU
+    first), as advice; empty when there are none."""
+    catalog = catalog_of(demand)
+    by_name = {t.name: t for t in demand.tiers}
+    allowed = [{i.name: i for i in allowed_types(demand, by_name[t], catalog)} for t in pool.tiers]
+    common = set.intersection(*(set(a) for a in allowed)) if allowed else set()
+    larger = sorted(
+        (allowed[0][n] for n in common if allowed[0][n].gpu_count > pool.candidate.itype.gpu_count),
+        key=lambda i: (i.hourly_per_gpu, -i.gpu_count, i.name),
+    )
+    if not larger:
+        return ""
+    shown = ", ".join(f"{i.name} ({i.gpu_count} GPUs)" for i in larger[:4])
+    return (
+        f"its tiers ({', '.join(pool.tiers)}) also allow types with more GPUs per node than "
+        f"{pool.candidate.itype.name}: {shown}; list only such types in their instanceTypes, or "
+    )
+
+
 _ZONES_PER_REGION = 4  # the most zones a GCP region has (most have 3)
 
 
@@ -261,7 +281,9 @@ def _size_notes(demand: Demand, pools: list[PlannedPool]) -> tuple[str, ...]:
     if over:
         raise PlanningError(
             "; ".join(f"pool {p.name!r} needs {p.nodes:,} nodes" for p in over)
-            + f": a Kubernetes cluster supports at most {MAX_POOL_NODES:,} nodes; split the demand across clusters"
+            + f": a Kubernetes cluster supports at most {MAX_POOL_NODES:,} nodes; "
+            + "".join(_larger_types(demand, p) for p in over)
+            + "split the demand across clusters"
         )
     grow = 1 + demand.headroom_percent / 100
     notes = [
