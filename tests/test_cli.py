@@ -389,3 +389,30 @@ def test_a_long_table_is_printed_whole_from_the_rows_that_decide_its_width():
     assert "…" not in text.getvalue()
     assert "mig-p4de-24xlarge-3g40-2g20x2-the-longest-name" in text.getvalue()
     assert "a-single-unbreakable-word-of-forty-chars" in text.getvalue()
+
+
+def test_a_file_argument_of_dash_is_standard_input():
+    # plan, validate, explain and audit read `-` as standard input, within the same size bound as a file.
+    runner = CliRunner()
+    demand = (ROOT / "examples" / "demand-small.yaml").read_text()
+    from_file = runner.invoke(main, ["plan", str(ROOT / "examples" / "demand-small.yaml"), "--format", "yaml"])
+    from_stdin = runner.invoke(main, ["plan", "-", "--format", "yaml"], input=demand)
+    assert from_stdin.exit_code == 0 and from_stdin.stdout == from_file.stdout
+    valid = runner.invoke(main, ["validate", "-"], input=DEV_STACK.read_text())
+    assert valid.exit_code == 0 and "valid: -: 4 pools" in valid.stdout
+    workload = (ROOT / "examples" / "workloads" / "inference-job.yaml").read_text()
+    explained = runner.invoke(
+        main, ["explain", "-", "--spec", str(DEV_STACK), "--namespace", "prod-inference"], input=workload
+    )
+    assert explained.exit_code == 0 and "verdict: runs on gpu-infer" in explained.stdout
+    export = (ROOT / "tests" / "fixtures" / "audit" / "stack-export-unclassified.json").read_text()
+    audited = runner.invoke(main, ["audit", "-"], input=export)
+    from_path = runner.invoke(
+        main, ["audit", str(ROOT / "tests" / "fixtures" / "audit" / "stack-export-unclassified.json")]
+    )
+    assert audited.exit_code == from_path.exit_code == 1
+    assert audited.stdout.replace("-: ", "", 1) == from_path.stdout.split(": ", 1)[1]
+    too_big = runner.invoke(main, ["plan", "-"], input="#" * (4 * 1024 * 1024 + 1))
+    assert too_big.exit_code == 1 and "demand on standard input is larger than 4 MiB" in too_big.output
+    not_text = runner.invoke(main, ["plan", "-"], input=b"\xff\xfe")
+    assert not_text.exit_code == 1 and "demand on standard input is not UTF-8 text" in not_text.output

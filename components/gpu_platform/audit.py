@@ -252,7 +252,8 @@ def print_violations(violations: list[Violation], title: str) -> None:
     help="A policy pack config JSON (as for --policy-pack-config), instead of --spec.",
 )
 def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
-    """Run the policy pack over FILE (`pulumi stack export` or `pulumi preview --json`); exit 1 on a mandatory one."""
+    """Run the policy pack over FILE (`pulumi stack export` or `pulumi preview --json`; - for standard input); exit
+    1 on a mandatory one."""
     from .policy.budget import pool_costs
     from .policy.config import Enforcement
     from .policy.resources import UnsupportedDocumentError, from_document

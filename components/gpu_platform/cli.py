@@ -91,7 +91,8 @@ def main() -> None:
 @main.command()
 @spec_source
 def validate(file: str | None, config_json: str | None) -> None:
-    """Validate FILE (Pulumi.<stack>.yaml or a plain spec): exit 0 when valid, else every error on stderr."""
+    """Validate FILE (Pulumi.<stack>.yaml or a plain spec; - for standard input): exit 0 when valid, else every
+    error on stderr."""
     spec, findings = load_or_fail(file, config_json)
     print_findings([f for f in findings if f.severity != Severity.ERROR])
     gpus = sum(

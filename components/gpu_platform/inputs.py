@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -219,17 +220,27 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+STDIN = "-"  # a file argument of `-` is standard input
+
+
+def _named(path: str | Path) -> str:
+    return "on standard input" if str(path) == STDIN else str(path)
+
+
 def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
-    """The bytes of `path`, or InputLimitError when it is larger than `limit` (checked before reading it all)."""
-    path = Path(path)
+    """The bytes of `path` (standard input for `-`), or InputLimitError when it is larger than `limit` (checked
+    before reading it all)."""
     try:
-        with path.open("rb") as f:
-            data = f.read(limit + 1)
+        if str(path) == STDIN:
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with Path(path).open("rb") as f:
+                data = f.read(limit + 1)
     except OSError as e:
-        raise InputLimitError(f"cannot read {what} {path}: {e.strerror or e}") from None
+        raise InputLimitError(f"cannot read {what} {_named(path)}: {e.strerror or e}") from None
     if len(data) > limit:
         raise InputLimitError(
-            f"{what} {path} is larger than {limit // (1024 * 1024)} MiB; allowed: at most {limit:,} bytes"
+            f"{what} {_named(path)} is larger than {limit // (1024 * 1024)} MiB; allowed: at most {limit:,} bytes"
         )
     return data
 
@@ -240,7 +251,7 @@ def decode_utf8(data: bytes, path: str | Path, what: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputLimitError(
-            f"{what} {path} is not UTF-8 text: byte {e.object[e.start : e.start + 1]!r} at offset "
+            f"{what} {_named(path)} is not UTF-8 text: byte {e.object[e.start : e.start + 1]!r} at offset "
             f"{e.start}; allowed: UTF-8"
         ) from None
 

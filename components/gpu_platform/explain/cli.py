@@ -59,7 +59,8 @@ def _exit_code(entries: list[Entry]) -> int:
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Output format."
 )
 def explain(workload: str, spec_file: str, namespace: str | None, fmt: str) -> None:
-    """What the rendered platform does to WORKLOAD: admission, pods, Kueue, scheduler, priority, $/hour."""
+    """What the rendered platform does to WORKLOAD (a manifest file, or - for standard input): admission, pods,
+    Kueue, scheduler, priority, $/hour."""
     if namespace is not None and not _DNS_LABEL.match(namespace):
         _usage(f"--namespace {namespace!r}: not a namespace name; allowed: a lower-case DNS label")
     try:

@@ -54,7 +54,8 @@ def _first_interrupt(_signum: int, _frame: object) -> None:
 )
 @click.option("--cloud", type=click.Choice(["aws", "gcp"]), default=None, help="Override the demand's cloud.")
 def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
-    """Plan the cheapest pools, instance types, node counts and MIG layouts that serve DEMAND."""
+    """Plan the cheapest pools, instance types, node counts and MIG layouts that serve DEMAND (a file, or - for
+    standard input)."""
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         _plan(demand, time_limit, fmt, cloud)
         return
