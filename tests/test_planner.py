@@ -554,3 +554,18 @@ def _workers_of(parent: int) -> list[int]:
         if ppid == parent and b"gpu_platform.planner.remote" in cmdline:
             found.append(int(entry))
     return found
+
+
+def test_a_boolean_field_given_another_value_lists_true_and_false():
+    with pytest.raises(SpecError) as refused:
+        parse_demand(
+            {"cloud": "aws", "tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 4, "exactDensity": "yes"}}]}
+        )
+    assert str(refused.value.findings[0].message).endswith("Input should be a valid boolean; allowed: true or false")
+    spec = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]["gpu-platform:platform"]
+    spec["scheduling"]["kueue"]["enabled"] = "maybe"
+    with pytest.raises(SpecError) as refused:
+        parse_spec(spec)
+    [finding] = [f for f in refused.value.findings if f.path == "scheduling.kueue.enabled"]
+    assert finding.message.startswith("'maybe': Input should be a valid boolean")
+    assert finding.message.endswith("; allowed: true or false")

@@ -367,6 +367,8 @@ def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
         return Finding(_path(key_owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
     shown = shortened(value) if not isinstance(value, dict | list) else type(value).__name__
     hint = "; quote it in YAML" if err["type"] == "string_type" and isinstance(value, int | float) else ""
+    if err["type"] in ("bool_type", "bool_parsing"):
+        hint = "; allowed: true or false"
     return Finding(path, f"{shown}: {err['msg']}{hint}")
 
 
