@@ -569,3 +569,16 @@ def test_a_boolean_field_given_another_value_lists_true_and_false():
     [finding] = [f for f in refused.value.findings if f.path == "scheduling.kueue.enabled"]
     assert finding.message.startswith("'maybe': Input should be a valid boolean")
     assert finding.message.endswith("; allowed: true or false")
+
+
+def test_a_mig_tier_no_allowed_type_serves_is_told_which_gpus_have_its_profile():
+    tier = {"name": "a", "mig": {"profile": "7g.141gb", "instances": 2}, "instanceTypes": ["p4d.24xlarge"]}
+    with pytest.raises(PlanningError) as refused:
+        plan(parse_demand({"cloud": "aws", "tiers": [tier]}))
+    assert str(refused.value) == (
+        "tiers[0] (a): no allowed instance type can serve it; allowed types: p4d.24xlarge; 7g.141gb is a MIG "
+        "profile of H200-141GB, and on whole GPUs it needs 141 GB per GPU (the allowed types: p4d.24xlarge "
+        "(A100-SXM4-40GB, 40 GB)); check the instance types, isolation, gpuModel and minGpuMemoryGiB"
+    )
+    served = plan(parse_demand({"cloud": "aws", "tiers": [{**tier, "instanceTypes": ["p5en.48xlarge"]}]}))
+    assert served.pools[0].candidate.itype.name == "p5en.48xlarge"

@@ -9,18 +9,19 @@ the cost. The MIG packing figures (exact, first-fit, slice bound) are computed p
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..catalog import Catalog, profiles_for
+from ..catalog import Catalog, InstanceType, profiles_for
 from ..nodepools.checks import GKE_NODES_PER_ZONE, MAX_POOL_NODES
 from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
 from ..nodepools.gke import GKE_POOL_NAME_MAX
 from ..spec import Cloud, SharingMode
 from .candidates import Candidate, allowed_types, build_candidates, served
 from .columns import Column, Group, merged, split_groups, without_dominated
-from .demand import Demand, accepted_modes, catalog_of
+from .demand import Demand, DemandTier, accepted_modes, catalog_of
 from .master import REL_GAP, greedy_plan, solve_group
 from .mig_packing import PlanningError, first_fit, lower_bound, pack
 from .tiebreak import fewer_nodes, prefer_mig
@@ -110,15 +111,39 @@ def _pairs(demand: Demand, cands: list[Candidate], catalog: Catalog) -> list[tup
     problems = []
     for t, tier in enumerate(demand.tiers):
         if not any(row[t] for row in serves):
-            allowed = {x.name for x in allowed_types(demand, tier, catalog)}
+            allowed = allowed_types(demand, tier, catalog)
             problems.append(
                 f"tiers[{t}] ({tier.name}): no allowed instance type can serve it; allowed types: "
-                f"{', '.join(sorted(allowed)) or 'none'}; check the MIG profile, seats per GPU "
-                "(MPS <= 48), isolation, gpuModel and minGpuMemoryGiB"
+                f"{', '.join(sorted({x.name for x in allowed})) or 'none'}; "
+                + (
+                    _mig_misfit(tier, allowed, catalog) + "check the instance types, isolation, gpuModel and "
+                    "minGpuMemoryGiB"
+                    if tier.kind == "mig"
+                    else "check the MIG profile, seats per GPU (MPS <= 48), isolation, gpuModel and minGpuMemoryGiB"
+                )
             )
     if problems:
         raise PlanningError("\n".join(problems))
     return sorted(out)
+
+
+def _mig_misfit(tier: DemandTier, allowed: list[InstanceType], catalog: Catalog) -> str:
+    """Why no allowed type serves a MIG tier: the GPU models that have its profile, and the GPU memory it needs
+    on whole GPUs against the allowed types' (`candidates.unit_capacity`)."""
+    profile = tier.mig_demand.profile
+    models = sorted(m for m in catalog.gpu_models if profile in profiles_for(m))
+    need = re.search(r"\.(\d+)gb", profile)
+    shown = ", ".join(
+        f"{x.name} ({x.gpu_model}, {g.memory_gb} GB)"
+        for x in sorted(allowed, key=lambda x: x.name)[:6]
+        if (g := catalog.gpu(x.gpu_model)) is not None
+    )
+    return (
+        f"{profile} is a MIG profile of {', '.join(models) or 'no catalog GPU'}"
+        + (f", and on whole GPUs it needs {need.group(1)} GB per GPU" if need else "")
+        + (f" (the allowed types: {shown})" if shown else "")
+        + "; "
+    )
 
 
 def _solve(
