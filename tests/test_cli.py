@@ -399,7 +399,7 @@ def test_a_file_argument_of_dash_is_standard_input():
     from_stdin = runner.invoke(main, ["plan", "-", "--format", "yaml"], input=demand)
     assert from_stdin.exit_code == 0 and from_stdin.stdout == from_file.stdout
     valid = runner.invoke(main, ["validate", "-"], input=DEV_STACK.read_text())
-    assert valid.exit_code == 0 and "valid: -: 4 pools" in valid.stdout
+    assert valid.exit_code == 0 and "valid: standard input: 4 pools" in valid.stdout
     workload = (ROOT / "examples" / "workloads" / "inference-job.yaml").read_text()
     explained = runner.invoke(
         main, ["explain", "-", "--spec", str(DEV_STACK), "--namespace", "prod-inference"], input=workload
@@ -411,8 +411,34 @@ def test_a_file_argument_of_dash_is_standard_input():
         main, ["audit", str(ROOT / "tests" / "fixtures" / "audit" / "stack-export-unclassified.json")]
     )
     assert audited.exit_code == from_path.exit_code == 1
-    assert audited.stdout.replace("-: ", "", 1) == from_path.stdout.split(": ", 1)[1]
+    assert audited.stdout.replace("standard input: ", "", 1) == from_path.stdout.split(": ", 1)[1]
     too_big = runner.invoke(main, ["plan", "-"], input="#" * (4 * 1024 * 1024 + 1))
     assert too_big.exit_code == 1 and "demand on standard input is larger than 4 MiB" in too_big.output
     not_text = runner.invoke(main, ["plan", "-"], input=b"\xff\xfe")
     assert not_text.exit_code == 1 and "demand on standard input is not UTF-8 text" in not_text.output
+
+
+def test_standard_input_closed_or_asked_for_twice_is_a_clear_error(monkeypatch):
+    runner = CliRunner()
+    both = runner.invoke(main, ["explain", "-", "--spec", "-"], input=DEV_STACK.read_text())
+    assert both.exit_code == 2 and "WORKLOAD and --spec cannot both be -" in both.output
+    both = runner.invoke(main, ["audit", "-", "--spec", "-"], input=DEV_STACK.read_text())
+    assert both.exit_code == 2 and "FILE and --spec (or --config) cannot both be -" in both.output
+    empty = runner.invoke(main, ["validate", "-"], input="")
+    assert empty.exit_code == 1 and "standard input holds an empty file" in empty.output
+    from types import SimpleNamespace
+
+    from gpu_platform import inputs
+
+    for args, what in (
+        (["validate", "-"], "spec"),
+        (["plan", "-"], "demand"),
+        (["explain", "-", "--spec", str(DEV_STACK)], "workload"),
+        (["audit", "-"], "document"),
+        (["validate", "--config-json", "-"], "config"),
+    ):
+        # `cmd <&-`: the interpreter starts with sys.stdin None (the runner sets its own, so the reader's is set)
+        monkeypatch.setattr(inputs, "sys", SimpleNamespace(stdin=None))
+        res = runner.invoke(main, args)
+        monkeypatch.undo()
+        assert res.exit_code in (1, 2) and f"cannot read {what} on standard input: it is closed" in res.output, res

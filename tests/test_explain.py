@@ -728,6 +728,18 @@ def test_the_api_server_validates_extended_resources_after_mutation(tmp_path):
         (3, 3),
         (1.5, "1.5"),
         (None, 0),
+        # UnmarshalJSON trims spaces; ParseQuantity rounds a magnitude up to a whole nano and caps binary values
+        # at 2^63 - 1; an exponent is parsed to 64 bits and kept as an int32 (apimachinery v0.33.0 quantity.go)
+        (" 2 ", 2),
+        ("1.0000000015", "1.000000002"),
+        ("-1.5n", "-2e-9"),
+        ("1e-999999999", "1e-9"),
+        ("1.00000000000000000000000000001", "1.000000001"),
+        ("1e999999999", "1e999999999"),
+        ("1e0000000000", 1),
+        ("1e4294967296", 1),
+        ("8Ei", 2**63 - 1),
+        ("9" * 130, "9" * 130),
     ],
 )
 def test_quantities_read_as_the_api_server_reads_them(value, amount):
@@ -749,7 +761,9 @@ def test_quantities_read_as_the_api_server_reads_them(value, amount):
         ("1e", "suffix"),
         ("1i", "suffix"),
         ("1mi", "suffix"),
-        ("9" * 200, "regular expression"),
+        ("1e" + "9" * 20, "suffix"),
+        ([1], "regular expression"),
+        ({"a": 1}, "regular expression"),
     ],
 )
 def test_values_that_are_no_quantity_are_refused(value, message):
@@ -784,6 +798,27 @@ def test_the_api_server_validates_every_resource_quantity(tmp_path):
     code, [entry] = explain_json(tmp_path, exponent, namespace="research")
     assert code == 0 and entry["denied"] is None, entry
     assert entry["hourly"] == pytest.approx(unit_price(DEV, entry["pool"], "nvidia.com/gpu"), abs=1e-3)
+
+
+def test_quantities_of_no_json_scalar_and_overflowing_ones_are_judged_as_the_api_server_does(tmp_path):
+    listed = job("train", gpus=[1])
+    code, [entry] = explain_json(tmp_path, listed, namespace="research")
+    assert code == 1 and entry["denied"].endswith(
+        "limits[nvidia.com/gpu]: Invalid value: [1]: quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    ), entry
+    nothing = job("train")
+    nothing["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] = None
+    code, [entry] = explain_json(tmp_path, nothing, namespace="research")
+    assert code == 0 and entry["denied"] is None, entry
+    huge = job("train")
+    huge["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] = "99e999999"
+    code, [entry] = explain_json(tmp_path, huge, namespace="research")
+    assert code == 0 and entry["denied"] is None, entry
+    # quoted (a YAML float would underflow to 0, as in go-yaml): rounded up to 1n, which is no whole number
+    below_a_nano = job("train", gpus="1.0e-999999999")
+    code, [entry] = explain_json(tmp_path, below_a_nano, namespace="research")
+    assert code == 1 and entry["denied"].endswith("Invalid value: '1.0e-999999999': must be an integer"), entry
 
 
 def test_pods_of_a_serving_workload_are_gated_then_admitted_by_kueue(tmp_path):

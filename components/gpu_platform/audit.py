@@ -20,6 +20,7 @@ from .inputs import (
     decode_utf8,
     load_json,
     read_bounded,
+    source_label,
 )
 from .names import shortened
 
@@ -37,11 +38,15 @@ class AuditInputError(GpuPlatformError):
 def _read_json(path: str, what: str, unique_keys: bool = False) -> Any:
     try:
         text = decode_utf8(read_bounded(path, MAX_DOCUMENT_BYTES, what), path, what)
+    except InputLimitError as e:
+        raise AuditInputError(str(e)) from None  # it names the file (or standard input)
+    named = f"{what} on standard input" if path == "-" else f"{what} {path}"
+    try:
         return load_json(text, MAX_DOCUMENT_CONTAINERS, unique_keys=unique_keys)
     except InputLimitError as e:
-        raise AuditInputError(f"{what} {path}: {e}" if path not in str(e) else str(e)) from None
+        raise AuditInputError(f"{named}: {e}") from None
     except DuplicateKeyError as e:
-        raise AuditInputError(f"{what} {path}: {e}") from None
+        raise AuditInputError(f"{named}: {e}") from None
     except ValueError as e:  # json.JSONDecodeError is one
         expected = (
             "; allowed: the JSON of `pulumi stack export` or `pulumi preview --json`"
@@ -50,7 +55,7 @@ def _read_json(path: str, what: str, unique_keys: bool = False) -> Any:
         )
         if what == "document" and path.endswith((".yaml", ".yml")):
             expected += " (a spec or stack file goes in --spec)"
-        raise AuditInputError(f"{what} {path} is not JSON: {e}{expected}") from None
+        raise AuditInputError(f"{named} is not JSON: {e}{expected}") from None
 
 
 def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
@@ -243,13 +248,14 @@ def print_violations(violations: list[Violation], title: str) -> None:
     "--spec",
     "spec_path",
     type=click.Path(dir_okay=False),
-    help="Take label domain, tiers, prices and budget from this spec (Pulumi.<stack>.yaml or a plain spec).",
+    help="Take label domain, tiers, prices and budget from this spec (Pulumi.<stack>.yaml or a plain spec; - for "
+    "standard input).",
 )
 @click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    help="A policy pack config JSON (as for --policy-pack-config), instead of --spec.",
+    help="A policy pack config JSON (as for --policy-pack-config; - for standard input), instead of --spec.",
 )
 def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     """Run the policy pack over FILE (`pulumi stack export` or `pulumi preview --json`; - for standard input); exit
@@ -261,11 +267,13 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
 
     if spec_path and config_path:  # the spec makes the whole config: a config file beside it would be ignored
         raise click.UsageError("give --spec or --config, not both: --spec makes the pack config from the spec")
+    if file == "-" and "-" in (spec_path, config_path):
+        raise click.UsageError("FILE and --spec (or --config) cannot both be -: standard input holds one file")
     try:
         cfg = load_config(spec_path, config_path)
         resources = from_document(_read_json(file, "document"), MAX_AUDIT_RESOURCES)
     except UnsupportedDocumentError as e:
-        fail(AuditInputError(f"{file}: {e}"))
+        fail(AuditInputError(f"{source_label(file)}: {e}"))
     except GpuPlatformError as e:
         fail(e)
     if not spec_path and not config_path:  # say so: a fleet with its own label domain would see every pool flagged
@@ -276,7 +284,7 @@ def audit(file: str, spec_path: str | None, config_path: str | None) -> None:
     violations = run_policies(resources, cfg)
     mandatory = [v for v in violations if v.enforcement is Enforcement.MANDATORY]
     if violations:
-        print_violations(violations, f"{file}: {len(violations)} policy violation(s)")
+        print_violations(violations, f"{source_label(file)}: {len(violations)} policy violation(s)")
     costs = pool_costs(resources, cfg)
     if costs and cfg.budget_hourly is None:
         total = sum(c.hourly or 0 for c in costs)

@@ -17,6 +17,7 @@ from rich.table import Table
 from .audit import audit
 from .console import err, fail, load_or_fail, out, print_findings, print_table, spec_source
 from .errors import GpuPlatformError, Severity
+from .inputs import source_label
 from .observability.cost_cli import cost
 from .planner.cli import plan_command
 from .preflight_cli import preflight
@@ -79,7 +80,7 @@ def capacity_table(spec: PlatformSpec) -> Table:
 
 
 def _config_label(config_json: str | None) -> str:
-    return "standard input" if config_json == "-" else str(config_json)
+    return source_label(str(config_json))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -99,7 +100,7 @@ def validate(file: str | None, config_json: str | None) -> None:
         p.max_size * itype.gpu_count for p in spec.node_pools if (itype := spec.hardware.instance(p.instance_type))
     )
     out.print(
-        f"[green]valid[/]: {escape(file or _config_label(config_json))}: {len(spec.node_pools)} pools, "
+        f"[green]valid[/]: {escape(_config_label(file or config_json))}: {len(spec.node_pools)} pools, "
         f"{len(spec.tiers)} tiers, "
         f"{len(spec.teams)} teams, up to {gpus} GPUs"
     )

@@ -8,6 +8,7 @@ milliseconds with a message naming the limit instead of hanging, crashing the pa
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -30,6 +31,7 @@ __all__ = [
     "check_shape",
     "load_json",
     "load_yaml",
+    "source_label",
     "located",
     "read_bounded",
     "decode_utf8",
@@ -176,6 +178,18 @@ def _refuse_tag(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:
     )
 
 
+def _float_or_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float | str:
+    """A float, or the text of one too large for a float (`1e400`): go-yaml v2's `resolve` keeps a value whose
+    `strconv.ParseFloat` fails as a string (gopkg.in/yaml.v2 v2.4.0 resolve.go), so Kubernetes reads it as a
+    quantity's text rather than an infinity; `.inf` stays infinite."""
+    value = loader.construct_yaml_float(node)
+    if math.isinf(value) and "inf" not in str(node.value).lower():
+        return str(node.value)
+    return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _float_or_text)
+
 # PyYAML's safe loader would make bytes, a set or a list of pairs: none reaches Kubernetes, Helm or the spec as JSON.
 for _tag in ("binary", "set", "omap", "pairs"):
     _UniqueKeyLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
@@ -223,6 +237,11 @@ def _short(value: Any, limit: int = 60) -> str:
 STDIN = "-"  # a file argument of `-` is standard input
 
 
+def source_label(path: str | Path) -> str:
+    """How messages name a file argument: `standard input` for `-`."""
+    return "standard input" if str(path) == STDIN else str(path)
+
+
 def _named(path: str | Path) -> str:
     return "on standard input" if str(path) == STDIN else str(path)
 
@@ -232,6 +251,8 @@ def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
     before reading it all)."""
     try:
         if str(path) == STDIN:
+            if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:
+                raise InputLimitError(f"cannot read {what} on standard input: it is closed")
             data = sys.stdin.buffer.read(limit + 1)
         else:
             with Path(path).open("rb") as f:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from .inputs import (
     load_json,
     load_yaml,
     read_bounded,
+    source_label,
 )
 from .names import shortened
 from .spec import PlatformSpec
@@ -46,13 +46,13 @@ CONFIG_KEY = "gpu-platform:platform"
 def read_spec_data(path: str | Path, notes: list[Finding] | None = None) -> dict[str, Any]:
     """The raw spec object in a file: a Pulumi stack config or a plain spec. Notes about the file (an ESC
     environment whose values are not seen offline) are appended to `notes`."""
-    path = Path(path)
     try:
         data = load_yaml(decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "spec"), path, "spec"))
     except InputLimitError as e:
-        raise SpecError([Finding("", str(e))], str(path)) from None
+        raise SpecError([Finding("", str(e))], source_label(path)) from None
     except yaml.YAMLError as e:
-        raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
+        raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], source_label(path)) from None
+    path = source_label(path)  # how the messages below name it
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"{_kind(data)} ({shortened(data)})"
         raise SpecError(
@@ -186,7 +186,7 @@ def _secure_values(data: Any) -> list[str]:
     return sorted(found)
 
 
-def _json_text(entry: Any, path: Path) -> Any:
+def _json_text(entry: Any, path: str | Path) -> Any:
     """A config entry written as a JSON string is the object it holds: the program reads the entry with
     `pulumi.Config.require_object`, which parses a string value as JSON (pulumi/pulumi v3.272.0
     sdk/python/lib/pulumi/config.py `_get_object`: `json.loads`)."""
@@ -281,26 +281,11 @@ def _config_entry(entry: Any, source: str) -> dict[str, Any]:
 
 def load_config_json(source: str) -> PlatformSpec:
     """Read and validate the spec in `pulumi config --json` output: a file path, or `-` for standard input."""
-    if source == "-":
-        data = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1)
-        if len(data) > MAX_SPEC_BYTES:
-            raise SpecError(
-                [
-                    Finding(
-                        "",
-                        f"standard input is larger than {MAX_SPEC_BYTES:,} bytes; allowed: at most "
-                        f"{MAX_SPEC_BYTES:,} bytes",
-                    )
-                ],
-                "standard input",
-            )
-        label = "standard input"
-    else:
-        try:
-            data = read_bounded(source, MAX_SPEC_BYTES, "config")
-        except InputLimitError as e:
-            raise SpecError([Finding("", str(e))], source) from None
-        label = source
+    label = source_label(source)
+    try:
+        data = read_bounded(source, MAX_SPEC_BYTES, "config")
+    except InputLimitError as e:
+        raise SpecError([Finding("", str(e))], label) from None
     return parse_spec(read_config_json(data, label), label)
 
 
@@ -475,4 +460,4 @@ def _at(node: Any, loc: tuple[Any, ...]) -> Any:
 def load_spec(path: str | Path, notes: list[Finding] | None = None) -> PlatformSpec:
     """Read and validate the spec in `path`. Raises SpecError with every error found; notes about the file itself
     are appended to `notes`."""
-    return parse_spec(read_spec_data(path, notes), str(path))
+    return parse_spec(read_spec_data(path, notes), source_label(path))

@@ -52,7 +52,11 @@ def _exit_code(entries: list[Entry]) -> int:
 @click.command()
 @click.argument("workload", type=click.Path(dir_okay=False))
 @click.option(
-    "--spec", "spec_file", required=True, type=click.Path(dir_okay=False), help="Pulumi.<stack>.yaml or a plain spec."
+    "--spec",
+    "spec_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Pulumi.<stack>.yaml or a plain spec (- for standard input).",
 )
 @click.option("--namespace", default=None, help="Namespace to submit in (default: the manifest's, else default).")
 @click.option(
@@ -61,6 +65,8 @@ def _exit_code(entries: list[Entry]) -> int:
 def explain(workload: str, spec_file: str, namespace: str | None, fmt: str) -> None:
     """What the rendered platform does to WORKLOAD (a manifest file, or - for standard input): admission, pods,
     Kueue, scheduler, priority, $/hour."""
+    if workload == "-" and spec_file == "-":
+        _usage("WORKLOAD and --spec cannot both be -: standard input holds one file")
     if namespace is not None and not _DNS_LABEL.match(namespace):
         _usage(f"--namespace {namespace!r}: not a namespace name; allowed: a lower-case DNS label")
     try:

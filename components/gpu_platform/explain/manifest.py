@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from ..errors import GpuPlatformError
-from ..inputs import InputLimitError, decode_utf8, located, read_bounded
+from ..inputs import InputLimitError, decode_utf8, located, read_bounded, source_label
 from ..load import YAML_LOADER
 
 __all__ = ["MAX_BYTES", "MAX_NODES", "ManifestError", "load_manifests"]
@@ -90,12 +90,12 @@ def _objects(doc: Any, where: str) -> list[dict[str, Any]]:
 
 def load_manifests(path: str | Path) -> list[dict[str, Any]]:
     """Every object of a (multi-document) YAML or JSON manifest file. Raises ManifestError."""
-    path = Path(path)
     # read with a bound, not by its reported size: a device or a pipe (/dev/zero, <(...)) reports 0 bytes
     try:
         text = decode_utf8(read_bounded(path, MAX_BYTES, "workload"), path, "workload")
     except InputLimitError as e:
         raise ManifestError(str(e)) from None
+    path = source_label(path)  # how the messages below name it
     try:
         docs = []
         for doc in yaml.load_all(text, Loader=YAML_LOADER):
@@ -123,7 +123,7 @@ def load_manifests(path: str | Path) -> list[dict[str, Any]]:
     return objects
 
 
-def _check_pod_count(objects: list[dict[str, Any]], path: Path) -> None:
+def _check_pod_count(objects: list[dict[str, Any]], path: str | Path) -> None:
     """Refuse a file with more pod specs or containers than explain evaluates in bounded time."""
     templates = containers = entries = 0
     stack: list[Any] = list(objects)
@@ -162,7 +162,7 @@ def _list_items(node: dict[str, Any], keys: tuple[str, ...]) -> int:
     return sum(len(node[k]) for k in keys if isinstance(node.get(k), list))
 
 
-def _check_host_paths(spec: dict[str, Any], path: Path) -> None:
+def _check_host_paths(spec: dict[str, Any], path: str | Path) -> None:
     volumes = spec.get("volumes")
     volumes = volumes if isinstance(volumes, list) else []
     for v in volumes:

@@ -1,18 +1,21 @@
 """Resource quantities as the API server reads them (`resource.Quantity`).
 
-kubernetes/apimachinery v0.33.0 pkg/api/resource/quantity.go: `parseQuantityString` scans a sign, digits, an
-optional `.` and digits, then a suffix (`quantitySuffixer.interpret`): a decimal SI suffix (n, u, m, k, M, G, T,
-P, E), a binary one (Ki ... Ei) or an exponent (`e3`, `E-2`). A value that does not scan is refused when the
-object is decoded, before admission, with `ErrFormatWrong` or `ErrSuffix`; a YAML number is read from its text.
+kubernetes/apimachinery v0.33.0 pkg/api/resource/quantity.go: `UnmarshalJSON` reads `null` as zero and trims
+spaces; `parseQuantityString` scans a sign, digits, an optional `.` and digits, then a suffix
+(`quantitySuffixer.interpret`): a decimal SI suffix (n, u, m, k, M, G, T, P, E), a binary one (Ki ... Ei) or an
+exponent (`e3`, `E-2`; `strconv.ParseInt` to 64 bits, kept as an int32). `ParseQuantity` then rounds the
+magnitude up to a whole nano (1e-9) and caps a binary-suffixed value at 2^63 - 1. A value that does not scan is
+refused when the object is decoded, before admission, with `ErrFormatWrong` or `ErrSuffix`; a YAML number is
+read from its text.
 """
 
 from __future__ import annotations
 
 import math
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_UP, Context, Decimal, localcontext
 from typing import Any
 
-__all__ = ["QuantityError", "parse_quantity"]
+__all__ = ["FORMAT_WRONG", "QuantityError", "parse_quantity"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = f"quantities must match the regular expression '{SPLIT_RE}'"
@@ -20,7 +23,9 @@ SUFFIX_WRONG = "unable to parse quantity's suffix"
 _DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
-_MOST_TEXT = 128  # longer values are refused unread: no resource quantity is that long
+_NANO = Decimal("1e-9")
+_MAX_BINARY = Decimal(2**63 - 1)  # maxAllowed: binary-suffixed values are capped here
+_INT64 = 2**63
 
 
 class QuantityError(ValueError):
@@ -31,19 +36,27 @@ def parse_quantity(value: Any) -> Decimal:
     """The value of a quantity (a string, or a YAML number); QuantityError when the API server refuses it."""
     if value is None:
         return Decimal(0)  # JSON null decodes to the zero quantity
-    if isinstance(value, bool):
-        raise QuantityError(FORMAT_WRONG)  # `true` is not quoted, and scans as no number
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise QuantityError(FORMAT_WRONG)  # `true`, a list or an object: its JSON text scans as no number
     if isinstance(value, float) and not math.isfinite(value):
         raise QuantityError(FORMAT_WRONG)
-    text = repr(value) if isinstance(value, float) else str(value)
-    if not text or len(text) > _MOST_TEXT:
+    text = (repr(value) if isinstance(value, float) else str(value)).strip()
+    if not text:
         raise QuantityError(FORMAT_WRONG)
     if text == "0":
         return Decimal(0)
     negative, number, suffix = _scan(text)
-    scale = _interpret(suffix)
-    amount = Decimal(number) if number not in ("", ".") else Decimal(0)
-    amount = amount * scale
+    binary, exponent = _interpret(suffix)
+    # Exact arithmetic: enough digits for the text and a binary factor, and any exponent an int32 can hold.
+    context = Context(prec=len(text) + 40, Emax=2**40, Emin=-(2**40))
+    with localcontext(context):
+        amount = Decimal(number) if number.strip(".") else Decimal(0)
+        amount = amount * (Decimal(2) ** exponent) if binary else amount.scaleb(exponent)
+        exponent_now = amount.as_tuple().exponent  # an int: the amount is finite
+        if amount and isinstance(exponent_now, int) and exponent_now < -9:  # a fraction of a nano rounds up
+            amount = amount.quantize(_NANO, rounding=ROUND_UP)
+        if binary and amount > _MAX_BINARY:
+            amount = _MAX_BINARY
     return -amount if negative else amount
 
 
@@ -54,11 +67,11 @@ def _scan(text: str) -> tuple[bool, str, str]:
     if text[0] in "+-":
         pos = 1
     start = pos
-    while pos < end and text[pos].isascii() and text[pos].isdigit():
+    while pos < end and text[pos] in "0123456789":
         pos += 1
     if pos < end and text[pos] == ".":
         pos += 1
-        while pos < end and text[pos].isascii() and text[pos].isdigit():
+        while pos < end and text[pos] in "0123456789":
             pos += 1
     number = text[start:pos]
     suffix_start = pos
@@ -66,25 +79,24 @@ def _scan(text: str) -> tuple[bool, str, str]:
         pos += 1
     if pos < end and text[pos] in "+-":
         pos += 1
-    while pos < end and text[pos].isascii() and text[pos].isdigit():
+    while pos < end and text[pos] in "0123456789":
         pos += 1
     if pos < end:
         raise QuantityError(FORMAT_WRONG)
     return negative, number, text[suffix_start:]
 
 
-def _interpret(suffix: str) -> Decimal:
-    """The factor a suffix stands for (`suffixHandler.interpret`)."""
+def _interpret(suffix: str) -> tuple[bool, int]:
+    """(binary, exponent) of a suffix (`suffixHandler.interpret`): base 2 or 10."""
     if suffix in _DECIMAL_SI:
-        return Decimal(10) ** _DECIMAL_SI[suffix]
+        return False, _DECIMAL_SI[suffix]
     if suffix in _BINARY_SI:
-        return Decimal(2) ** _BINARY_SI[suffix]
+        return True, _BINARY_SI[suffix]
     if len(suffix) > 1 and suffix[0] in "eE":
-        exponent = suffix[1:]
-        digits = exponent.lstrip("+-")
-        if digits.isascii() and digits.isdigit() and len(exponent) - len(digits) <= 1 and len(digits) <= 9:
-            try:
-                return Decimal(10) ** int(exponent)
-            except (InvalidOperation, OverflowError):
-                raise QuantityError(SUFFIX_WRONG) from None
+        digits = suffix[2:] if suffix[1] in "+-" else suffix[1:]
+        significant = digits.lstrip("0") or "0"
+        if digits and all(c in "0123456789" for c in digits) and len(significant) <= 19:
+            parsed = int(significant) * (-1 if suffix[1] == "-" else 1)
+            if -_INT64 <= parsed < _INT64:  # strconv.ParseInt(..., 10, 64), then int32(parsed)
+                return False, (parsed + 2**31) % 2**32 - 2**31
     raise QuantityError(SUFFIX_WRONG)

@@ -9,13 +9,14 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .quantity import QuantityError, parse_quantity
+from .quantity import FORMAT_WRONG, QuantityError, parse_quantity
 from .workloads import get_path, pod_templates
 
 __all__ = ["resources_problem", "shape_problem"]
 
 _STR_MAP = {str: str}
-_QUANTITIES = {str: (int, float, str)}
+_QUANTITY = object()  # a quantity: any JSON scalar or null here; `quantity.parse_quantity` reads it
+_QUANTITIES = {str: _QUANTITY}
 _REQUIREMENT = {"key": str, "operator": str, "values": [str]}
 _TERM = {"matchExpressions": [_REQUIREMENT], "matchFields": [_REQUIREMENT]}
 _AFFINITY = {
@@ -51,6 +52,9 @@ _NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer",
 
 def _problem(value: Any, shape: Any, path: str) -> str | None:
     """The first field of `value` that does not have the type `shape` gives, or None."""
+    if shape is _QUANTITY:  # a list, an object or a boolean: its JSON text scans as no quantity
+        ok = value is None or (isinstance(value, int | float | str) and not isinstance(value, bool))
+        return None if ok else f"{path}: Invalid value: {value!r}: {FORMAT_WRONG}"
     if isinstance(shape, type | tuple):
         types = shape if isinstance(shape, tuple) else (shape,)
         ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
@@ -62,7 +66,8 @@ def _problem(value: Any, shape: Any, path: str) -> str | None:
     if not isinstance(value, dict):
         return f"{path}: must be an object"
     if len(shape) == 1 and str in shape:  # a map: every value has the shape
-        return next((p for k, v in value.items() if (p := _problem(v, shape[str], f"{path}.{k}"))), None)
+        at = "{}[{}]" if shape[str] is _QUANTITY else "{}.{}"  # resources as the API server names them
+        return next((p for k, v in value.items() if (p := _problem(v, shape[str], at.format(path, k)))), None)
     return next(
         (
             p

@@ -40,6 +40,7 @@ from ..inputs import (
     decode_utf8,
     load_yaml,
     read_bounded,
+    source_label,
 )
 from ..load import _kind, _yaml_problem, pydantic_findings
 from ..names import shortened, tier_name_problem
@@ -459,14 +460,14 @@ def _rules_past_types(
 
 def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
     """Read and validate the demand file at `path`."""
-    path = Path(path)
+    label = source_label(path)
     try:
         data = load_yaml(decode_utf8(read_bounded(path, MAX_SPEC_BYTES, "demand"), path, "demand"))
         check_shape(data, MAX_VALUES, MAX_DEPTH)
     except (InputLimitError, ValueError) as e:
-        raise SpecError([Finding("", str(e))], str(path)) from None
+        raise SpecError([Finding("", str(e))], label) from None
     except yaml.YAMLError as e:
-        raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], str(path)) from None
+        raise SpecError([Finding("", f"not valid YAML: {_yaml_problem(e)}")], label) from None
     if isinstance(data, dict) and "runtime" in data and "name" in data:
         raise SpecError(
             [
@@ -476,7 +477,7 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
                     "see examples/demand-small.yaml)",
                 )
             ],
-            str(path),
+            label,
         )
     if isinstance(data, dict) and "apiVersion" in data and "kind" in data:
         raise SpecError(
@@ -487,7 +488,7 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
                     "explain WORKLOAD --spec SPEC` takes a workload manifest",
                 )
             ],
-            str(path),
+            label,
         )
     if isinstance(data, dict) and ("nodePools" in data or "config" in data):
         raise SpecError(
@@ -498,6 +499,6 @@ def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
                     "take; allowed: a demand (tiers with gpus, mig or seats; see examples/demand-small.yaml)",
                 )
             ],
-            str(path),
+            label,
         )
-    return parse_demand(data, str(path), cloud)
+    return parse_demand(data, label, cloud)
