@@ -144,10 +144,10 @@ def test_a_pool_beyond_one_cluster_is_told_the_larger_types_its_tiers_allow():
     message = str(refused.value)
     assert "needs 5,001 nodes: a Kubernetes cluster supports at most 5,000 nodes" in message
     assert (
-        "its tiers (notebooks) also allow types with more GPUs per node than g4dn.xlarge: g4dn.12xlarge (4 GPUs)"
-        in (message)
-    )
-    assert message.endswith("list only such types in their instanceTypes, or split the demand across clusters")
+        "the tiers of pool 'ts4-g4dn-xlarge' (notebooks) also allow types with more GPUs per node than g4dn.xlarge, "
+        "cheapest GPU first: g4dn.12xlarge (4 GPUs)"
+    ) in message
+    assert message.endswith("; list only such types in the tiers' instanceTypes, or split the demand across clusters")
     [pool] = plan(parse_demand({"cloud": "aws", "tiers": [{**seats, "instanceTypes": ["g4dn.12xlarge"]}]})).pools
     assert pool.nodes == 1251 and pool.candidate.itype.name == "g4dn.12xlarge"
     with pytest.raises(PlanningError) as only_largest:
@@ -161,7 +161,10 @@ def test_a_plan_dearer_than_its_baseline_says_why_and_counts_one_gpu_in_the_sing
     res = CliRunner().invoke(main, ["plan", str(path)], terminal_width=200)
     assert res.exit_code == 0, res.output
     assert "a: 1 GPU " in res.stdout and "1 GPUs" not in res.stdout
-    assert "The baseline is below the plan: it counts one GPU per GPU, instance or seat demanded (1)" in res.stdout
+    assert (
+        "The baseline is below the plan: it puts each GPU, instance or seat demanded on a GPU of its own (1 GPU)"
+        in res.stdout
+    )
     assert "(8 GPUs planned)" in res.stdout
     small = tmp_path / "small.yaml"
     small.write_text((ROOT / "examples" / "demand-small.yaml").read_text())

@@ -162,9 +162,10 @@ def _summary_table(plan: Plan) -> Table:
     table.add_row("saving vs baseline", "", f"{plan.baseline_hourly - plan.hourly:,.2f}", f"{plan.saving_percent:.1f}%")
     if plan.baseline_hourly < plan.hourly:
         table.caption = (
-            f"The baseline is below the plan: it counts one GPU per GPU, instance or seat demanded "
-            f"({plan.baseline_gpus:,}) at its type's price per GPU, while nodes are bought whole ({plan.gpus:,} GPUs "
-            "planned)."
+            f"The baseline is below the plan: it puts each GPU, instance or seat demanded on a GPU of its own "
+            f"({plan.baseline_gpus:,} GPU{'' if plan.baseline_gpus == 1 else 's'}) at its type's price per GPU, "
+            "while nodes are bought whole "
+            f"({plan.gpus:,} GPUs planned)."
         )
         table.caption_justify = "left"
     return table

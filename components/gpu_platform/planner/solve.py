@@ -292,8 +292,8 @@ def _larger_types(demand: Demand, pool: PlannedPool) -> str:
         return ""
     shown = ", ".join(f"{i.name} ({i.gpu_count} GPUs)" for i in larger[:4])
     return (
-        f"its tiers ({', '.join(pool.tiers)}) also allow types with more GPUs per node than "
-        f"{pool.candidate.itype.name}: {shown}; list only such types in their instanceTypes, or "
+        f"the tiers of pool {pool.name!r} ({', '.join(pool.tiers)}) also allow types with more GPUs per node than "
+        f"{pool.candidate.itype.name}, cheapest GPU first: {shown}"
     )
 
 
@@ -304,10 +304,12 @@ def _size_notes(demand: Demand, pools: list[PlannedPool]) -> tuple[str, ...]:
     """What the node pool checks would say about the planned sizes; a pool beyond one cluster is an error."""
     over = [p for p in pools if p.nodes > MAX_POOL_NODES]
     if over:
+        advice = [a for p in over if (a := _larger_types(demand, p))]
         raise PlanningError(
             "; ".join(f"pool {p.name!r} needs {p.nodes:,} nodes" for p in over)
             + f": a Kubernetes cluster supports at most {MAX_POOL_NODES:,} nodes; "
-            + "".join(_larger_types(demand, p) for p in over)
+            + "".join(f"{a}; " for a in advice)
+            + ("list only such types in the tiers' instanceTypes, or " if advice else "")
             + "split the demand across clusters"
         )
     grow = 1 + demand.headroom_percent / 100
