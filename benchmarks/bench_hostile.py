@@ -249,6 +249,34 @@ def inputs(tmp: Path) -> list[tuple[str, str, list[str]]]:
             ["explain", w("vols999.json", json.dumps(_volume_pod(999))), "--spec", dev, "--namespace", "research"],
         )
     )
+    rows.append(
+        (
+            "quantity of 2,000,000 digits (quoted, near the 2 MiB workload limit)",
+            "explain",
+            [
+                "explain",
+                w("digits.yaml", _quantity_job(["'" + "9" * 2_000_000 + "'"])),
+                "--spec",
+                dev,
+                "--namespace",
+                "research",
+            ],
+        )
+    )
+    rows.append(
+        (
+            "99 containers of quantities 1e999999999, 8Ei and 1.0e-999999999",
+            "explain",
+            [
+                "explain",
+                w("exponents.yaml", _quantity_job(["'1e999999999'", "8Ei", "'1.0e-999999999'"] * 33)),
+                "--spec",
+                dev,
+                "--namespace",
+                "research",
+            ],
+        )
+    )
     rows += _planner_rows(w)
     wide = w("wide.json", json.dumps(_unknown_kind_export(7_000)))
     rows.append(
@@ -285,6 +313,21 @@ def _planner_rows(w) -> list[tuple[str, str, list[str]]]:
         ("planner trial: 90,000 unknown instance types (0.8 MB)", "plan", ["plan", w("bad.json", json.dumps(bad))])
     )
     return rows
+
+
+def _quantity_job(memory: list[str]) -> str:
+    """A tiered Job whose containers ask for these memory quantities (YAML text as given), one GPU on the first."""
+    containers = "".join(
+        f"      - name: c{i}\n        image: x\n        resources:\n          limits: {{memory: {m}"
+        + (", nvidia.com/gpu: 1" if i == 0 else "")
+        + "}\n"
+        for i, m in enumerate(memory)
+    )
+    return (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: q}\nspec:\n  template:\n    metadata:\n"
+        "      labels: {gpu.example.com/gpu-tier: train}\n    spec:\n      restartPolicy: Never\n"
+        "      containers:\n" + containers
+    )
 
 
 def _volume_pod(volumes: int) -> dict:
