@@ -442,3 +442,13 @@ def test_standard_input_closed_or_asked_for_twice_is_a_clear_error(monkeypatch):
         res = runner.invoke(main, args)
         monkeypatch.undo()
         assert res.exit_code in (1, 2) and f"cannot read {what} on standard input: it is closed" in res.output, res
+
+
+def test_a_spec_or_pack_config_on_standard_input_is_named_so():
+    runner = CliRunner()
+    workload = str(ROOT / "examples" / "workloads" / "inference-job.yaml")
+    res = runner.invoke(main, ["explain", workload, "--spec", "-"], input="")
+    assert res.exit_code == 2 and "invalid spec in standard input" in res.output
+    export = str(ROOT / "tests" / "fixtures" / "audit" / "stack-export-unclassified.json")
+    res = runner.invoke(main, ["audit", export, "--config", "-"], input="[1]")
+    assert res.exit_code == 1 and "standard input: policy config is list" in res.output

@@ -740,6 +740,9 @@ def test_the_api_server_validates_extended_resources_after_mutation(tmp_path):
         ("1e4294967296", 1),
         ("8Ei", 2**63 - 1),
         ("9" * 130, "9" * 130),
+        ("Ti", 0),
+        ("e3", 0),
+        ("\xa01\u3000", 1),
     ],
 )
 def test_quantities_read_as_the_api_server_reads_them(value, amount):
@@ -762,6 +765,12 @@ def test_quantities_read_as_the_api_server_reads_them(value, amount):
         ("1i", "suffix"),
         ("1mi", "suffix"),
         ("1e" + "9" * 20, "suffix"),
+        # no digits: the int64 path reads 0 ("Ti", "e3"), the other path (scale below a nano, or a binary factor
+        # too large for it) parses the number's text, and "" or "." is none (quantity.go ParseQuantity)
+        ("e-10", "numeric part"),
+        ("Pi", "numeric part"),
+        ("+.e-10", "numeric part"),
+        ("\x1f1", "regular expression"),  # strings.TrimSpace keeps U+001F
         ([1], "regular expression"),
         ({"a": 1}, "regular expression"),
     ],
@@ -779,6 +788,7 @@ def test_the_api_server_validates_every_resource_quantity(tmp_path):
     typo = job("train")
     typo["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "2c", "nvidia.com/gpu": 1}
     code, [entry] = explain_json(tmp_path, typo, namespace="research")
+    assert [stage["stage"] for stage in entry["stages"]] == ["decode"], entry  # before any webhook runs
     assert code == 1 and entry["denied"].endswith(
         "requests[cpu]: Invalid value: '2c': quantities must match the regular expression "
         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"

@@ -161,6 +161,9 @@ def test_a_plan_dearer_than_its_baseline_says_why_and_counts_one_gpu_in_the_sing
     res = CliRunner().invoke(main, ["plan", str(path)], terminal_width=200)
     assert res.exit_code == 0, res.output
     assert "a: 1 GPU " in res.stdout and "1 GPUs" not in res.stdout
+    seat = tmp_path / "seat.yaml"
+    seat.write_text("cloud: aws\ntiers: [{name: s, seats: {count: 1, perGpu: 4}}]\n")
+    assert "s: 1 seat /4" in CliRunner().invoke(main, ["plan", str(seat)], terminal_width=200).stdout
     assert (
         "The baseline is below the plan: it puts each GPU, instance or seat demanded on a GPU of its own (1 GPU)"
         in res.stdout

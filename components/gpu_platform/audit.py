@@ -70,7 +70,9 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
         return PolicyConfig()
     raw = _read_json(config_path, "policy config", unique_keys=True)
     if not isinstance(raw, dict):
-        raise AuditInputError(f"{config_path}: policy config is {type(raw).__name__}; expected a JSON object")
+        raise AuditInputError(
+            f"{source_label(config_path)}: policy config is {type(raw).__name__}; expected a JSON object"
+        )
     # The per-policy format names policies (gpu-...) and `all`; the flat one, properties (camelCase, never gpu-...).
     per_policy = any(k.startswith("gpu-") or k == _ALL for k in raw)
     flat, levels, everyone, problems = _one_config(raw) if per_policy else (raw, {}, None, [])
@@ -93,7 +95,7 @@ def load_config(spec_path: str | None, config_path: str | None) -> PolicyConfig:
     except PolicyConfigError as e:
         problems += e.lines
     if problems:
-        raise AuditInputError(bounded(problems, f"{config_path}: "))
+        raise AuditInputError(bounded(problems, f"{source_label(config_path)}: "))
     return cfg
 
 

@@ -147,7 +147,7 @@ def spec_source(command: _Command) -> _Command:
         "--config-json",
         "config_json",
         metavar="PATH|-",
-        help="Read the spec from `pulumi config --json` output (a file, or - for stdin) instead of FILE: the "
+        help="Read the spec from `pulumi config --json` output (a file, or - for standard input) instead of FILE: the "
         "config as the stack sees it, with ESC environments and secrets resolved.",
     )(command)
     return click.argument("file", required=False, type=click.Path(dir_okay=False))(command)

@@ -40,7 +40,7 @@ def _load_spec(path: str) -> PlatformSpec:
     try:
         return load_spec(path)
     except SpecError as e:
-        err.print(f"[red]invalid spec in {escape(path)}: {len(e.findings)} error(s)[/]")
+        err.print(f"[red]invalid spec in {escape(e.source or path)}: {len(e.findings)} error(s)[/]")
         print_findings(e.findings)
         sys.exit(2)
 

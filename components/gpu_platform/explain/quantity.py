@@ -15,11 +15,12 @@ import math
 from decimal import ROUND_UP, Context, Decimal, localcontext
 from typing import Any
 
-__all__ = ["FORMAT_WRONG", "QuantityError", "parse_quantity"]
+__all__ = ["QuantityError", "parse_quantity"]
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 FORMAT_WRONG = f"quantities must match the regular expression '{SPLIT_RE}'"
 SUFFIX_WRONG = "unable to parse quantity's suffix"
+NUMERIC_WRONG = "unable to parse numeric part of quantity"
 _DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
@@ -40,13 +41,15 @@ def parse_quantity(value: Any) -> Decimal:
         raise QuantityError(FORMAT_WRONG)  # `true`, a list or an object: its JSON text scans as no number
     if isinstance(value, float) and not math.isfinite(value):
         raise QuantityError(FORMAT_WRONG)
-    text = (repr(value) if isinstance(value, float) else str(value)).strip()
+    text = _trim_space(repr(value) if isinstance(value, float) else str(value))
     if not text:
         raise QuantityError(FORMAT_WRONG)
     if text == "0":
         return Decimal(0)
     negative, number, suffix = _scan(text)
     binary, exponent = _interpret(suffix)
+    if not any(c in "0123456789" for c in number) and not _fast_path(number, binary, exponent):
+        raise QuantityError(NUMERIC_WRONG)  # inf.Dec.SetString of "", "+" or "." fails
     # Exact arithmetic: enough digits for the text and a binary factor, and any exponent an int32 can hold.
     context = Context(prec=len(text) + 40, Emax=2**40, Emin=-(2**40))
     with localcontext(context):
@@ -58,6 +61,29 @@ def parse_quantity(value: Any) -> Decimal:
         if binary and amount > _MAX_BINARY:
             amount = _MAX_BINARY
     return -amount if negative else amount
+
+
+def _trim_space(text: str) -> str:
+    """`strings.TrimSpace`: Unicode white space at both ends (`str.strip` also takes U+001C-U+001F)."""
+    start, end = 0, len(text)
+    while start < end and text[start].isspace() and text[start] not in _NOT_GO_SPACE:
+        start += 1
+    while end > start and text[end - 1].isspace() and text[end - 1] not in _NOT_GO_SPACE:
+        end -= 1
+    return text[start:end]
+
+
+_NOT_GO_SPACE = frozenset("\x1c\x1d\x1e\x1f")
+
+
+def _fast_path(number: str, binary: bool, exponent: int) -> bool:
+    """Whether `ParseQuantity` takes its int64 path, which reads a number with no digits as 0; the other path
+    parses the number's text with `inf.Dec.SetString`, which refuses it."""
+    whole, _, fraction = number.partition(".")
+    digits = len(whole.lstrip("0") or "0") + len(fraction)
+    if binary:
+        return exponent >= 0 and not fraction and 15 - digits - int(exponent * 3 / 10) - 1 >= 0
+    return 18 - digits >= 0 and exponent - len(fraction) >= -9
 
 
 def _scan(text: str) -> tuple[bool, str, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .quantity import FORMAT_WRONG, QuantityError, parse_quantity
+from .quantity import QuantityError, parse_quantity
 from .workloads import get_path, pod_templates
 
 __all__ = ["resources_problem", "shape_problem"]
@@ -52,9 +52,12 @@ _NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer",
 
 def _problem(value: Any, shape: Any, path: str) -> str | None:
     """The first field of `value` that does not have the type `shape` gives, or None."""
-    if shape is _QUANTITY:  # a list, an object or a boolean: its JSON text scans as no quantity
-        ok = value is None or (isinstance(value, int | float | str) and not isinstance(value, bool))
-        return None if ok else f"{path}: Invalid value: {value!r}: {FORMAT_WRONG}"
+    if shape is _QUANTITY:  # decoded by Quantity.UnmarshalJSON: a value that is no quantity stops it here
+        try:
+            parse_quantity(value)
+        except QuantityError as exc:
+            return f"{path}: Invalid value: {value!r}: {exc}"
+        return None
     if isinstance(shape, type | tuple):
         types = shape if isinstance(shape, tuple) else (shape,)
         ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)

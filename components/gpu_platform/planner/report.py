@@ -65,7 +65,7 @@ def _tier_need(plan: Plan, name: str) -> str:
         return f"{name}: {t.gpus} GPU{'' if t.gpus == 1 else 's'}"
     if t.kind == "mig":
         return f"{name}: {t.mig_demand.instances}x {t.mig_demand.profile}"
-    return f"{name}: {t.seat_demand.count} seats /{t.seat_demand.per_gpu}"
+    return f"{name}: {t.seat_demand.count} seat{'' if t.seat_demand.count == 1 else 's'} /{t.seat_demand.per_gpu}"
 
 
 def needs_gpu_operator(plan: Plan) -> str | None:
