@@ -19,6 +19,7 @@ from .inputs import (
     InputLimitError,
     decode_utf8,
     load_json,
+    named_source,
     read_bounded,
     source_label,
 )
@@ -40,7 +41,7 @@ def _read_json(path: str, what: str, unique_keys: bool = False) -> Any:
         text = decode_utf8(read_bounded(path, MAX_DOCUMENT_BYTES, what), path, what)
     except InputLimitError as e:
         raise AuditInputError(str(e)) from None  # it names the file (or standard input)
-    named = f"{what} on standard input" if path == "-" else f"{what} {path}"
+    named = f"{what} {named_source(path)}"
     try:
         return load_json(text, MAX_DOCUMENT_CONTAINERS, unique_keys=unique_keys)
     except InputLimitError as e:

@@ -79,10 +79,6 @@ def capacity_table(spec: PlatformSpec) -> Table:
     return table
 
 
-def _config_label(config_json: str | None) -> str:
-    return source_label(str(config_json))
-
-
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gpu-platform")
 def main() -> None:
@@ -100,7 +96,7 @@ def validate(file: str | None, config_json: str | None) -> None:
         p.max_size * itype.gpu_count for p in spec.node_pools if (itype := spec.hardware.instance(p.instance_type))
     )
     out.print(
-        f"[green]valid[/]: {escape(_config_label(file or config_json))}: {len(spec.node_pools)} pools, "
+        f"[green]valid[/]: {escape(source_label(str(file or config_json)))}: {len(spec.node_pools)} pools, "
         f"{len(spec.tiers)} tiers, "
         f"{len(spec.teams)} teams, up to {gpus} GPUs"
     )

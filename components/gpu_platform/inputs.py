@@ -31,6 +31,7 @@ __all__ = [
     "check_shape",
     "load_json",
     "load_yaml",
+    "named_source",
     "source_label",
     "located",
     "read_bounded",
@@ -242,7 +243,8 @@ def source_label(path: str | Path) -> str:
     return "standard input" if str(path) == STDIN else str(path)
 
 
-def _named(path: str | Path) -> str:
+def named_source(path: str | Path) -> str:
+    """How a message that names what was read goes on (`spec x.yaml`, `spec on standard input`)."""
     return "on standard input" if str(path) == STDIN else str(path)
 
 
@@ -258,10 +260,10 @@ def read_bounded(path: str | Path, limit: int, what: str) -> bytes:
             with Path(path).open("rb") as f:
                 data = f.read(limit + 1)
     except OSError as e:
-        raise InputLimitError(f"cannot read {what} {_named(path)}: {e.strerror or e}") from None
+        raise InputLimitError(f"cannot read {what} {named_source(path)}: {e.strerror or e}") from None
     if len(data) > limit:
         raise InputLimitError(
-            f"{what} {_named(path)} is larger than {limit // (1024 * 1024)} MiB; allowed: at most {limit:,} bytes"
+            f"{what} {named_source(path)} is larger than {limit // (1024 * 1024)} MiB; allowed: at most {limit:,} bytes"
         )
     return data
 
@@ -272,7 +274,7 @@ def decode_utf8(data: bytes, path: str | Path, what: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputLimitError(
-            f"{what} {_named(path)} is not UTF-8 text: byte {e.object[e.start : e.start + 1]!r} at offset "
+            f"{what} {named_source(path)} is not UTF-8 text: byte {e.object[e.start : e.start + 1]!r} at offset "
             f"{e.start}; allowed: UTF-8"
         ) from None
 

@@ -145,7 +145,8 @@ def _overcommit(name: str) -> bool:
 def resources_problem(spec: dict[str, Any], where: str) -> str | None:
     """What the API server refuses in the containers' resources, or None.
 
-    Decoding first (`quantity.parse_quantity`): a value that is no quantity. Then kubernetes v1.33.0
+    A value that is no quantity is refused at decoding (`shape_problem`); it is refused here too, for an object
+    checked after mutation. Then kubernetes v1.33.0
     pkg/apis/core/validation/validation.go ValidateResourceRequirements: no quantity is negative
     (ValidateResourceQuantityValue), an extended resource is a whole number, and a request of one (or of
     hugepages) needs a limit of the same value (not overcommitable); any other request is at most its limit.
