@@ -15,7 +15,7 @@ from ..spec import SharingMode
 from .demand import Demand, DemandTier, accepted_modes, gpu_fits
 from .mig_packing import Layout, maximal_layouts
 
-__all__ = ["Candidate", "allowed_types", "build_candidates", "served", "unit_capacity"]
+__all__ = ["Candidate", "allowed_types", "build_candidates", "profile_memory_gb", "served", "unit_capacity"]
 
 _GB = re.compile(r"\.(\d+)gb")
 
@@ -50,6 +50,12 @@ def allowed_types(demand: Demand, tier: DemandTier, catalog: Catalog) -> list[In
     return [t for t in types if t is not None and t.cloud == cloud and gpu_fits(tier, t.gpu_model, catalog)]
 
 
+def profile_memory_gb(profile: str) -> int | None:
+    """The GPU memory a MIG profile's name gives (`3g.40gb`: 40), which a whole GPU serving it must have."""
+    found = _GB.search(profile)
+    return int(found.group(1)) if found else None
+
+
 # per tier of the demand: the resource and units per GPU a candidate serves it with, None when it cannot
 _Serves = tuple[tuple[str, int] | None, ...]
 
@@ -66,8 +72,8 @@ def unit_capacity(tier: DemandTier, cand: Candidate, catalog: Catalog) -> tuple[
         if cand.mode == SharingMode.MIG:
             n = dict(cand.layout or ()).get(profile, 0)
             return (profile, n) if n > 0 else None
-        need = _GB.search(profile)
-        fits = gpu is not None and need is not None and int(need.group(1)) <= gpu.memory_gb
+        need = profile_memory_gb(profile)
+        fits = gpu is not None and need is not None and need <= gpu.memory_gb
         return ("gpu", 1) if fits else None
     return _seat_capacity(tier, cand, gpu)
 

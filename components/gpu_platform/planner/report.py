@@ -59,13 +59,17 @@ def spec_fragment(plan: Plan) -> dict[str, Any]:
     return out
 
 
+def _noun(n: int | None, noun: str) -> str:
+    return noun if n == 1 else f"{noun}s"
+
+
 def _tier_need(plan: Plan, name: str) -> str:
     t = next(x for x in plan.demand.tiers if x.name == name)
     if t.kind == "gpus":
-        return f"{name}: {t.gpus} GPU{'' if t.gpus == 1 else 's'}"
+        return f"{name}: {t.gpus} {_noun(t.gpus, 'GPU')}"
     if t.kind == "mig":
         return f"{name}: {t.mig_demand.instances}x {t.mig_demand.profile}"
-    return f"{name}: {t.seat_demand.count} seat{'' if t.seat_demand.count == 1 else 's'} /{t.seat_demand.per_gpu}"
+    return f"{name}: {t.seat_demand.count} {_noun(t.seat_demand.count, 'seat')} /{t.seat_demand.per_gpu}"
 
 
 def needs_gpu_operator(plan: Plan) -> str | None:
@@ -163,7 +167,7 @@ def _summary_table(plan: Plan) -> Table:
     if plan.baseline_hourly < plan.hourly:
         table.caption = (
             f"The baseline is below the plan: it puts each GPU, instance or seat demanded on a GPU of its own "
-            f"({plan.baseline_gpus:,} GPU{'' if plan.baseline_gpus == 1 else 's'}) at its type's price per GPU, "
+            f"({plan.baseline_gpus:,} {_noun(plan.baseline_gpus, 'GPU')}) at its type's price per GPU, "
             "while nodes are bought whole "
             f"({plan.gpus:,} GPUs planned)."
         )

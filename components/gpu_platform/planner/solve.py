@@ -9,7 +9,6 @@ the cost. The MIG packing figures (exact, first-fit, slice bound) are computed p
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from ..nodepools.checks import GKE_NODES_PER_ZONE, MAX_POOL_NODES
 from ..nodepools.eks import EKS_NODE_GROUP_NAME_MAX, NAME_SUFFIX_LEN
 from ..nodepools.gke import GKE_POOL_NAME_MAX
 from ..spec import Cloud, SharingMode
-from .candidates import Candidate, allowed_types, build_candidates, served
+from .candidates import Candidate, allowed_types, build_candidates, profile_memory_gb, served
 from .columns import Column, Group, merged, split_groups, without_dominated
 from .demand import Demand, DemandTier, accepted_modes, catalog_of
 from .master import REL_GAP, greedy_plan, solve_group
@@ -132,7 +131,7 @@ def _mig_misfit(tier: DemandTier, allowed: list[InstanceType], catalog: Catalog)
     on whole GPUs against the allowed types' (`candidates.unit_capacity`)."""
     profile = tier.mig_demand.profile
     models = sorted(m for m in catalog.gpu_models if profile in profiles_for(m))
-    need = re.search(r"\.(\d+)gb", profile)
+    need = profile_memory_gb(profile)
     shown = ", ".join(
         f"{x.name} ({x.gpu_model}, {g.memory_gb} GB)"
         for x in sorted(allowed, key=lambda x: x.name)[:6]
@@ -140,7 +139,7 @@ def _mig_misfit(tier: DemandTier, allowed: list[InstanceType], catalog: Catalog)
     )
     return (
         f"{profile} is a MIG profile of {', '.join(models) or 'no catalog GPU'}"
-        + (f", and on whole GPUs it needs {need.group(1)} GB per GPU" if need else "")
+        + (f", and on whole GPUs it needs {need} GB per GPU" if need else "")
         + (f" (the allowed types: {shown})" if shown else "")
         + "; "
     )
