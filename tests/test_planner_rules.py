@@ -420,6 +420,59 @@ def test_range_errors_do_not_hide_the_other_errors_of_the_file():
     assert "'Z100' is not a GPU model in the catalog" in found["tiers[0].gpuModel"]
 
 
+@pytest.mark.parametrize(
+    ("bad", "path"),
+    [
+        ({"name": "a", "gpus": 1, "replica": 2}, "tiers[0].replica"),  # an unknown key
+        ({"name": "a", "mig": {"profile": "9g.99gb", "instances": 3}}, "tiers[0].mig.profile"),
+        ({"name": "a", "gpus": 1, "seats": {"count": 3, "perGpu": 4}}, "tiers[0]"),  # two kinds
+        ({"name": "a", "gpus": 1, "isolation": "hw"}, "tiers[0].isolation"),
+        ({"name": "a", "gpus": 1, "gpuModel": [80]}, "tiers[0].gpuModel"),
+    ],
+)
+def test_no_structural_error_hides_the_rules_of_the_rest_of_the_file(bad, path):
+    # An unknown key, an unknown profile or a tier of two kinds used to end the check there: the duplicate name and
+    # the unknown instance type below went unreported until the first error was fixed.
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", "tiers": [bad, {"name": "a", "gpus": 2, "instanceTypes": ["nope.large"]}]})
+    found = {f.path: f.message for f in info.value.findings}
+    assert set(found) == {path, "tiers[1].name", "tiers[1].instanceTypes[0]"}
+    assert found["tiers[1].name"] == "duplicate tier name 'a'"
+
+
+def test_a_repaired_value_raises_no_error_of_its_own():
+    # A tier with no name gets a stand-in that is no DNS label and never a duplicate; a tier whose instanceTypes is
+    # refused is checked against no other types (the file's g4dn would refuse its training-class GPUs).
+    with pytest.raises(SpecError) as info:
+        parse_demand(
+            {
+                "cloud": "aws",
+                "instanceTypes": ["g4dn.xlarge"],
+                "tiers": [
+                    {"gpus": 1, "gpuModel": "any"},
+                    {"name": "b", "gpus": 8, "instanceTypes": "p4d.24xlarge"},
+                    {"name": "c", "gpus": 8},
+                ],
+            }
+        )
+    found = {f.path: f.message for f in info.value.findings}
+    assert set(found) == {"tiers[0].name", "tiers[1].instanceTypes", "tiers[2].gpus"}
+    assert found["tiers[0].name"] == "missing; this field is required"
+    assert "training-class" in found["tiers[2].gpus"]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(5, "5: not a GPU model name"), (["H100", True], "true in the list"), ([], "[]: an empty list names no GPU")],
+)
+def test_a_gpu_model_that_is_no_name_gets_one_message(value, shown):
+    with pytest.raises(SpecError) as info:
+        demand({"name": "a", "gpus": 1, "gpuModel": value})
+    [finding] = info.value.findings
+    assert finding.path == "tiers[0].gpuModel"
+    assert finding.message.startswith(shown) and "allowed: a model (H100-80GB), a family (H100), any" in finding.message
+
+
 def test_a_price_of_minus_zero_is_zero():
     d = demand({"name": "a", "gpus": 8}, instanceTypes=["p4d.24xlarge"], priceOverrides={"p4d.24xlarge": -0.0})
     assert str(d.price_overrides["p4d.24xlarge"]) == "0.0"

@@ -42,7 +42,7 @@ from ..inputs import (
     read_bounded,
     source_label,
 )
-from ..load import _kind, _yaml_problem, pydantic_findings
+from ..load import _kind, _path, _yaml_problem, pydantic_findings
 from ..names import shortened, tier_name_problem
 from ..spec import MAX_HOURLY_PRICE, Cloud, Number, SharingMode
 
@@ -174,6 +174,20 @@ class DemandTier(_Model):
         description="PriorityClass value (default: the spec's ladder by the pool's sharing mode).",
     )
     description: str | None = Field(default=None, description="Human description, copied to the spec.")
+
+    @field_validator("gpu_model", mode="before")
+    @classmethod
+    def _model_names(cls, value: Any) -> Any:
+        """A name or a list of names: one message for both forms, not one per form."""
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return value
+        bad = next((v for v in value if not isinstance(v, str)), None) if isinstance(value, list) else value
+        shown = "null" if bad is None else str(bad).lower() if isinstance(bad, bool) else shortened(bad)
+        problem = f"{shown}{' in the list' if isinstance(value, list) else ''}: not a GPU model name"
+        allowed = "a model (H100-80GB), a family (H100), any, or a list of them (quote a name YAML reads as a number)"
+        raise ValueError(f"{'[]: an empty list names no GPU model' if value == [] else problem}; allowed: {allowed}")
 
     @model_validator(mode="after")
     def _one_kind(self) -> DemandTier:
@@ -412,42 +426,48 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
     return demand
 
 
-# Where a count or number was refused for its type alone (true, "4", 2.0), the value put in its place to check the
-# rest of the file; an optional field is left out instead.
-_STAND_IN = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2}
-# Errors of one value alone: of its type, or out of its range (perGpu: 0).
-_STAND_IN_TYPES = (
-    "int_type",
-    "int_from_float",
-    "float_type",
-    "value_error",
-    "greater_than",
-    "greater_than_equal",
-    "less_than",
-    "less_than_equal",
-)
+# A required value refused (or missing) is replaced by one of these to check the rest of the file; an optional one
+# is left out instead. A stand-in name is no DNS label, so it never duplicates a name the file gives.
+_STAND_IN: dict[str, Any] = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2, "profile": _PROFILES[0]}
+_KINDS = ("gpus", "mig", "seats")
 
 
 def _rules_past_types(
     data: dict[str, Any], error: ValidationError, cloud: str | None, reported: set[str]
 ) -> list[Finding]:
-    """When the only errors are values of the wrong type or range (true or 0 for a count, "4" for 4), the
-    cross-field rules' findings on the file with stand-ins for those values, but none at a path already `reported`,
-    so every error is reported at once; else none."""
+    """The cross-field rules' findings (instance types, GPU models, names) on the file with every value pydantic
+    refused left out or replaced by a stand-in, so that every error is reported at once. None at a path already
+    `reported` or at a value repaired, and no GPU-floor finding for a tier a repair touched (the floor reads the
+    tier's types, models and kind together). None at all when the file cannot be repaired so."""
     fixed = copy.deepcopy(data)
+    touched: set[str] = set()
     for err in error.errors():
-        *where, last = err["loc"]
-        if err["type"] not in _STAND_IN_TYPES or not isinstance(err.get("input"), bool | str | float | int):
+        loc = _data_loc(fixed, tuple(err["loc"]), err["type"] == "missing")
+        if loc is None:
             return []
+        *where, last = loc
         owner: Any = fixed
         for part in where:
             owner = owner[part]
-        if not isinstance(owner, dict) or last not in owner:
-            return []
+        if isinstance(last, int):  # a whole tier: `_one_kind`; keep its first kind, or give it one
+            tier = owner[last]
+            if not (isinstance(tier, dict) and loc[:1] == ("tiers",)):
+                return []
+            given = [k for k in _KINDS if k in tier] or ["gpus"]
+            tier[given[0]] = tier.get(given[0], 1)
+            for k in set(_KINDS) - {given[0]}:
+                tier.pop(k, None)
+            touched.update(_path((*loc, k)) for k in _KINDS)
+            continue
         if last in _STAND_IN:
             owner[last] = _STAND_IN[last]
-        else:
+        elif last == "name" and loc[:1] == ("tiers",):
+            owner[last] = f"-{loc[1]}-"
+        elif last in owner:
             del owner[last]
+        else:
+            return []
+        touched.add(_path(loc))
     try:
         demand = Demand.model_validate(fixed)
     except ValidationError:
@@ -455,7 +475,30 @@ def _rules_past_types(
     chosen = Cloud(cloud) if cloud is not None else demand.cloud
     if chosen is None:
         return []
-    return [f for f in _check(demand, catalog_of(demand), chosen) if f.path not in reported]
+    floors = {f.path for f in _gpu_floor_findings(demand, catalog_of(demand), chosen)}
+    whole_file = any(t == "instanceTypes" or t.startswith("instanceTypes[") for t in touched)
+
+    def repaired(path: str) -> bool:
+        if path in floors and (whole_file or any(t.startswith(path.split(".")[0] + ".") for t in touched)):
+            return True
+        return path in reported or any(path == t or path.startswith((t + ".", t + "[")) for t in touched)
+
+    return [f for f in _check(demand, catalog_of(demand), chosen) if not repaired(f.path)]
+
+
+def _data_loc(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[Any, ...] | None:
+    """The part of an error's location that is in `data` (pydantic adds a union member's name, as in
+    gpuModel.list[str][0]), ending at a key of a mapping or an index of `tiers`; a missing key's location as it is.
+    None when there is no such part."""
+    node, kept = data, 0
+    for part in loc:
+        listed = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if not (listed or isinstance(node, dict) and part in node):
+            break
+        node, kept = node[part], kept + 1
+    if missing and kept == len(loc) - 1:
+        return loc
+    return loc[:kept] if kept else None
 
 
 def load_demand(path: str | Path, cloud: str | None = None) -> Demand:
