@@ -473,6 +473,27 @@ def test_a_gpu_model_that_is_no_name_gets_one_message(value, shown):
     assert finding.message.startswith(shown) and "allowed: a model (H100-80GB), a family (H100), any" in finding.message
 
 
+def test_a_discount_may_not_take_a_price_below_what_the_solver_tells_from_zero():
+    # g4dn.xlarge lists at 0.526 $/hour: 99.99 % off leaves 0.0000526, which a price override may not be either.
+    anywhere = {"cloud": "aws", "tiers": [{"name": "a", "gpus": 1, "gpuModel": "any"}]}
+    with pytest.raises(SpecError) as info:
+        parse_demand({**anywhere, "discountPercent": 99.99})
+    [finding] = info.value.findings
+    assert finding.path == "discountPercent"
+    assert finding.message.startswith("99.99: takes g4dn.xlarge to 5.26e-05 $/hour, below the 0.0001")
+    assert finding.message.endswith("allowed: at most 99.9809 for the types this demand allows")
+    kept = parse_demand({**anywhere, "discountPercent": 99.9809})
+    assert min(t.hourly_usd for t in catalog_of(kept).instance_types.values()) >= 0.0001
+    # the types the demand allows, or those priced by an override, are what counts
+    demand({"name": "a", "gpus": 8}, instanceTypes=["p4d.24xlarge"], discountPercent=99.99)
+    demand(
+        {"name": "a", "gpus": 1, "gpuModel": "any"},
+        instanceTypes=["g4dn.xlarge"],
+        priceOverrides={"g4dn.xlarge": 0.5},
+        discountPercent=99.99,
+    )
+
+
 def test_a_price_of_minus_zero_is_zero():
     d = demand({"name": "a", "gpus": 8}, instanceTypes=["p4d.24xlarge"], priceOverrides={"p4d.24xlarge": -0.0})
     assert str(d.price_overrides["p4d.24xlarge"]) == "0.0"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import math
 import re
 from enum import StrEnum
 from pathlib import Path
@@ -341,6 +342,7 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
                         path, f"{name!r} is not a GPU model in the catalog; {hint}allowed: {', '.join(allowed_models)}"
                     )
                 )
+    found += _discount_findings(demand, catalog, cloud)
     found += _gpu_floor_findings(demand, catalog, cloud)
     seen: set[str] = set()
     for i, tier in enumerate(demand.tiers):
@@ -359,6 +361,35 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
                 )
             )
     return found
+
+
+def _discount_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
+    """A discount that takes a list price the demand may use below what the solver tells from 0 (as a price
+    override may not go)."""
+    if not demand.discount_percent:
+        return []
+    named = set(demand.instance_types).union(*(t.instance_types or () for t in demand.tiers))
+    every = not demand.instance_types and any(not t.instance_types for t in demand.tiers)
+    low = sorted(
+        (t.hourly_usd, n)
+        for n, t in catalog.instance_types.items()
+        if t.cloud == cloud.value
+        and (every or n in named)
+        and n not in demand.price_overrides
+        and 0 < t.hourly_usd < MIN_HOURLY_PRICE
+    )
+    if not low:
+        return []
+    price, name = low[0]
+    listed = price / (1 - demand.discount_percent / 100)
+    most = math.floor((1 - MIN_HOURLY_PRICE / listed) * 1e6) / 1e4
+    return [
+        Finding(
+            "discountPercent",
+            f"{demand.discount_percent}: takes {name} to {price:.3g} $/hour, below the {MIN_HOURLY_PRICE} a node "
+            f"price may be (other than 0); allowed: at most {most:g} for the types this demand allows",
+        )
+    ]
 
 
 def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
