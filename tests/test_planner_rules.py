@@ -461,6 +461,47 @@ def test_a_repaired_value_raises_no_error_of_its_own():
     assert "training-class" in found["tiers[2].gpus"]
 
 
+def test_a_rule_that_field_errors_keep_from_running_is_still_checked():
+    # pydantic runs a tier's one-kind rule only on valid fields: a bad profile or count used to hide "two kinds".
+    with pytest.raises(SpecError) as info:
+        parse_demand(
+            {
+                "cloud": "aws",
+                "tiers": [
+                    {"name": "a", "mig": {"profile": "9g", "instances": 2}, "seats": {"count": 2, "perGpu": 2}},
+                    {"name": "b", "gpus": True, "seats": {"count": 2, "perGpu": 2}},
+                    {"name": "c", "mig": 5},  # one kind, of the wrong type: not also "got none"
+                    {"name": "a", "gpus": 1},
+                ],
+            }
+        )
+    found = {f.path: f.message for f in info.value.findings}
+    assert set(found) == {
+        "tiers[0].mig.profile",
+        "tiers[0]",
+        "tiers[1].gpus",
+        "tiers[1]",
+        "tiers[2].mig",
+        "tiers[3].name",
+    }
+    assert found["tiers[0]"] == "set exactly one of gpus, mig, seats (got mig, seats)"
+    assert found["tiers[1]"] == "set exactly one of gpus, mig, seats (got gpus, seats)"
+
+
+def test_no_discount_or_floor_error_comes_from_a_refused_type_list():
+    # Without its refused instanceTypes the tier would fall back to every aws type: g4dn's list price at 99.99 % off,
+    # and no A100 or H100 floor problem, are not what the file says.
+    with pytest.raises(SpecError) as info:
+        parse_demand(
+            {
+                "cloud": "aws",
+                "discountPercent": 99.99,
+                "tiers": [{"name": "a", "gpus": 8, "instanceTypes": "p4d.24xlarge"}, {"name": "a", "gpus": 1}],
+            }
+        )
+    assert {f.path for f in info.value.findings} == {"tiers[0].instanceTypes", "tiers[1].name"}
+
+
 @pytest.mark.parametrize(
     ("value", "shown"),
     [(5, "5: not a GPU model name"), (["H100", True], "true in the list"), ([], "[]: an empty list names no GPU")],

@@ -142,6 +142,8 @@ class SeatDemand(_Model):
     exact_density: StrictBool = Field(default=False, description="true: only a pool whose replicas equal perGpu.")
 
 
+_KINDS = ("gpus", "mig", "seats")
+_ONE_KIND = "set exactly one of gpus, mig, seats (got {got})"
 _DEFAULT_ISOLATION = {"gpus": Isolation.EXCLUSIVE, "mig": Isolation.HARDWARE, "seats": Isolation.NONE}
 
 
@@ -192,9 +194,9 @@ class DemandTier(_Model):
 
     @model_validator(mode="after")
     def _one_kind(self) -> DemandTier:
-        given = [k for k in ("gpus", "mig", "seats") if getattr(self, k) is not None]
+        given = [k for k in _KINDS if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"set exactly one of gpus, mig, seats (got {', '.join(given) or 'none'})")
+            raise ValueError(_ONE_KIND.format(got=", ".join(given) or "none"))
         return self
 
     @property
@@ -446,7 +448,7 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
         demand = Demand.model_validate(data)
     except ValidationError as e:
         found = pydantic_findings(Demand, e)
-        raise SpecError(found + _rules_past_types(data, e, cloud, {f.path for f in found}), source) from None
+        raise SpecError(found + _rules_past_errors(data, e, cloud, {f.path for f in found}), source) from None
     if cloud is not None:
         demand = demand.model_copy(update={"cloud": Cloud(cloud)})
     if demand.cloud is None:
@@ -460,22 +462,69 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
 # A required value refused (or missing) is replaced by one of these to check the rest of the file; an optional one
 # is left out instead. A stand-in name is no DNS label, so it never duplicates a name the file gives.
 _STAND_IN: dict[str, Any] = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2, "profile": _PROFILES[0]}
-_KINDS = ("gpus", "mig", "seats")
 
 
-def _rules_past_types(
+def _rules_past_errors(
     data: dict[str, Any], error: ValidationError, cloud: str | None, reported: set[str]
 ) -> list[Finding]:
-    """The cross-field rules' findings (instance types, GPU models, names) on the file with every value pydantic
-    refused left out or replaced by a stand-in, so that every error is reported at once. None at a path already
-    `reported` or at a value repaired, and no GPU-floor finding for a tier a repair touched (the floor reads the
-    tier's types, models and kind together). None at all when the file cannot be repaired so."""
+    """The cross-field rules' findings (instance types, GPU models, names, the discount) on the file with every
+    value pydantic refused left out or replaced by a stand-in, so that every error is reported at once. None at a
+    path already `reported` or at a value repaired, and none that a repair could have caused: no GPU-floor finding
+    for a tier a repair touched (the floor reads the tier's types, models and kind together) or once the file's
+    instance types were repaired, and no discount finding once instance types or prices were. None at all when the
+    file cannot be repaired so."""
     fixed = copy.deepcopy(data)
     touched: set[str] = set()
+    for _ in range(_REPAIRS):  # a repaired tier may meet a rule its refused fields kept from running
+        if not _repair(fixed, error, touched):
+            return []
+        try:
+            demand = Demand.model_validate(fixed)
+            break
+        except ValidationError as e:
+            error = e
+    else:
+        return []
+    chosen = Cloud(cloud) if cloud is not None else demand.cloud
+    if chosen is None:
+        return []
+    floors = {f.path for f in _gpu_floor_findings(demand, catalog_of(demand), chosen)}
+    file_types = any(t.startswith("instanceTypes") for t in touched)
+    types_or_prices = any("instanceTypes" in t or t.startswith("priceOverrides") for t in touched)
+
+    def repaired(path: str) -> bool:
+        if path in floors and (file_types or any(t.startswith(path.split(".")[0] + ".") for t in touched)):
+            return True
+        if path == "discountPercent" and types_or_prices:
+            return True
+        return path in reported or any(path == t or path.startswith((t + ".", t + "[")) for t in touched)
+
+    return _kind_findings(data, reported) + [
+        f for f in _check(demand, catalog_of(demand), chosen) if not repaired(f.path)
+    ]
+
+
+_REPAIRS = 3
+
+
+def _kind_findings(data: dict[str, Any], reported: set[str]) -> list[Finding]:
+    """`DemandTier._one_kind` for the tiers whose other errors kept it from running."""
+    tiers = data.get("tiers")
+    found = []
+    for i, tier in enumerate(tiers if isinstance(tiers, list) else []):
+        given = [k for k in _KINDS if isinstance(tier, dict) and tier.get(k) is not None]
+        if isinstance(tier, dict) and len(given) != 1 and f"tiers[{i}]" not in reported:
+            found.append(Finding(f"tiers[{i}]", _ONE_KIND.format(got=", ".join(given) or "none")))
+    return found
+
+
+def _repair(fixed: dict[str, Any], error: ValidationError, touched: set[str]) -> bool:
+    """Each value `error` refuses in `fixed` left out or replaced by a stand-in, its path added to `touched`;
+    False when one cannot be."""
     for err in error.errors():
         loc = _data_loc(fixed, tuple(err["loc"]), err["type"] == "missing")
         if loc is None:
-            return []
+            return False
         *where, last = loc
         owner: Any = fixed
         for part in where:
@@ -483,7 +532,7 @@ def _rules_past_types(
         if isinstance(last, int):  # a whole tier: `_one_kind`; keep its first kind, or give it one
             tier = owner[last]
             if not (isinstance(tier, dict) and loc[:1] == ("tiers",)):
-                return []
+                return False
             given = [k for k in _KINDS if k in tier] or ["gpus"]
             tier[given[0]] = tier.get(given[0], 1)
             for k in set(_KINDS) - {given[0]}:
@@ -497,24 +546,9 @@ def _rules_past_types(
         elif last in owner:
             del owner[last]
         else:
-            return []
+            return False
         touched.add(_path(loc))
-    try:
-        demand = Demand.model_validate(fixed)
-    except ValidationError:
-        return []
-    chosen = Cloud(cloud) if cloud is not None else demand.cloud
-    if chosen is None:
-        return []
-    floors = {f.path for f in _gpu_floor_findings(demand, catalog_of(demand), chosen)}
-    whole_file = any(t == "instanceTypes" or t.startswith("instanceTypes[") for t in touched)
-
-    def repaired(path: str) -> bool:
-        if path in floors and (whole_file or any(t.startswith(path.split(".")[0] + ".") for t in touched)):
-            return True
-        return path in reported or any(path == t or path.startswith((t + ".", t + "[")) for t in touched)
-
-    return [f for f in _check(demand, catalog_of(demand), chosen) if not repaired(f.path)]
+    return True
 
 
 def _data_loc(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[Any, ...] | None:
