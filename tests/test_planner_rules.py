@@ -26,6 +26,13 @@ def _one_profile_demand(sizes_and_types):
     return parse_demand({"cloud": "aws", "tiers": tiers})
 
 
+def refused(data: dict) -> dict[str, str]:
+    """Each finding of the demand `data`, which must be refused: path -> message."""
+    with pytest.raises(SpecError) as info:
+        parse_demand(data)
+    return {f.path: f.message for f in info.value.findings}
+
+
 def test_optimal_and_the_bound_are_true_statements_about_cost():
     # Three 1g.10gb tiers: 46 instances on T4s, 1 on an A10G, 1 on an L40S, each also allowed on p4de. One p4de
     # node (8 GPUs x 7 slices) holds all 48, but 48 whole GPUs of the cheaper single-GPU types cost less.
@@ -309,18 +316,16 @@ def test_a_solver_bound_cut_short_is_raised_to_the_unit_floor(monkeypatch):
 
 
 def test_an_unknown_mig_profile_is_an_error_naming_field_value_and_profiles():
-    with pytest.raises(SpecError) as info:
-        parse_demand(
-            {
-                "cloud": "aws",
-                "tiers": [
-                    {"name": "a", "mig": {"profile": "9g.99gb", "instances": 3}},
-                    {"name": "b", "mig": {"profile": "3g.40gb", "instances": 1}},
-                    {"name": "c", "mig": {"profile": "banana", "instances": 1}},
-                ],
-            }
-        )
-    found = {f.path: f.message for f in info.value.findings}
+    found = refused(
+        {
+            "cloud": "aws",
+            "tiers": [
+                {"name": "a", "mig": {"profile": "9g.99gb", "instances": 3}},
+                {"name": "b", "mig": {"profile": "3g.40gb", "instances": 1}},
+                {"name": "c", "mig": {"profile": "banana", "instances": 1}},
+            ],
+        }
+    )
     assert set(found) == {"tiers[0].mig.profile", "tiers[2].mig.profile"}
     assert "'9g.99gb'" in found["tiers[0].mig.profile"] and "'banana'" in found["tiers[2].mig.profile"]
     assert all("1g.10gb" in m and "7g.141gb" in m for m in found.values())
@@ -372,18 +377,16 @@ def test_a_node_price_is_zero_or_one_the_solver_can_tell_from_zero(price):
 def test_type_errors_do_not_hide_the_other_errors_of_the_file():
     # A count written as true or "4" is refused by its type; the rules that need the whole file (instance types,
     # GPU models, names) still run on it, with stand-ins for those values, so every error comes at once.
-    with pytest.raises(SpecError) as info:
-        parse_demand(
-            {
-                "cloud": "aws",
-                "priceOverrides": {"nope.large": 3, "g5.xlarge": -0.0},
-                "tiers": [
-                    {"name": "Bad_Name", "gpus": True, "instanceTypes": ["nope.large"], "gpuModel": "Z100"},
-                    {"name": "b", "seats": {"count": "1.0e3", "perGpu": 8}, "priority": True},
-                ],
-            }
-        )
-    found = {f.path: f.message for f in info.value.findings}
+    found = refused(
+        {
+            "cloud": "aws",
+            "priceOverrides": {"nope.large": 3, "g5.xlarge": -0.0},
+            "tiers": [
+                {"name": "Bad_Name", "gpus": True, "instanceTypes": ["nope.large"], "gpuModel": "Z100"},
+                {"name": "b", "seats": {"count": "1.0e3", "perGpu": 8}, "priority": True},
+            ],
+        }
+    )
     assert set(found) == {
         "tiers[0].gpus",
         "tiers[1].seats.count",
@@ -398,18 +401,16 @@ def test_type_errors_do_not_hide_the_other_errors_of_the_file():
 
 
 def test_range_errors_do_not_hide_the_other_errors_of_the_file():
-    with pytest.raises(SpecError) as info:
-        parse_demand(
-            {
-                "cloud": "aws",
-                "headroomPercent": 5000,
-                "tiers": [
-                    {"name": "nb", "seats": {"count": 10, "perGpu": 0}, "gpuModel": "Z100"},
-                    {"name": "t", "gpus": 0, "instanceTypes": ["nope.large"]},
-                ],
-            }
-        )
-    found = {f.path: f.message for f in info.value.findings}
+    found = refused(
+        {
+            "cloud": "aws",
+            "headroomPercent": 5000,
+            "tiers": [
+                {"name": "nb", "seats": {"count": 10, "perGpu": 0}, "gpuModel": "Z100"},
+                {"name": "t", "gpus": 0, "instanceTypes": ["nope.large"]},
+            ],
+        }
+    )
     assert set(found) == {
         "headroomPercent",
         "tiers[0].seats.perGpu",
@@ -433,9 +434,7 @@ def test_range_errors_do_not_hide_the_other_errors_of_the_file():
 def test_no_structural_error_hides_the_rules_of_the_rest_of_the_file(bad, path):
     # An unknown key, an unknown profile or a tier of two kinds used to end the check there: the duplicate name and
     # the unknown instance type below went unreported until the first error was fixed.
-    with pytest.raises(SpecError) as info:
-        parse_demand({"cloud": "aws", "tiers": [bad, {"name": "a", "gpus": 2, "instanceTypes": ["nope.large"]}]})
-    found = {f.path: f.message for f in info.value.findings}
+    found = refused({"cloud": "aws", "tiers": [bad, {"name": "a", "gpus": 2, "instanceTypes": ["nope.large"]}]})
     assert set(found) == {path, "tiers[1].name", "tiers[1].instanceTypes[0]"}
     assert found["tiers[1].name"] == "duplicate tier name 'a'"
 
@@ -443,19 +442,17 @@ def test_no_structural_error_hides_the_rules_of_the_rest_of_the_file(bad, path):
 def test_a_repaired_value_raises_no_error_of_its_own():
     # A tier with no name gets a stand-in that is no DNS label and never a duplicate; a tier whose instanceTypes is
     # refused is checked against no other types (the file's g4dn would refuse its training-class GPUs).
-    with pytest.raises(SpecError) as info:
-        parse_demand(
-            {
-                "cloud": "aws",
-                "instanceTypes": ["g4dn.xlarge"],
-                "tiers": [
-                    {"gpus": 1, "gpuModel": "any"},
-                    {"name": "b", "gpus": 8, "instanceTypes": "p4d.24xlarge"},
-                    {"name": "c", "gpus": 8},
-                ],
-            }
-        )
-    found = {f.path: f.message for f in info.value.findings}
+    found = refused(
+        {
+            "cloud": "aws",
+            "instanceTypes": ["g4dn.xlarge"],
+            "tiers": [
+                {"gpus": 1, "gpuModel": "any"},
+                {"name": "b", "gpus": 8, "instanceTypes": "p4d.24xlarge"},
+                {"name": "c", "gpus": 8},
+            ],
+        }
+    )
     assert set(found) == {"tiers[0].name", "tiers[1].instanceTypes", "tiers[2].gpus"}
     assert found["tiers[0].name"] == "missing; this field is required"
     assert "training-class" in found["tiers[2].gpus"]
@@ -463,19 +460,17 @@ def test_a_repaired_value_raises_no_error_of_its_own():
 
 def test_a_rule_that_field_errors_keep_from_running_is_still_checked():
     # pydantic runs a tier's one-kind rule only on valid fields: a bad profile or count used to hide "two kinds".
-    with pytest.raises(SpecError) as info:
-        parse_demand(
-            {
-                "cloud": "aws",
-                "tiers": [
-                    {"name": "a", "mig": {"profile": "9g", "instances": 2}, "seats": {"count": 2, "perGpu": 2}},
-                    {"name": "b", "gpus": True, "seats": {"count": 2, "perGpu": 2}},
-                    {"name": "c", "mig": 5},  # one kind, of the wrong type: not also "got none"
-                    {"name": "a", "gpus": 1},
-                ],
-            }
-        )
-    found = {f.path: f.message for f in info.value.findings}
+    found = refused(
+        {
+            "cloud": "aws",
+            "tiers": [
+                {"name": "a", "mig": {"profile": "9g", "instances": 2}, "seats": {"count": 2, "perGpu": 2}},
+                {"name": "b", "gpus": True, "seats": {"count": 2, "perGpu": 2}},
+                {"name": "c", "mig": 5},  # one kind, of the wrong type: not also "got none"
+                {"name": "a", "gpus": 1},
+            ],
+        }
+    )
     assert set(found) == {
         "tiers[0].mig.profile",
         "tiers[0]",
@@ -491,15 +486,14 @@ def test_a_rule_that_field_errors_keep_from_running_is_still_checked():
 def test_no_discount_or_floor_error_comes_from_a_refused_type_list():
     # Without its refused instanceTypes the tier would fall back to every aws type: g4dn's list price at 99.99 % off,
     # and no A100 or H100 floor problem, are not what the file says.
-    with pytest.raises(SpecError) as info:
-        parse_demand(
-            {
-                "cloud": "aws",
-                "discountPercent": 99.99,
-                "tiers": [{"name": "a", "gpus": 8, "instanceTypes": "p4d.24xlarge"}, {"name": "a", "gpus": 1}],
-            }
-        )
-    assert {f.path for f in info.value.findings} == {"tiers[0].instanceTypes", "tiers[1].name"}
+    found = refused(
+        {
+            "cloud": "aws",
+            "discountPercent": 99.99,
+            "tiers": [{"name": "a", "gpus": 8, "instanceTypes": "p4d.24xlarge"}, {"name": "a", "gpus": 1}],
+        }
+    )
+    assert set(found) == {"tiers[0].instanceTypes", "tiers[1].name"}
 
 
 @pytest.mark.parametrize(
@@ -517,12 +511,10 @@ def test_a_gpu_model_that_is_no_name_gets_one_message(value, shown):
 def test_a_discount_may_not_take_a_price_below_what_the_solver_tells_from_zero():
     # g4dn.xlarge lists at 0.526 $/hour: 99.99 % off leaves 0.0000526, which a price override may not be either.
     anywhere = {"cloud": "aws", "tiers": [{"name": "a", "gpus": 1, "gpuModel": "any"}]}
-    with pytest.raises(SpecError) as info:
-        parse_demand({**anywhere, "discountPercent": 99.99})
-    [finding] = info.value.findings
-    assert finding.path == "discountPercent"
-    assert finding.message.startswith("99.99: takes g4dn.xlarge to 5.26e-05 $/hour, below the 0.0001")
-    assert finding.message.endswith("allowed: at most 99.9809 for the types this demand allows")
+    [(path, message)] = refused({**anywhere, "discountPercent": 99.99}).items()
+    assert path == "discountPercent"
+    assert message.startswith("99.99: takes g4dn.xlarge to 5.26e-05 $/hour, below the 0.0001")
+    assert message.endswith("allowed: at most 99.9809 for the types this demand allows")
     kept = parse_demand({**anywhere, "discountPercent": 99.9809})
     assert min(t.hourly_usd for t in catalog_of(kept).instance_types.values()) >= 0.0001
     # the types the demand allows, or those priced by an override, are what counts
