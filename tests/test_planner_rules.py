@@ -429,6 +429,7 @@ def test_range_errors_do_not_hide_the_other_errors_of_the_file():
         ({"name": "a", "gpus": 1, "seats": {"count": 3, "perGpu": 4}}, "tiers[0]"),  # two kinds
         ({"name": "a", "gpus": 1, "isolation": "hw"}, "tiers[0].isolation"),
         ({"name": "a", "gpus": 1, "gpuModel": [80]}, "tiers[0].gpuModel"),
+        ({"name": "a", "gpus": 1, 7: 2}, "tiers[0]"),  # a key YAML reads as a number
     ],
 )
 def test_no_structural_error_hides_the_rules_of_the_rest_of_the_file(bad, path):

@@ -529,7 +529,7 @@ def _repair(fixed: dict[str, Any], error: ValidationError, touched: set[str]) ->
         owner: Any = fixed
         for part in where:
             owner = owner[part]
-        if isinstance(last, int):  # a whole tier: `_one_kind`; keep its first kind, or give it one
+        if isinstance(owner, list):  # a whole tier: `_one_kind`; keep its first kind, or give it one
             tier = owner[last]
             if not (isinstance(tier, dict) and loc[:1] == ("tiers",)):
                 return False
