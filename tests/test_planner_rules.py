@@ -515,7 +515,7 @@ def test_a_discount_may_not_take_a_price_below_what_the_solver_tells_from_zero()
     [(path, message)] = refused({**anywhere, "discountPercent": 99.99}).items()
     assert path == "discountPercent"
     assert message.startswith("99.99: takes g4dn.xlarge to 5.26e-05 $/hour, below the 0.0001")
-    assert message.endswith("allowed: at most 99.9809 for the types this demand allows")
+    assert message.endswith("allowed: at most 99.9809 for the types this demand's tiers may use")
     kept = parse_demand({**anywhere, "discountPercent": 99.9809})
     assert min(t.hourly_usd for t in catalog_of(kept).instance_types.values()) >= 0.0001
     # the types the demand allows, or those priced by an override, are what counts
@@ -526,6 +526,139 @@ def test_a_discount_may_not_take_a_price_below_what_the_solver_tells_from_zero()
         priceOverrides={"g4dn.xlarge": 0.5},
         discountPercent=99.99,
     )
+
+
+_SECOND = [{"name": "a", "gpus": 1}, {"name": "a", "gpus": 1, "instanceTypes": ["zzz"]}]
+_SECOND_FOUND = {"tiers[2].name", "tiers[2].instanceTypes[0]"}
+
+
+@pytest.mark.parametrize(
+    ("data", "found"),
+    [
+        (  # the one-kind rule behind a field error, and the rules of the file
+            {"tiers": [{"name": "b", "gpus": 1, "mig": {"profile": "bogus", "instances": 1}}, *_SECOND]},
+            {"tiers[0].mig.profile", "tiers[0]", *_SECOND_FOUND},
+        ),
+        (  # a bad item of a list, at the file's level and a tier's
+            {
+                "instanceTypes": ["p4d.24xlarge", 5],
+                "tiers": [{"name": "b", "gpus": 1, "instanceTypes": [None]}, *_SECOND],
+            },
+            {"instanceTypes[1]", "tiers[0].instanceTypes[0]", *_SECOND_FOUND},
+        ),
+        (  # tiers that are no mapping, and mig or seats that are none
+            {"tiers": ["x", {"name": "c", "mig": "3g.40gb"}, *_SECOND]},
+            {"tiers[0]", "tiers[1].mig", "tiers[3].name", "tiers[3].instanceTypes[0]"},
+        ),
+        (
+            {"cloud": None, "tiers": [{"name": "b", "gpus": 1, "bogus": 2}, *_SECOND]},
+            {"tiers[0].bogus", "cloud", *_SECOND_FOUND},
+        ),
+        ({"cloud": "azure", "tiers": [{"name": "b", "gpus": 1}, *_SECOND]}, {"cloud", *_SECOND_FOUND}),
+        ({"instanceTypes": ["nope"], "tiers": []}, {"tiers", "instanceTypes[0]"}),
+        ({"instanceTypes": ["nope"], "tiers": {"a": 1}}, {"tiers", "instanceTypes[0]"}),
+        (  # past 1,000 tiers, the first 1,000 are checked
+            {"tiers": [{"name": f"t{i % 1000}", "gpus": 1} for i in range(1001)] + [{"name": "t0", "gpus": 1}]},
+            {"tiers"},
+        ),
+        (
+            {"tiers": [{"name": "t0", "gpus": 1}] + [{"name": f"t{i}", "gpus": 1} for i in range(1001)]},
+            {"tiers", "tiers[1].name"},
+        ),
+    ],
+)
+def test_no_error_hides_another(data, found):
+    assert set(refused({"cloud": "aws", **data})) == found
+
+
+def test_a_value_of_the_wrong_shape_is_told_what_shape_is_allowed():
+    found = refused({"cloud": "aws", "tiers": [{"name": "a", "mig": "3g.40gb"}, {"name": ["b"], "gpus": 1}]})
+    assert found["tiers[0].mig"] == "'3g.40gb': not a mapping; allowed: a mapping with keys profile, instances"
+    assert found["tiers[1].name"].startswith("a list: ")
+    too_many = refused({"cloud": "aws", "tiers": [{"name": f"t{i}", "gpus": 1} for i in range(1001)]})
+    assert too_many == {"tiers": "1001 items; allowed: at most 1000"}
+    assert refused({"cloud": "aws", "tiers": []}) == {"tiers": "0 items; allowed: at least 1"}
+
+
+@pytest.mark.parametrize(
+    ("data", "found"),
+    [
+        # a stand-in name is never a duplicate of the file's names, even of an invalid one
+        ({"tiers": [{"gpus": 1}, {"name": "-0-", "gpus": 1}]}, {"tiers[0].name", "tiers[1].name"}),
+        ({"tiers": [{"name": ["x"], "gpus": 1}, {"name": "-0-", "gpus": 1}]}, {"tiers[0].name", "tiers[1].name"}),
+        # the discount is judged on the types the file allows, not on those a refused list leaves
+        ({"discountPercent": 99.99, "instanceTypes": "g5.xlarge", "tiers": [_seats("a", 2, 2)]}, {"instanceTypes"}),
+        (
+            {"discountPercent": 99.99, "priceOverrides": {"g4dn.xlarge": "abc"}, "tiers": [_seats("a", 2, 2)]},
+            {"priceOverrides.g4dn.xlarge"},
+        ),
+        # a tier with types of its own keeps its floor error when the file's list is refused
+        (
+            {"instanceTypes": "p4d.24xlarge", "tiers": [{"name": "a", "gpus": 1, "instanceTypes": ["g4dn.xlarge"]}]},
+            {"instanceTypes", "tiers[0].gpus"},
+        ),
+    ],
+)
+def test_a_repair_adds_no_error_and_hides_none(data, found):
+    found_now = refused({"cloud": "aws", **data})
+    assert set(found_now) == found
+    assert not any("duplicate" in m for m in found_now.values())
+
+
+def test_the_discount_counts_the_types_a_tier_may_use_and_prints_a_price_below_the_floor():
+    seats = {"cloud": "aws", "tiers": [_seats("a", 2, 2)]}
+    [message] = refused({**seats, "discountPercent": 99.9809886}).values()
+    assert "takes g4dn.xlarge to 9.999996e-05 $/hour, below the 0.0001" in message
+    # g4dn.xlarge is the file's type, but every tier names its own; an H100 tier cannot use it
+    parse_demand(
+        {
+            "cloud": "aws",
+            "discountPercent": 99.99,
+            "instanceTypes": ["g4dn.xlarge"],
+            "tiers": [{"name": "a", "gpus": 1, "instanceTypes": ["p5.48xlarge"]}],
+        }
+    )
+    parse_demand({"cloud": "aws", "discountPercent": 99.99, "tiers": [{"name": "a", "gpus": 1, "gpuModel": "H100"}]})
+
+
+_JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 10**30),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.sampled_from(["9g.99gb", "p4d.24xlarge", "-0-", "H100", "aws"]),
+    st.lists(st.integers() | st.text(max_size=3), max_size=2),
+    st.dictionaries(st.text(max_size=3) | st.integers(0, 3), st.integers(), max_size=2),
+)
+_FIELDS = ["cloud", "instanceTypes", "priceOverrides", "discountPercent", "tiers", "bogus"]
+_TIER_FIELDS = ["name", "gpus", "mig", "seats", "isolation", "instanceTypes", "gpuModel", "minGpuMemoryGiB", "bogus", 7]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    top=st.dictionaries(st.sampled_from(_FIELDS), _JUNK, max_size=2),
+    tier=st.dictionaries(st.sampled_from(_TIER_FIELDS), _JUNK, max_size=3),
+    at=st.integers(0, 2),
+)
+def test_any_damage_to_a_demand_is_reported_never_raised(top, tier, at):
+    data = {
+        "cloud": "aws",
+        "discountPercent": 10,
+        "tiers": [
+            {"name": "a", "gpus": 8, "instanceTypes": ["p4d.24xlarge"]},
+            {"name": "b", "mig": {"profile": "1g.10gb", "instances": 9}},
+            _seats("c", 4, 2),
+        ],
+    }
+    data.update(top)
+    if isinstance(data["tiers"], list) and at < len(data["tiers"]):
+        data["tiers"][at] = {**data["tiers"][at], **tier} if isinstance(data["tiers"][at], dict) else tier
+    try:
+        parse_demand(data)
+    except SpecError as e:
+        paths = [f.path for f in e.findings]
+        assert paths and all(isinstance(p, str) for p in paths)
 
 
 def test_a_price_of_minus_zero_is_zero():

@@ -350,7 +350,20 @@ def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
     if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
         key_owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
         return Finding(_path(key_owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
-    shown = shortened(value) if not isinstance(value, dict | list) else type(value).__name__
+    shown = (
+        shortened(value)
+        if not isinstance(value, dict | list)
+        else ("a mapping" if isinstance(value, dict) else "a list")
+    )
+    ctx = err.get("ctx") or {}
+    if err["type"] in ("too_long", "too_short"):
+        most = f"at most {ctx.get('max_length')}" if err["type"] == "too_long" else f"at least {ctx.get('min_length')}"
+        count = ctx.get("actual_length", len(value) if isinstance(value, list | dict | str) else "?")
+        return Finding(path, f"{count} items; allowed: {most}")
+    if err["type"] in ("model_type", "model_attributes_type", "dict_type"):
+        model = _model_at(root, loc)
+        keys = f" with keys {', '.join(f.alias or n for n, f in model.model_fields.items())}" if model else ""
+        return Finding(path, f"{shown}: not a mapping; allowed: a mapping{keys}")
     hint = "; quote it in YAML" if err["type"] == "string_type" and isinstance(value, int | float) else ""
     if err["type"] in ("bool_type", "bool_parsing"):
         hint = "; allowed: true or false"

@@ -101,6 +101,7 @@ class _Model(BaseModel):
     )
 
 
+MAX_TIERS = 1_000
 MAX_GPUS = 100_000  # per tier: above the largest fleets, small enough for the planner to stay quick
 
 
@@ -143,6 +144,7 @@ class SeatDemand(_Model):
 
 
 _KINDS = ("gpus", "mig", "seats")
+_NO_CLOUD = Finding("cloud", "missing; set cloud: aws | gcp in the file or pass --cloud")
 _ONE_KIND = "set exactly one of gpus, mig, seats (got {got})"
 _DEFAULT_ISOLATION = {"gpus": Isolation.EXCLUSIVE, "mig": Isolation.HARDWARE, "seats": Isolation.NONE}
 
@@ -246,7 +248,9 @@ class Demand(_Model):
     )
     discount_percent: Number = Field(default=0, ge=0, lt=100, description="Flat discount on catalog prices.")
     headroom_percent: Number = Field(default=0, ge=0, le=1000, description="maxSize above the planned nodes.")
-    tiers: list[DemandTier] = Field(min_length=1, max_length=1000, description="Workload classes and what each needs.")
+    tiers: list[DemandTier] = Field(
+        min_length=1, max_length=MAX_TIERS, description="Workload classes and what each needs."
+    )
 
 
 def accepted_modes(tier: DemandTier) -> list[SharingMode]:
@@ -309,9 +313,9 @@ def catalog_of(demand: Demand) -> Catalog:
     return Catalog.build((), demand.price_overrides, demand.discount_percent)
 
 
-def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
+def _check(demand: Demand, catalog: Catalog, cloud: Cloud | None) -> list[Finding]:
+    """The rules across fields; without a cloud, those that do not read it."""
     found: list[Finding] = []
-    cloud_types = sorted(n for n, t in catalog.instance_types.items() if t.cloud == cloud.value)
     for name in demand.price_overrides:
         if catalog.instance(name) is None:
             found.append(Finding(f"priceOverrides.{name}", f"{name!r} is not a known instance type"))
@@ -320,11 +324,14 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
     ]:
         for j, name in enumerate(types):
             itype = catalog.instance(name)
-            if itype is None or itype.cloud != cloud.value:
+            if cloud is None and itype is None:
+                found.append(Finding(f"{path}[{j}]", f"{shortened(name)} is not an instance type in the catalog"))
+            elif cloud is not None and (itype is None or itype.cloud != cloud.value):
+                cloud_types = sorted(n for n, t in catalog.instance_types.items() if t.cloud == cloud.value)
                 found.append(
                     Finding(
                         f"{path}[{j}]",
-                        f"{name!r} is not an instance type of {cloud.value} in the catalog; "
+                        f"{shortened(name)} is not an instance type of {cloud.value} in the catalog; "
                         f"allowed: {', '.join(cloud_types)}",
                     )
                 )
@@ -341,11 +348,14 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 found.append(
                     Finding(
-                        path, f"{name!r} is not a GPU model in the catalog; {hint}allowed: {', '.join(allowed_models)}"
+                        path,
+                        f"{shortened(name)} is not a GPU model in the catalog; {hint}"
+                        f"allowed: {', '.join(allowed_models)}",
                     )
                 )
-    found += _discount_findings(demand, catalog, cloud)
-    found += _gpu_floor_findings(demand, catalog, cloud)
+    if cloud is not None:
+        found += _discount_findings(demand, catalog, cloud)
+        found += _gpu_floor_findings(demand, catalog, cloud)
     seen: set[str] = set()
     for i, tier in enumerate(demand.tiers):
         if problem := tier_name_problem(tier.name):  # the spec's rule: the plan's tiers become spec tiers
@@ -370,26 +380,28 @@ def _discount_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[F
     override may not go)."""
     if not demand.discount_percent:
         return []
-    named = set(demand.instance_types).union(*(t.instance_types or () for t in demand.tiers))
-    every = not demand.instance_types and any(not t.instance_types for t in demand.tiers)
     low = sorted(
-        (t.hourly_usd, n)
-        for n, t in catalog.instance_types.items()
-        if t.cloud == cloud.value
-        and (every or n in named)
-        and n not in demand.price_overrides
-        and 0 < t.hourly_usd < MIN_HOURLY_PRICE
+        (itype.hourly_usd, itype.name)
+        for tier in demand.tiers
+        for name in tier.instance_types or demand.instance_types or catalog.instance_types
+        if (itype := catalog.instance(name)) is not None
+        and itype.cloud == cloud.value
+        and name not in demand.price_overrides
+        and 0 < itype.hourly_usd < MIN_HOURLY_PRICE
+        and gpu_fits(tier, itype.gpu_model, catalog)
     )
     if not low:
         return []
     price, name = low[0]
     listed = price / (1 - demand.discount_percent / 100)
     most = math.floor((1 - MIN_HOURLY_PRICE / listed) * 1e6) / 1e4
+    # as many digits as tell the price from the floor (9.99999e-05, not 0.0001)
+    shown = next(f"{price:.{n}g}" for n in range(3, 18) if float(f"{price:.{n}g}") < MIN_HOURLY_PRICE)
     return [
         Finding(
             "discountPercent",
-            f"{demand.discount_percent}: takes {name} to {price:.3g} $/hour, below the {MIN_HOURLY_PRICE} a node "
-            f"price may be (other than 0); allowed: at most {most:g} for the types this demand allows",
+            f"{demand.discount_percent}: takes {name} to {shown} $/hour, below the {MIN_HOURLY_PRICE} a node "
+            f"price may be (other than 0); allowed: at most {most:g} for the types this demand's tiers may use",
         )
     ]
 
@@ -451,17 +463,21 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
         raise SpecError(found + _rules_past_errors(data, e, cloud, {f.path for f in found}), source) from None
     if cloud is not None:
         demand = demand.model_copy(update={"cloud": Cloud(cloud)})
-    if demand.cloud is None:
-        raise SpecError([Finding("cloud", "missing; set cloud: aws | gcp in the file or pass --cloud")], source)
     findings = _check(demand, catalog_of(demand), demand.cloud)
+    if demand.cloud is None:
+        findings.insert(0, _NO_CLOUD)
     if findings:
         raise SpecError(findings, source)
     return demand
 
 
 # A required value refused (or missing) is replaced by one of these to check the rest of the file; an optional one
-# is left out instead. A stand-in name is no DNS label, so it never duplicates a name the file gives.
+# is left out instead.
 _STAND_IN: dict[str, Any] = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2, "profile": _PROFILES[0]}
+_REPAIRS = 3  # rounds of repair: a repaired tier may meet a rule its refused fields kept from running
+# What the GPU-floor and discount rules read, besides a tier's kind: a finding of theirs is no error of the file's
+# once one of these was repaired.
+_TYPE_FIELDS = ("instanceTypes", "priceOverrides", "gpuModel", "minGpuMemoryGiB")
 
 
 def _rules_past_errors(
@@ -470,12 +486,12 @@ def _rules_past_errors(
     """The cross-field rules' findings (instance types, GPU models, names, the discount) on the file with every
     value pydantic refused left out or replaced by a stand-in, so that every error is reported at once. None at a
     path already `reported` or at a value repaired, and none that a repair could have caused: no GPU-floor finding
-    for a tier a repair touched (the floor reads the tier's types, models and kind together) or once the file's
-    instance types were repaired, and no discount finding once instance types or prices were. None at all when the
-    file cannot be repaired so."""
+    for a tier a repair touched (the floor reads the tier's types, models and kind together) or that reads the
+    file's instance types once they were repaired, and no discount finding once instance types, prices, GPU models
+    or a tier's kind were. None at all when the file cannot be repaired so."""
     fixed = copy.deepcopy(data)
     touched: set[str] = set()
-    for _ in range(_REPAIRS):  # a repaired tier may meet a rule its refused fields kept from running
+    for _ in range(_REPAIRS):
         if not _repair(fixed, error, touched):
             return []
         try:
@@ -486,25 +502,27 @@ def _rules_past_errors(
     else:
         return []
     chosen = Cloud(cloud) if cloud is not None else demand.cloud
-    if chosen is None:
-        return []
-    floors = {f.path for f in _gpu_floor_findings(demand, catalog_of(demand), chosen)}
+    found = _kind_findings(data, reported)
+    if chosen is None and "cloud" not in touched and "cloud" not in reported:
+        found.append(_NO_CLOUD)
+    floors = {f.path for f in _gpu_floor_findings(demand, catalog_of(demand), chosen)} if chosen else set()
     file_types = any(t.startswith("instanceTypes") for t in touched)
-    types_or_prices = any("instanceTypes" in t or t.startswith("priceOverrides") for t in touched)
+
+    def tier_touched(i: int) -> bool:
+        return any(t == f"tiers[{i}]" or t.startswith((f"tiers[{i}].", f"tiers[{i}][")) for t in touched)
 
     def repaired(path: str) -> bool:
-        if path in floors and (file_types or any(t.startswith(path.split(".")[0] + ".") for t in touched)):
-            return True
-        if path == "discountPercent" and types_or_prices:
+        if path in floors:
+            i = int(path[len("tiers[") : path.index("]")])
+            if tier_touched(i) or (file_types and demand.tiers[i].instance_types is None):
+                return True
+        if path == "discountPercent" and any(
+            any(k in t for k in _TYPE_FIELDS) or t.endswith((".gpus", ".mig", ".seats", "]")) for t in touched
+        ):
             return True
         return path in reported or any(path == t or path.startswith((t + ".", t + "[")) for t in touched)
 
-    return _kind_findings(data, reported) + [
-        f for f in _check(demand, catalog_of(demand), chosen) if not repaired(f.path)
-    ]
-
-
-_REPAIRS = 3
+    return found + [f for f in _check(demand, catalog_of(demand), chosen) if not repaired(f.path)]
 
 
 def _kind_findings(data: dict[str, Any], reported: set[str]) -> list[Finding]:
@@ -523,32 +541,63 @@ def _repair(fixed: dict[str, Any], error: ValidationError, touched: set[str]) ->
     False when one cannot be."""
     for err in error.errors():
         loc = _data_loc(fixed, tuple(err["loc"]), err["type"] == "missing")
+        while loc is not None and len(loc) > 1 and loc[:-1] != ("tiers",) and isinstance(_at(fixed, loc[:-1]), list):
+            loc = loc[:-1]  # an item of a list field (instanceTypes[1]): the field left out
         if loc is None:
             return False
         *where, last = loc
-        owner: Any = fixed
-        for part in where:
-            owner = owner[part]
-        if isinstance(owner, list):  # a whole tier: `_one_kind`; keep its first kind, or give it one
-            tier = owner[last]
-            if not (isinstance(tier, dict) and loc[:1] == ("tiers",)):
-                return False
-            given = [k for k in _KINDS if k in tier] or ["gpus"]
-            tier[given[0]] = tier.get(given[0], 1)
-            for k in set(_KINDS) - {given[0]}:
-                tier.pop(k, None)
-            touched.update(_path((*loc, k)) for k in _KINDS)
-            continue
-        if last in _STAND_IN:
+        owner = _at(fixed, tuple(where))
+        if loc == ("tiers",):  # too many tiers: the first 1,000 checked; no list of tiers: one stand-in tier
+            value = owner.get("tiers")
+            if isinstance(value, list) and len(value) > 1:
+                owner["tiers"] = value[:MAX_TIERS]
+                continue
+            owner["tiers"] = [{"name": "-", "gpus": 1}]
+        elif isinstance(owner, list):  # a whole tier
+            _repair_tier(owner, last, _stand_in_name(fixed, last))
+        elif last in _STAND_IN:
             owner[last] = _STAND_IN[last]
         elif last == "name" and loc[:1] == ("tiers",):
-            owner[last] = f"-{loc[1]}-"
+            owner[last] = _stand_in_name(fixed, loc[1])
         elif last in owner:
             del owner[last]
         else:
             return False
         touched.add(_path(loc))
     return True
+
+
+def _repair_tier(tiers: list[Any], i: int, name: str) -> None:
+    """Tier `i` given exactly one kind (`_one_kind`: its first, or gpus), or replaced when it is no mapping."""
+    tier = tiers[i]
+    if not isinstance(tier, dict):
+        tiers[i] = {"name": name, "gpus": 1}
+        return
+    kind = next((k for k in _KINDS if k in tier), "gpus")
+    tier[kind] = tier.get(kind, 1)
+    for k in set(_KINDS) - {kind}:
+        tier.pop(k, None)
+
+
+def _stand_in_name(data: dict[str, Any], i: int) -> str:
+    """A name for tier `i` that no tier of `data` has (and no DNS label, so it is never taken for one)."""
+    tiers = data.get("tiers")
+    names = (
+        {t["name"] for t in tiers if isinstance(t, dict) and isinstance(t.get("name"), str)}
+        if isinstance(tiers, list)
+        else set()
+    )
+    name = f"-{i}-"
+    while name in names:
+        name += "-"
+    return name
+
+
+def _at(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The value at `loc` in `data` (a location `_data_loc` returned)."""
+    for part in loc:
+        data = data[part]
+    return data
 
 
 def _data_loc(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[Any, ...] | None:
