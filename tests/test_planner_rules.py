@@ -499,7 +499,12 @@ def test_no_discount_or_floor_error_comes_from_a_refused_type_list():
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [(5, "5: not a GPU model name"), (["H100", True], "true in the list"), ([], "[]: an empty list names no GPU")],
+    [
+        (5, "5: not a GPU model name"),
+        (["H100", True], "true at [1]: not a GPU model name"),
+        ([1.5, "A100", None], "1.5 at [0], null at [2]: not GPU model names"),
+        ([], "[]: an empty list names no GPU"),
+    ],
 )
 def test_a_gpu_model_that_is_no_name_gets_one_message(value, shown):
     with pytest.raises(SpecError) as info:
@@ -569,6 +574,12 @@ _SECOND_FOUND = {"tiers[2].name", "tiers[2].instanceTypes[0]"}
 )
 def test_no_error_hides_another(data, found):
     assert set(refused({"cloud": "aws", **data})) == found
+
+
+def test_the_names_of_a_gpu_model_list_are_checked_beside_its_items_that_are_none():
+    found = refused({"cloud": "aws", "tiers": [{"name": "a", "gpus": 1, "gpuModel": ["H100", 5, "Z999"]}]})
+    assert set(found) == {"tiers[0].gpuModel", "tiers[0].gpuModel[2]"}
+    assert found["tiers[0].gpuModel[2]"].startswith("'Z999' is not a GPU model in the catalog")
 
 
 def test_a_value_of_the_wrong_shape_is_told_what_shape_is_allowed():

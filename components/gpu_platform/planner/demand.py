@@ -69,6 +69,11 @@ _PROFILES = tuple(
 MIN_HOURLY_PRICE = 0.0001
 
 
+def _shown(value: Any) -> str:
+    """A value as YAML wrote it: null, true, 5, 'text'."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else shortened(value)
+
+
 def _whole(value: Any) -> Any:
     """A count is a whole number as written: not true / false, "4" or 4.0 (pydantic would read them as 1, 4, 4)."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -188,11 +193,15 @@ class DemandTier(_Model):
             return value
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             return value
-        bad = next((v for v in value if not isinstance(v, str)), None) if isinstance(value, list) else value
-        shown = "null" if bad is None else str(bad).lower() if isinstance(bad, bool) else shortened(bad)
-        problem = f"{shown}{' in the list' if isinstance(value, list) else ''}: not a GPU model name"
         allowed = "a model (H100-80GB), a family (H100), any, or a list of them (quote a name YAML reads as a number)"
-        raise ValueError(f"{'[]: an empty list names no GPU model' if value == [] else problem}; allowed: {allowed}")
+        if value == []:
+            raise ValueError(f"[]: an empty list names no GPU model; allowed: {allowed}")
+        if not isinstance(value, list):
+            raise ValueError(f"{_shown(value)}: not a GPU model name; allowed: {allowed}")
+        bad = [f"{_shown(v)} at [{j}]" for j, v in enumerate(value) if not isinstance(v, str)]
+        raise ValueError(
+            f"{', '.join(bad)}: not {'GPU model names' if bad[1:] else 'a GPU model name'}; allowed: {allowed}"
+        )
 
     @model_validator(mode="after")
     def _one_kind(self) -> DemandTier:
@@ -555,6 +564,12 @@ def _repair(fixed: dict[str, Any], error: ValidationError, touched: set[str]) ->
             owner["tiers"] = [{"name": "-", "gpus": 1}]
         elif isinstance(owner, list):  # a whole tier
             _repair_tier(owner, last, _stand_in_name(fixed, last))
+        elif last == "gpuModel" and isinstance(owner[last], list) and owner[last]:
+            # the names of the list are still checked; each item that is none stands in as `any`
+            bad = [j for j, v in enumerate(owner[last]) if not isinstance(v, str)]
+            owner[last] = ["any" if j in bad else v for j, v in enumerate(owner[last])]
+            touched.update(_path((*loc, j)) for j in bad)
+            continue
         elif last in _STAND_IN:
             owner[last] = _STAND_IN[last]
         elif last == "name" and loc[:1] == ("tiers",):
