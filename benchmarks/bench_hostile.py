@@ -308,6 +308,22 @@ def _planner_rows(w) -> list[tuple[str, str, list[str]]]:
     ):
         path = w(f"plan{len(rows)}.json", json.dumps({"cloud": "aws", "tiers": tiers}))
         rows.append((label, "plan", ["plan", path, "--time-limit", limit, "--format", "json"]))
+    broken = [  # each tier refused, and each name twice: the whole-file checks run on a repaired copy
+        [
+            {"name": f"t{i // 2}", "gpus": 1, "bogus": i},
+            {"name": f"t{i // 2}", "mig": {"profile": "9g.99gb", "instances": 1}, "seats": {"count": 1, "perGpu": 2}},
+            {"name": f"t{i // 2}", "gpus": 1, "gpuModel": [i, "Z100"], "instanceTypes": "p4d.24xlarge"},
+            "no tier",
+        ][i % 4]
+        for i in range(1_000)
+    ]
+    rows.append(
+        (
+            "planner trial: 1,000 tiers, each refused, names twice",
+            "plan",
+            ["plan", w("broken.json", json.dumps({"cloud": "aws", "discountPercent": 99.99, "tiers": broken}))],
+        )
+    )
     bad = {"cloud": "aws", "instanceTypes": [f"x{i}" for i in range(90_000)], "tiers": [{"name": "a", "gpus": 1}]}
     rows.append(
         ("planner trial: 90,000 unknown instance types (0.8 MB)", "plan", ["plan", w("bad.json", json.dumps(bad))])
