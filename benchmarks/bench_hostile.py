@@ -324,6 +324,19 @@ def _planner_rows(w) -> list[tuple[str, str, list[str]]]:
             ["plan", w("broken.json", json.dumps({"cloud": "aws", "discountPercent": 99.99, "tiers": broken}))],
         )
     )
+    repeated = {
+        "cloud": "aws",
+        "discountPercent": 10,
+        "instanceTypes": ["p5.48xlarge"] * 90_000,
+        "tiers": [{"name": f"t{i}", "gpus": 1} for i in range(1_000)],
+    }
+    rows.append(
+        (
+            "planner trial: one type named 90,000 times, 1,000 tiers, --time-limit 1",
+            "plan",
+            ["plan", w("repeated.json", json.dumps(repeated)), "--time-limit", "1"],
+        )
+    )
     bad = {"cloud": "aws", "instanceTypes": [f"x{i}" for i in range(90_000)], "tiers": [{"name": "a", "gpus": 1}]}
     rows.append(
         ("planner trial: 90,000 unknown instance types (0.8 MB)", "plan", ["plan", w("bad.json", json.dumps(bad))])

@@ -576,6 +576,13 @@ def test_no_error_hides_another(data, found):
     assert set(refused({"cloud": "aws", **data})) == found
 
 
+def test_a_refused_price_of_an_unknown_type_gets_both_errors():
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", "priceOverrides": {"p9.huge": -1}, "tiers": [{"name": "a", "gpus": 1}]})
+    messages = [f.message for f in info.value.findings if f.path == "priceOverrides.p9.huge"]
+    assert len(messages) == 2 and "'p9.huge' is not a known instance type" in messages
+
+
 def test_the_names_of_a_gpu_model_list_are_checked_beside_its_items_that_are_none():
     found = refused({"cloud": "aws", "tiers": [{"name": "a", "gpus": 1, "gpuModel": ["H100", 5, "Z999"]}]})
     assert set(found) == {"tiers[0].gpuModel", "tiers[0].gpuModel[2]"}
@@ -587,13 +594,47 @@ def test_a_value_of_the_wrong_shape_is_told_what_shape_is_allowed():
     assert found["tiers[0].mig"] == "'3g.40gb': not a mapping; allowed: a mapping with keys profile, instances"
     assert found["tiers[1].name"].startswith("a list: ")
     too_many = refused({"cloud": "aws", "tiers": [{"name": f"t{i}", "gpus": 1} for i in range(1001)]})
-    assert too_many == {"tiers": "1001 items; allowed: at most 1000"}
+    assert too_many == {"tiers": "1,001 items; allowed: at most 1,000"}
     assert refused({"cloud": "aws", "tiers": []}) == {"tiers": "0 items; allowed: at least 1"}
 
 
 @pytest.mark.parametrize(
     ("data", "found"),
     [
+        # an error inside the first 1,000 of too many tiers
+        (
+            {
+                "tiers": [
+                    {"name": "a", "gpus": 0},
+                    {"name": "a", "gpus": 1},
+                    *({"name": f"t{i}", "gpus": 1} for i in range(999)),
+                ]
+            },
+            {"tiers", "tiers[0].gpus", "tiers[1].name"},
+        ),
+        # two bad items of one list, and the valid names beside them
+        (
+            {"instanceTypes": [1, "p9.huge", 2], "tiers": [{"name": "a", "gpus": 1}, {"name": "a", "gpus": 1}]},
+            {"instanceTypes[0]", "instanceTypes[1]", "instanceTypes[2]", "tiers[1].name"},
+        ),
+        # a refused price of an unknown type: both said
+        ({"priceOverrides": {"p9.huge": -1}, "tiers": [{"name": "a", "gpus": 1}]}, {"priceOverrides.p9.huge"}),
+        # a tier of two kinds keeps its other errors
+        (
+            {"tiers": [{"name": "Bad_Name", "gpus": 1, "seats": {"count": 2, "perGpu": 2}, "gpuModel": "X999"}]},
+            {"tiers[0]", "tiers[0].name", "tiers[0].gpuModel"},
+        ),
+        # a count or priority repaired changes nothing the floor or the discount reads
+        ({"discountPercent": 99.99999, "tiers": [{"name": "a", "gpus": 0}]}, {"tiers[0].gpus", "discountPercent"}),
+        (
+            {"tiers": [{"name": "a", "gpus": 1, "instanceTypes": ["g5.xlarge"], "priority": "5"}]},
+            {"tiers[0].priority", "tiers[0].gpus"},
+        ),
+        # a field given by its Python name is the same field
+        (
+            {"instance_types": ["p5.48xlarge", 1], "discountPercent": 99.99, "tiers": [_seats("a", 2, 2)]},
+            {"instance_types[1]"},
+        ),
         # a stand-in name is never a duplicate of the file's names, even of an invalid one
         ({"tiers": [{"gpus": 1}, {"name": "-0-", "gpus": 1}]}, {"tiers[0].name", "tiers[1].name"}),
         ({"tiers": [{"name": ["x"], "gpus": 1}, {"name": "-0-", "gpus": 1}]}, {"tiers[0].name", "tiers[1].name"}),
@@ -613,7 +654,7 @@ def test_a_value_of_the_wrong_shape_is_told_what_shape_is_allowed():
 def test_a_repair_adds_no_error_and_hides_none(data, found):
     found_now = refused({"cloud": "aws", **data})
     assert set(found_now) == found
-    assert not any("duplicate" in m for m in found_now.values())
+    assert not any("duplicate tier name '-" in m for m in found_now.values())  # no stand-in name duplicated
 
 
 def test_the_discount_counts_the_types_a_tier_may_use_and_prints_a_price_below_the_floor():

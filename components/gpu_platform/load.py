@@ -32,6 +32,7 @@ from .validation import check_spec, ensure_valid
 
 __all__ = [
     "YAML_LOADER",
+    "field_path",
     "load_config_json",
     "load_spec",
     "parse_spec",
@@ -301,7 +302,8 @@ def _kind(value: Any) -> str:
     return names.get(type(value), f"a {type(value).__name__}")
 
 
-def _path(loc: tuple[Any, ...]) -> str:
+def field_path(loc: tuple[Any, ...]) -> str:
+    """`tiers[0].mig.profile` for the location ('tiers', 0, 'mig', 'profile')."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -333,7 +335,7 @@ def _inner_model(annotation: Any) -> Any:
 
 def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
     loc = tuple(err["loc"])
-    path = _path(loc)
+    path = field_path(loc)
     if err["type"] == "extra_forbidden":
         owner = _model_at(root, loc[:-1])
         known = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
@@ -343,13 +345,13 @@ def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
     if err["type"] == "missing":
         return Finding(path, "missing; this field is required")
     if err["type"] == "value_error" and err.get("ctx", {}).get("error") is not None:
-        return Finding(_path(loc[:-1]) if loc[-1:] == ("[key]",) else path, str(err["ctx"]["error"]))
+        return Finding(field_path(loc[:-1]) if loc[-1:] == ("[key]",) else path, str(err["ctx"]["error"]))
     value = err.get("input")
     if is_input(value):
         return Finding(path, f"a Pulumi Input; allowed: a plain value. {INPUT_FIELDS_NOTE}")
     if err["type"] == "invalid_key" or loc[-1:] == ("[key]",):
         key_owner = loc[:-1] if err["type"] == "invalid_key" else loc[:-2]
-        return Finding(_path(key_owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
+        return Finding(field_path(key_owner), f"key {value!r} is {_kind(value)}; allowed: string keys (quote it)")
     shown = (
         shortened(value)
         if not isinstance(value, dict | list)
@@ -439,7 +441,7 @@ def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list
         if not loc or not isinstance(parent, dict) or loc[-1] not in parent:
             return []
         del parent[loc[-1]]
-        touched.add(_path(loc[:-1]) if len(loc) > 1 else _path(loc))
+        touched.add(field_path(loc[:-1]) if len(loc) > 1 else field_path(loc))
     try:
         spec = PlatformSpec.model_validate(repaired)
     except ValidationError:

@@ -40,7 +40,7 @@ class Candidate:
 def allowed_types(demand: Demand, tier: DemandTier, catalog: Catalog) -> list[InstanceType]:
     """The instance types a tier may run on: its own list, the file's, or every GPU type of the cloud, cut to
     those whose GPU meets the tier's GPU model and memory floor (`demand.gpu_fits`)."""
-    names = tier.instance_types or demand.instance_types
+    names = tier.types_named or demand.types_named
     cloud = demand.cloud.value if demand.cloud else None
     types = (
         [catalog.instance(n) for n in names]

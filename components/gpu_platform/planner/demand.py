@@ -29,7 +29,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from ..catalog import GPU_MODELS, Catalog, gpu_families
+from ..catalog import GPU_MODELS, Catalog, InstanceType, gpu_families
 from ..catalog.mig import MIG_PROFILES
 from ..errors import Finding, SpecError
 from ..inputs import (
@@ -43,7 +43,7 @@ from ..inputs import (
     read_bounded,
     source_label,
 )
-from ..load import _kind, _path, _yaml_problem, pydantic_findings
+from ..load import _kind, _yaml_problem, field_path, pydantic_findings
 from ..names import shortened, tier_name_problem
 from ..spec import MAX_HOURLY_PRICE, Cloud, Number, SharingMode
 
@@ -210,6 +210,11 @@ class DemandTier(_Model):
             raise ValueError(_ONE_KIND.format(got=", ".join(given) or "none"))
         return self
 
+    @functools.cached_property
+    def types_named(self) -> tuple[str, ...]:
+        """`instanceTypes`, each once (a list may name one type 90,000 times)."""
+        return tuple(dict.fromkeys(self.instance_types or ()))
+
     @property
     def gpu_model_names(self) -> tuple[str, ...]:
         """`gpuModel` as a tuple of the names given (empty when unset)."""
@@ -261,6 +266,11 @@ class Demand(_Model):
         min_length=1, max_length=MAX_TIERS, description="Workload classes and what each needs."
     )
 
+    @functools.cached_property
+    def types_named(self) -> tuple[str, ...]:
+        """`instanceTypes`, each once."""
+        return tuple(dict.fromkeys(self.instance_types))
+
 
 def accepted_modes(tier: DemandTier) -> list[SharingMode]:
     """Sharing modes that serve the tier's demand within its isolation class, preferred first."""
@@ -286,8 +296,13 @@ def training_models(catalog: Catalog) -> frozenset[str]:
 
 def _families(catalog: Catalog) -> dict[str, tuple[str, ...]]:
     """Lower-cased family (the name before its first '-': 'h100') and full name -> catalog GPU model names."""
+    return _families_of(tuple(sorted(catalog.gpu_models)))
+
+
+@functools.cache
+def _families_of(models: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
-    for name in sorted(catalog.gpu_models):
+    for name in models:
         out.setdefault(name.lower(), []).append(name)
         family = name.split("-")[0].lower()
         if family != name.lower():
@@ -325,6 +340,7 @@ def catalog_of(demand: Demand) -> Catalog:
 def _check(demand: Demand, catalog: Catalog, cloud: Cloud | None) -> list[Finding]:
     """The rules across fields; without a cloud, those that do not read it."""
     found: list[Finding] = []
+    cloud_types = sorted(n for n, t in catalog.instance_types.items() if cloud and t.cloud == cloud.value)
     for name in demand.price_overrides:
         if catalog.instance(name) is None:
             found.append(Finding(f"priceOverrides.{name}", f"{name!r} is not a known instance type"))
@@ -336,7 +352,6 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud | None) -> list[Findin
             if cloud is None and itype is None:
                 found.append(Finding(f"{path}[{j}]", f"{shortened(name)} is not an instance type in the catalog"))
             elif cloud is not None and (itype is None or itype.cloud != cloud.value):
-                cloud_types = sorted(n for n, t in catalog.instance_types.items() if t.cloud == cloud.value)
                 found.append(
                     Finding(
                         f"{path}[{j}]",
@@ -389,13 +404,13 @@ def _discount_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[F
     override may not go)."""
     if not demand.discount_percent:
         return []
+    every = _types_of(catalog, cloud, tuple(catalog.instance_types))
+    file_types = _types_of(catalog, cloud, demand.types_named) if demand.instance_types else every
     low = sorted(
         (itype.hourly_usd, itype.name)
         for tier in demand.tiers
-        for name in tier.instance_types or demand.instance_types or catalog.instance_types
-        if (itype := catalog.instance(name)) is not None
-        and itype.cloud == cloud.value
-        and name not in demand.price_overrides
+        for itype in (_types_of(catalog, cloud, tier.types_named) if tier.instance_types else file_types)
+        if itype.name not in demand.price_overrides
         and 0 < itype.hourly_usd < MIN_HOURLY_PRICE
         and gpu_fits(tier, itype.gpu_model, catalog)
     )
@@ -415,19 +430,20 @@ def _discount_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[F
     ]
 
 
+def _types_of(catalog: Catalog, cloud: Cloud, names: tuple[str, ...]) -> list[InstanceType]:
+    """The catalog's instance types of `cloud` among `names`, each once (a list may name one 90,000 times)."""
+    return [t for n in dict.fromkeys(names) if (t := catalog.instance(n)) is not None and t.cloud == cloud.value]
+
+
 def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
     """A tier whose GPU model or memory floor leaves none of its instance types."""
     found = []
     families = _families(catalog)
+    file_types = _types_of(catalog, cloud, tuple(demand.instance_types or catalog.instance_types))
     for i, tier in enumerate(demand.tiers):
         if any(n.lower() not in families and n.lower() != "any" for n in tier.gpu_model_names):
             continue  # reported as unknown
-        names = tier.instance_types or demand.instance_types
-        types = [
-            t
-            for t in ([catalog.instance(n) for n in names] if names else catalog.instance_types.values())
-            if t is not None and t.cloud == cloud.value
-        ]
+        types = _types_of(catalog, cloud, tier.types_named) if tier.instance_types else file_types
         if not types or any(gpu_fits(tier, t.gpu_model, catalog) for t in types):
             continue
         models = gpu_models_of(tier, catalog)
@@ -465,18 +481,23 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
             [Finding("", f"{what} {got}; allowed: a demand, a mapping with tiers (see examples/demand-small.yaml)")],
             source,
         )
+    found: list[Finding] = []
+    tiers = data.get("tiers")
+    if isinstance(tiers, list) and len(tiers) > MAX_TIERS:  # pydantic checks no item past its length: the first ones
+        found.append(Finding("tiers", f"{len(tiers):,} items; allowed: at most {MAX_TIERS:,}"))
+        data = {**data, "tiers": tiers[:MAX_TIERS]}
     try:
         demand = Demand.model_validate(data)
     except ValidationError as e:
-        found = pydantic_findings(Demand, e)
+        found += pydantic_findings(Demand, e)
         raise SpecError(found + _rules_past_errors(data, e, cloud, {f.path for f in found}), source) from None
     if cloud is not None:
         demand = demand.model_copy(update={"cloud": Cloud(cloud)})
-    findings = _check(demand, catalog_of(demand), demand.cloud)
+    found += _check(demand, catalog_of(demand), demand.cloud)
     if demand.cloud is None:
-        findings.insert(0, _NO_CLOUD)
-    if findings:
-        raise SpecError(findings, source)
+        found.insert(0, _NO_CLOUD)
+    if found:
+        raise SpecError(found, source)
     return demand
 
 
@@ -484,9 +505,43 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
 # is left out instead.
 _STAND_IN: dict[str, Any] = {"gpus": 1, "instances": 1, "count": 1, "perGpu": 2, "profile": _PROFILES[0]}
 _REPAIRS = 3  # rounds of repair: a repaired tier may meet a rule its refused fields kept from running
-# What the GPU-floor and discount rules read, besides a tier's kind: a finding of theirs is no error of the file's
-# once one of these was repaired.
-_TYPE_FIELDS = ("instanceTypes", "priceOverrides", "gpuModel", "minGpuMemoryGiB")
+# What the GPU-floor and discount rules read besides the tiers' kinds: a repair of one of these (or of a tier's
+# kind) can change what they find.
+_READ_BY_FLOORS = ("instanceTypes", "priceOverrides", "gpuModel", "minGpuMemoryGiB")
+
+
+# A field's name as the file may also give it (instance_types) -> its key (instanceTypes).
+_ALIASES = {
+    name: info.alias
+    for model in (Demand, DemandTier, MigDemand, SeatDemand)
+    for name, info in model.model_fields.items()
+    if info.alias
+}
+
+
+class _Repairs:
+    """What a repair changed: `values`, the paths whose values were replaced or left out (findings there, or
+    under them, are the repair's); `read`, those that change what the floor and discount rules read."""
+
+    def __init__(self) -> None:
+        self.values: set[str] = set()
+        self.read: set[str] = set()
+
+    def add(self, loc: tuple[Any, ...], read: bool) -> None:
+        path = field_path(tuple(_ALIASES.get(p, p) if isinstance(p, str) else p for p in loc))
+        self.values.add(path)
+        if read or any(k in path for k in _READ_BY_FLOORS):
+            self.read.add(path)
+
+    def covers(self, path: str) -> bool:
+        """Whether `path` is a repaired value or lies under one."""
+        return any(p in self.values for p in _prefixes(path))
+
+
+def _prefixes(path: str) -> list[str]:
+    """`tiers[0].mig.profile`, `tiers[0].mig`, `tiers[0]`, `tiers`."""
+    cuts = [k for k, ch in enumerate(path) if ch in ".["]
+    return [path, *(path[:k] for k in reversed(cuts))]
 
 
 def _rules_past_errors(
@@ -495,13 +550,13 @@ def _rules_past_errors(
     """The cross-field rules' findings (instance types, GPU models, names, the discount) on the file with every
     value pydantic refused left out or replaced by a stand-in, so that every error is reported at once. None at a
     path already `reported` or at a value repaired, and none that a repair could have caused: no GPU-floor finding
-    for a tier a repair touched (the floor reads the tier's types, models and kind together) or that reads the
-    file's instance types once they were repaired, and no discount finding once instance types, prices, GPU models
-    or a tier's kind were. None at all when the file cannot be repaired so."""
+    for a tier once a repair changed what the floor reads of it (its types, models, memory floor or kind, or the
+    file's types it falls back to), and no discount finding once a repair changed any of those. None at all when
+    the file cannot be repaired so."""
     fixed = copy.deepcopy(data)
-    touched: set[str] = set()
+    repairs = _Repairs()
     for _ in range(_REPAIRS):
-        if not _repair(fixed, error, touched):
+        if not _repair(fixed, error, repairs):
             return []
         try:
             demand = Demand.model_validate(fixed)
@@ -511,27 +566,25 @@ def _rules_past_errors(
     else:
         return []
     chosen = Cloud(cloud) if cloud is not None else demand.cloud
-    found = _kind_findings(data, reported)
-    if chosen is None and "cloud" not in touched and "cloud" not in reported:
+    found = _kind_findings(data, reported) + _override_findings(data, repairs, reported)
+    if chosen is None and "cloud" not in repairs.values and "cloud" not in reported:
         found.append(_NO_CLOUD)
-    floors = {f.path for f in _gpu_floor_findings(demand, catalog_of(demand), chosen)} if chosen else set()
-    file_types = any(t.startswith("instanceTypes") for t in touched)
-
-    def tier_touched(i: int) -> bool:
-        return any(t == f"tiers[{i}]" or t.startswith((f"tiers[{i}].", f"tiers[{i}][")) for t in touched)
+    catalog = catalog_of(demand)
+    floors = {f.path for f in _gpu_floor_findings(demand, catalog, chosen)} if chosen else set()
+    file_types = any(p.startswith("instanceTypes") for p in repairs.read)
 
     def repaired(path: str) -> bool:
         if path in floors:
-            i = int(path[len("tiers[") : path.index("]")])
-            if tier_touched(i) or (file_types and demand.tiers[i].instance_types is None):
+            tier = path[: path.index("]") + 1]
+            if any(p == tier or p.startswith((tier + ".", tier + "[")) for p in repairs.read):
                 return True
-        if path == "discountPercent" and any(
-            any(k in t for k in _TYPE_FIELDS) or t.endswith((".gpus", ".mig", ".seats", "]")) for t in touched
-        ):
+            if file_types and demand.tiers[int(tier[len("tiers[") : -1])].instance_types is None:
+                return True
+        if path == "discountPercent" and repairs.read:
             return True
-        return path in reported or any(path == t or path.startswith((t + ".", t + "[")) for t in touched)
+        return path in reported or repairs.covers(path)
 
-    return found + [f for f in _check(demand, catalog_of(demand), chosen) if not repaired(f.path)]
+    return found + [f for f in _check(demand, catalog, chosen) if not repaired(f.path)]
 
 
 def _kind_findings(data: dict[str, Any], reported: set[str]) -> list[Finding]:
@@ -545,53 +598,63 @@ def _kind_findings(data: dict[str, Any], reported: set[str]) -> list[Finding]:
     return found
 
 
-def _repair(fixed: dict[str, Any], error: ValidationError, touched: set[str]) -> bool:
-    """Each value `error` refuses in `fixed` left out or replaced by a stand-in, its path added to `touched`;
-    False when one cannot be."""
+def _override_findings(data: dict[str, Any], repairs: _Repairs, reported: set[str]) -> list[Finding]:
+    """An unknown instance type among the price overrides whose price was refused (the rule that names it runs on
+    the repaired file, where the entry is gone)."""
+    known = Catalog.build().instance_types
+    return [
+        Finding(path, f"{shortened(name)} is not a known instance type")
+        for path in sorted(repairs.values)
+        if path.startswith("priceOverrides.")
+        and isinstance(name := path[len("priceOverrides.") :], str)
+        and name in (data.get("priceOverrides") or data.get("price_overrides") or {})
+        and name not in known
+    ]
+
+
+def _repair(fixed: dict[str, Any], error: ValidationError, repairs: _Repairs) -> bool:
+    """Each value `error` refuses in `fixed` left out or replaced by a stand-in, noted in `repairs`; False when
+    one cannot be."""
     for err in error.errors():
         loc = _data_loc(fixed, tuple(err["loc"]), err["type"] == "missing")
-        while loc is not None and len(loc) > 1 and loc[:-1] != ("tiers",) and isinstance(_at(fixed, loc[:-1]), list):
-            loc = loc[:-1]  # an item of a list field (instanceTypes[1]): the field left out
         if loc is None:
             return False
         *where, last = loc
         owner = _at(fixed, tuple(where))
-        if loc == ("tiers",):  # too many tiers: the first 1,000 checked; no list of tiers: one stand-in tier
-            value = owner.get("tiers")
-            if isinstance(value, list) and len(value) > 1:
-                owner["tiers"] = value[:MAX_TIERS]
+        field = _ALIASES.get(last, last) if isinstance(last, str) else last
+        if isinstance(owner, list) and tuple(where) == ("tiers",):  # a whole tier
+            if isinstance(owner[last], dict):  # `_one_kind`: its first kind, or gpus
+                kind = next((k for k in _KINDS if k in owner[last]), "gpus")
+                owner[last][kind] = owner[last].get(kind, 1)
+                for k in set(_KINDS) - {kind}:
+                    owner[last].pop(k, None)
+                repairs.read.add(field_path(loc))  # its kind, which the floors read
                 continue
-            owner["tiers"] = [{"name": "-", "gpus": 1}]
-        elif isinstance(owner, list):  # a whole tier
-            _repair_tier(owner, last, _stand_in_name(fixed, last))
-        elif last == "gpuModel" and isinstance(owner[last], list) and owner[last]:
-            # the names of the list are still checked; each item that is none stands in as `any`
+            owner[last] = {"name": _stand_in_name(fixed, last), "gpus": 1}
+            repairs.add(loc, read=True)
+        elif isinstance(owner, list):  # an item of a list of names that is no name: one no rule finds
+            owner[last] = ""
+            repairs.add(loc, read=True)
+        elif field == "gpuModel" and isinstance(owner[last], list) and owner[last]:
             bad = [j for j, v in enumerate(owner[last]) if not isinstance(v, str)]
-            owner[last] = ["any" if j in bad else v for j, v in enumerate(owner[last])]
-            touched.update(_path((*loc, j)) for j in bad)
-            continue
-        elif last in _STAND_IN:
-            owner[last] = _STAND_IN[last]
-        elif last == "name" and loc[:1] == ("tiers",):
+            owner[last] = ["" if j in bad else v for j, v in enumerate(owner[last])]
+            for j in bad:
+                repairs.add((*loc, j), read=True)
+        elif loc == ("tiers",):  # no list of tiers: one stand-in tier
+            owner["tiers"] = [{"name": "-", "gpus": 1}]
+            repairs.add(loc, read=True)
+        elif field in _STAND_IN:  # a count or profile: the tier's kind stays what it is
+            owner[last] = _STAND_IN[field]
+            repairs.add(loc, read=False)
+        elif field == "name" and loc[:1] == ("tiers",):
             owner[last] = _stand_in_name(fixed, loc[1])
+            repairs.add(loc, read=False)
         elif last in owner:
             del owner[last]
+            repairs.add(loc, read=field in _KINDS)  # a kind left out changes the tier's kind
         else:
             return False
-        touched.add(_path(loc))
     return True
-
-
-def _repair_tier(tiers: list[Any], i: int, name: str) -> None:
-    """Tier `i` given exactly one kind (`_one_kind`: its first, or gpus), or replaced when it is no mapping."""
-    tier = tiers[i]
-    if not isinstance(tier, dict):
-        tiers[i] = {"name": name, "gpus": 1}
-        return
-    kind = next((k for k in _KINDS if k in tier), "gpus")
-    tier[kind] = tier.get(kind, 1)
-    for k in set(_KINDS) - {kind}:
-        tier.pop(k, None)
 
 
 def _stand_in_name(data: dict[str, Any], i: int) -> str:
