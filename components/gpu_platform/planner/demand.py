@@ -566,7 +566,7 @@ def _rules_past_errors(
     else:
         return []
     chosen = Cloud(cloud) if cloud is not None else demand.cloud
-    found = _kind_findings(data, reported) + _override_findings(data, repairs, reported)
+    found = _kind_findings(data, reported) + _override_findings(data, repairs)
     if chosen is None and "cloud" not in repairs.values and "cloud" not in reported:
         found.append(_NO_CLOUD)
     catalog = catalog_of(demand)
@@ -598,16 +598,16 @@ def _kind_findings(data: dict[str, Any], reported: set[str]) -> list[Finding]:
     return found
 
 
-def _override_findings(data: dict[str, Any], repairs: _Repairs, reported: set[str]) -> list[Finding]:
+def _override_findings(data: dict[str, Any], repairs: _Repairs) -> list[Finding]:
     """An unknown instance type among the price overrides whose price was refused (the rule that names it runs on
     the repaired file, where the entry is gone)."""
+    given = data.get("priceOverrides") or data.get("price_overrides")
     known = Catalog.build().instance_types
     return [
         Finding(path, f"{shortened(name)} is not a known instance type")
         for path in sorted(repairs.values)
         if path.startswith("priceOverrides.")
-        and isinstance(name := path[len("priceOverrides.") :], str)
-        and name in (data.get("priceOverrides") or data.get("price_overrides") or {})
+        and (name := path[len("priceOverrides.") :]) in (given if isinstance(given, dict) else {})
         and name not in known
     ]
 
