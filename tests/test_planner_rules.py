@@ -583,6 +583,13 @@ def test_a_refused_price_of_an_unknown_type_gets_both_errors():
     assert len(messages) == 2 and "'p9.huge' is not a known instance type" in messages
 
 
+def test_a_count_refused_beside_a_floor_error_reports_both():
+    with pytest.raises(SpecError) as info:
+        parse_demand({"cloud": "aws", "instanceTypes": ["g4dn.xlarge"], "tiers": [{"name": "a", "gpus": 0}]})
+    messages = [f.message for f in info.value.findings]
+    assert len(messages) == 2 and any("training-class" in m for m in messages)
+
+
 def test_the_names_of_a_gpu_model_list_are_checked_beside_its_items_that_are_none():
     found = refused({"cloud": "aws", "tiers": [{"name": "a", "gpus": 1, "gpuModel": ["H100", 5, "Z999"]}]})
     assert set(found) == {"tiers[0].gpuModel", "tiers[0].gpuModel[2]"}
@@ -629,6 +636,24 @@ def test_a_value_of_the_wrong_shape_is_told_what_shape_is_allowed():
         (
             {"tiers": [{"name": "a", "gpus": 1, "instanceTypes": ["g5.xlarge"], "priority": "5"}]},
             {"tiers[0].priority", "tiers[0].gpus"},
+        ),
+        # an unknown key named like a field elsewhere (count, name) is left out, not given a stand-in
+        (
+            {"instanceTypes": ["nope"], "tiers": [{"name": "a", "mig": {"profile": "3g.40gb", "count": 8}}]},
+            {"tiers[0].mig.instances", "tiers[0].mig.count", "instanceTypes[0]"},
+        ),
+        (
+            {"instanceTypes": ["nope"], "tiers": [{"name": "a", "seats": {"count": 4, "perGpu": 2, "name": "x"}}]},
+            {"tiers[0].seats.name", "instanceTypes[0]"},
+        ),
+        # a kind given as null is no kind
+        ({"tiers": [{"name": "a", "gpus": 1}, {"name": "a", "gpus": None}]}, {"tiers[1]", "tiers[1].name"}),
+        # a count's stand-in keeps the tier's floor error, at the same path
+        ({"instanceTypes": ["g4dn.xlarge"], "tiers": [{"name": "a", "gpus": 0}]}, {"tiers[0].gpus"}),
+        # a price override's key with dots is one key
+        (
+            {"priceOverrides": {"foo": -1, "foo.bar": 5}, "tiers": [{"name": "a", "gpus": 1}]},
+            {"priceOverrides.foo", "priceOverrides.foo.bar"},
         ),
         # a field given by its Python name is the same field
         (

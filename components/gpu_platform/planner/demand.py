@@ -539,7 +539,10 @@ class _Repairs:
 
 
 def _prefixes(path: str) -> list[str]:
-    """`tiers[0].mig.profile`, `tiers[0].mig`, `tiers[0]`, `tiers`."""
+    """`tiers[0].mig.profile`, `tiers[0].mig`, `tiers[0]`, `tiers` (a price override's key is one part, dots and
+    all: `priceOverrides.foo.bar`, `priceOverrides`)."""
+    if path.startswith("priceOverrides."):
+        return [path, "priceOverrides"]
     cuts = [k for k, ch in enumerate(path) if ch in ".["]
     return [path, *(path[:k] for k in reversed(cuts))]
 
@@ -572,14 +575,13 @@ def _rules_past_errors(
     catalog = catalog_of(demand)
     floors = {f.path for f in _gpu_floor_findings(demand, catalog, chosen)} if chosen else set()
     file_types = any(p.startswith("instanceTypes") for p in repairs.read)
+    read_tiers = {p[: p.index("]") + 1] for p in repairs.read if p.startswith("tiers[")}
 
     def repaired(path: str) -> bool:
-        if path in floors:
+        if path in floors:  # the floor's own inputs decide (a count's stand-in changes none of them)
             tier = path[: path.index("]") + 1]
-            if any(p == tier or p.startswith((tier + ".", tier + "[")) for p in repairs.read):
-                return True
-            if file_types and demand.tiers[int(tier[len("tiers[") : -1])].instance_types is None:
-                return True
+            own_types = demand.tiers[int(tier[len("tiers[") : -1])].instance_types is not None
+            return tier in read_tiers or (file_types and not own_types)
         if path == "discountPercent" and repairs.read:
             return True
         return path in reported or repairs.covers(path)
@@ -623,9 +625,9 @@ def _repair(fixed: dict[str, Any], error: ValidationError, repairs: _Repairs) ->
         owner = _at(fixed, tuple(where))
         field = _ALIASES.get(last, last) if isinstance(last, str) else last
         if isinstance(owner, list) and tuple(where) == ("tiers",):  # a whole tier
-            if isinstance(owner[last], dict):  # `_one_kind`: its first kind, or gpus
-                kind = next((k for k in _KINDS if k in owner[last]), "gpus")
-                owner[last][kind] = owner[last].get(kind, 1)
+            if isinstance(owner[last], dict):  # `_one_kind`: its first kind given, or gpus
+                kind = next((k for k in _KINDS if owner[last].get(k) is not None), "gpus")
+                owner[last][kind] = owner[last].get(kind) if owner[last].get(kind) is not None else 1
                 for k in set(_KINDS) - {kind}:
                     owner[last].pop(k, None)
                 repairs.read.add(field_path(loc))  # its kind, which the floors read
@@ -635,6 +637,9 @@ def _repair(fixed: dict[str, Any], error: ValidationError, repairs: _Repairs) ->
         elif isinstance(owner, list):  # an item of a list of names that is no name: one no rule finds
             owner[last] = ""
             repairs.add(loc, read=True)
+        elif err["type"] == "extra_forbidden":  # an unknown key, whatever its name
+            del owner[last]
+            repairs.add(loc, read=False)
         elif field == "gpuModel" and isinstance(owner[last], list) and owner[last]:
             bad = [j for j, v in enumerate(owner[last]) if not isinstance(v, str)]
             owner[last] = ["" if j in bad else v for j, v in enumerate(owner[last])]
