@@ -337,6 +337,18 @@ def _planner_rows(w) -> list[tuple[str, str, list[str]]]:
             ["plan", w("repeated.json", json.dumps(repeated)), "--time-limit", "1"],
         )
     )
+    numbers = {  # every item refused, and every tier's floor read again
+        "cloud": "aws",
+        "instanceTypes": [1] * 90_000,
+        "tiers": [{"name": f"t{i}", "gpus": 1, "instanceTypes": ["g4dn.xlarge"]} for i in range(1_000)],
+    }
+    rows.append(
+        (
+            "planner trial: 90,000 numbers as instance types, 1,000 tiers",
+            "plan",
+            ["plan", w("numbers.json", json.dumps(numbers))],
+        )
+    )
     bad = {"cloud": "aws", "instanceTypes": [f"x{i}" for i in range(90_000)], "tiers": [{"name": "a", "gpus": 1}]}
     rows.append(
         ("planner trial: 90,000 unknown instance types (0.8 MB)", "plan", ["plan", w("bad.json", json.dumps(bad))])
