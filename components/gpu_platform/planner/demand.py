@@ -404,8 +404,7 @@ def _discount_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[F
     override may not go)."""
     if not demand.discount_percent:
         return []
-    every = _types_of(catalog, cloud, tuple(catalog.instance_types))
-    file_types = _types_of(catalog, cloud, demand.types_named) if demand.instance_types else every
+    file_types = _file_types(demand, catalog, cloud)
     low = sorted(
         (itype.hourly_usd, itype.name)
         for tier in demand.tiers
@@ -435,11 +434,16 @@ def _types_of(catalog: Catalog, cloud: Cloud, names: tuple[str, ...]) -> list[In
     return [t for n in dict.fromkeys(names) if (t := catalog.instance(n)) is not None and t.cloud == cloud.value]
 
 
+def _file_types(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[InstanceType]:
+    """The types a tier without a list of its own may use: the file's, or every type of the cloud."""
+    return _types_of(catalog, cloud, demand.types_named or tuple(catalog.instance_types))
+
+
 def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
     """A tier whose GPU model or memory floor leaves none of its instance types."""
     found = []
     families = _families(catalog)
-    file_types = _types_of(catalog, cloud, tuple(demand.instance_types or catalog.instance_types))
+    file_types = _file_types(demand, catalog, cloud)
     for i, tier in enumerate(demand.tiers):
         if any(n.lower() not in families and n.lower() != "any" for n in tier.gpu_model_names):
             continue  # reported as unknown
