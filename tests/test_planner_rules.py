@@ -601,8 +601,8 @@ def test_a_value_of_the_wrong_shape_is_told_what_shape_is_allowed():
     assert found["tiers[0].mig"] == "'3g.40gb': not a mapping; allowed: a mapping with keys profile, instances"
     assert found["tiers[1].name"].startswith("a list: ")
     too_many = refused({"cloud": "aws", "tiers": [{"name": f"t{i}", "gpus": 1} for i in range(1001)]})
-    assert too_many == {"tiers": "1,001 items; allowed: at most 1,000"}
-    assert refused({"cloud": "aws", "tiers": []}) == {"tiers": "0 items; allowed: at least 1"}
+    assert too_many == {"tiers": "1001 items; allowed: at most 1000 items"}
+    assert refused({"cloud": "aws", "tiers": []}) == {"tiers": "0 items; allowed: at least 1 item"}
 
 
 @pytest.mark.parametrize(

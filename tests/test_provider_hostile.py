@@ -42,10 +42,15 @@ def _pool(d, i):
 
 # (id, change to the dev spec, property path, what the reason says)
 CASES = [
-    ("object-as-string", lambda d: d.update(scheduling="x"), "scheduling", "valid dictionary"),
-    ("object-as-list", lambda d: d.update(monitoring=[1]), "monitoring", "valid dictionary"),
-    ("list-item-as-number", lambda d: d.update(nodePools=[1]), "nodePools[0]", "valid dictionary"),
-    ("object-as-number", lambda d: _pool(d, 0).update(sharing=3), "nodePools[0].sharing", "valid dictionary"),
+    ("object-as-string", lambda d: d.update(scheduling="x"), "scheduling", "not a mapping; allowed: a mapping"),
+    ("object-as-list", lambda d: d.update(monitoring=[1]), "monitoring", "not a mapping; allowed: a mapping"),
+    ("list-item-as-number", lambda d: d.update(nodePools=[1]), "nodePools[0]", "not a mapping; allowed: a mapping"),
+    (
+        "object-as-number",
+        lambda d: _pool(d, 0).update(sharing=3),
+        "nodePools[0].sharing",
+        "not a mapping; allowed: a mapping",
+    ),
     ("int-as-list", lambda d: _pool(d, 0).update(maxSize=[1]), "nodePools[0].maxSize", "valid integer"),
     ("int-as-word", lambda d: _pool(d, 0).update(maxSize="x"), "nodePools[0].maxSize", "valid integer"),
     ("int-infinite", lambda d: _pool(d, 0).update(maxSize=float("inf")), "nodePools[0].maxSize", "finite number"),

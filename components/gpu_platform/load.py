@@ -333,6 +333,14 @@ def _inner_model(annotation: Any) -> Any:
     return annotation
 
 
+_MOST = {"too_long": "at most", "too_short": "at least"}
+
+
+def _items(count: Any) -> str:
+    """`1 item`, `2001 items`."""
+    return f"{count} item" if count == 1 else f"{count} items"
+
+
 def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
     loc = tuple(err["loc"])
     path = field_path(loc)
@@ -359,9 +367,9 @@ def _finding(root: type[BaseModel], err: ErrorDetails) -> Finding:
     )
     ctx = err.get("ctx") or {}
     if err["type"] in ("too_long", "too_short"):
-        most = f"at most {ctx.get('max_length')}" if err["type"] == "too_long" else f"at least {ctx.get('min_length')}"
+        bound = ctx.get("max_length") if err["type"] == "too_long" else ctx.get("min_length")
         count = ctx.get("actual_length", len(value) if isinstance(value, list | dict | str) else "?")
-        return Finding(path, f"{count} items; allowed: {most}")
+        return Finding(path, f"{_items(count)}; allowed: {_MOST[err['type']]} {_items(bound)}")
     if err["type"] in ("model_type", "model_attributes_type", "dict_type"):
         model = _model_at(root, loc)
         keys = f" with keys {', '.join(f.alias or n for n, f in model.model_fields.items())}" if model else ""

@@ -488,7 +488,7 @@ def parse_demand(data: Any, source: str | None = None, cloud: str | None = None)
     found: list[Finding] = []
     tiers = data.get("tiers")
     if isinstance(tiers, list) and len(tiers) > MAX_TIERS:  # pydantic checks no item past its length: the first ones
-        found.append(Finding("tiers", f"{len(tiers):,} items; allowed: at most {MAX_TIERS:,}"))
+        found.append(Finding("tiers", f"{len(tiers)} items; allowed: at most {MAX_TIERS} items"))
         data = {**data, "tiers": tiers[:MAX_TIERS]}
     try:
         demand = Demand.model_validate(data)
