@@ -39,6 +39,7 @@ __all__ = [
     "pydantic_findings",
     "read_spec_data",
     "revalidate",
+    "value_at",
 ]
 
 CONFIG_KEY = "gpu-platform:platform"
@@ -445,7 +446,7 @@ def _rule_errors_elsewhere(data: dict[str, Any], error: ValidationError) -> list
     touched: set[str] = set()
     for err in error.errors():
         loc = tuple(err["loc"])
-        parent = _at(repaired, loc[:-1])
+        parent = value_at(repaired, loc[:-1])
         if not loc or not isinstance(parent, dict) or loc[-1] not in parent:
             return []
         del parent[loc[-1]]
@@ -471,7 +472,8 @@ def _copy(node: Any) -> Any:
     return node
 
 
-def _at(node: Any, loc: tuple[Any, ...]) -> Any:
+def value_at(node: Any, loc: tuple[Any, ...]) -> Any:
+    """The value at `loc` in plain data, or None when there is none."""
     for part in loc:
         try:
             node = node[part]

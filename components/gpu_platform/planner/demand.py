@@ -43,7 +43,7 @@ from ..inputs import (
     read_bounded,
     source_label,
 )
-from ..load import _kind, _yaml_problem, field_path, pydantic_findings
+from ..load import _kind, _yaml_problem, field_path, pydantic_findings, value_at
 from ..names import shortened, tier_name_problem
 from ..spec import MAX_HOURLY_PRICE, Cloud, Number, SharingMode
 
@@ -337,8 +337,9 @@ def catalog_of(demand: Demand) -> Catalog:
     return Catalog.build((), demand.price_overrides, demand.discount_percent)
 
 
-def _check(demand: Demand, catalog: Catalog, cloud: Cloud | None) -> list[Finding]:
-    """The rules across fields; without a cloud, those that do not read it."""
+def _check(demand: Demand, catalog: Catalog, cloud: Cloud | None, floors: list[Finding] | None = None) -> list[Finding]:
+    """The rules across fields; without a cloud, those that do not read it. `floors`: the GPU-floor findings,
+    when the caller has them already."""
     found: list[Finding] = []
     cloud_types = sorted(n for n, t in catalog.instance_types.items() if cloud and t.cloud == cloud.value)
     for name in demand.price_overrides:
@@ -379,7 +380,7 @@ def _check(demand: Demand, catalog: Catalog, cloud: Cloud | None) -> list[Findin
                 )
     if cloud is not None:
         found += _discount_findings(demand, catalog, cloud)
-        found += _gpu_floor_findings(demand, catalog, cloud)
+        found += _gpu_floor_findings(demand, catalog, cloud) if floors is None else floors
     seen: set[str] = set()
     for i, tier in enumerate(demand.tiers):
         if problem := tier_name_problem(tier.name):  # the spec's rule: the plan's tiers become spec tiers
@@ -408,7 +409,7 @@ def _discount_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[F
     low = sorted(
         (itype.hourly_usd, itype.name)
         for tier in demand.tiers
-        for itype in (_types_of(catalog, cloud, tier.types_named) if tier.instance_types else file_types)
+        for itype in _tier_types(tier, file_types, catalog, cloud)
         if itype.name not in demand.price_overrides
         and 0 < itype.hourly_usd < MIN_HOURLY_PRICE
         and gpu_fits(tier, itype.gpu_model, catalog)
@@ -439,6 +440,11 @@ def _file_types(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Instance
     return _types_of(catalog, cloud, demand.types_named or tuple(catalog.instance_types))
 
 
+def _tier_types(tier: DemandTier, file_types: list[InstanceType], catalog: Catalog, cloud: Cloud) -> list[InstanceType]:
+    """The types a tier may use before its GPU rules: its own list's, else the file's (`_file_types`)."""
+    return _types_of(catalog, cloud, tier.types_named) if tier.instance_types else file_types
+
+
 def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[Finding]:
     """A tier whose GPU model or memory floor leaves none of its instance types."""
     found = []
@@ -447,7 +453,7 @@ def _gpu_floor_findings(demand: Demand, catalog: Catalog, cloud: Cloud) -> list[
     for i, tier in enumerate(demand.tiers):
         if any(n.lower() not in families and n.lower() != "any" for n in tier.gpu_model_names):
             continue  # reported as unknown
-        types = _types_of(catalog, cloud, tier.types_named) if tier.instance_types else file_types
+        types = _tier_types(tier, file_types, catalog, cloud)
         if not types or any(gpu_fits(tier, t.gpu_model, catalog) for t in types):
             continue
         models = gpu_models_of(tier, catalog)
@@ -573,11 +579,12 @@ def _rules_past_errors(
     else:
         return []
     chosen = Cloud(cloud) if cloud is not None else demand.cloud
-    found = _kind_findings(data, reported) + _override_findings(data, repairs)
+    catalog = catalog_of(demand)
+    found = _kind_findings(data, reported) + _override_findings(data, repairs, catalog)
     if chosen is None and "cloud" not in repairs.values and "cloud" not in reported:
         found.append(_NO_CLOUD)
-    catalog = catalog_of(demand)
-    floors = {f.path for f in _gpu_floor_findings(demand, catalog, chosen)} if chosen else set()
+    floor_findings = _gpu_floor_findings(demand, catalog, chosen) if chosen else []
+    floors = {f.path for f in floor_findings}
     file_types = any(p.startswith("instanceTypes") for p in repairs.read)
     read_tiers = {p[: p.index("]") + 1] for p in repairs.read if p.startswith("tiers[")}
 
@@ -590,7 +597,7 @@ def _rules_past_errors(
             return True
         return path in reported or repairs.covers(path)
 
-    return found + [f for f in _check(demand, catalog, chosen) if not repaired(f.path)]
+    return found + [f for f in _check(demand, catalog, chosen, floor_findings) if not repaired(f.path)]
 
 
 def _kind_findings(data: dict[str, Any], reported: set[str]) -> list[Finding]:
@@ -604,17 +611,16 @@ def _kind_findings(data: dict[str, Any], reported: set[str]) -> list[Finding]:
     return found
 
 
-def _override_findings(data: dict[str, Any], repairs: _Repairs) -> list[Finding]:
+def _override_findings(data: dict[str, Any], repairs: _Repairs, catalog: Catalog) -> list[Finding]:
     """An unknown instance type among the price overrides whose price was refused (the rule that names it runs on
     the repaired file, where the entry is gone)."""
     given = data.get("priceOverrides") or data.get("price_overrides")
-    known = Catalog.build().instance_types
     return [
         Finding(path, f"{shortened(name)} is not a known instance type")
         for path in sorted(repairs.values)
         if path.startswith("priceOverrides.")
         and (name := path[len("priceOverrides.") :]) in (given if isinstance(given, dict) else {})
-        and name not in known
+        and catalog.instance(name) is None
     ]
 
 
@@ -626,7 +632,7 @@ def _repair(fixed: dict[str, Any], error: ValidationError, repairs: _Repairs) ->
         if loc is None:
             return False
         *where, last = loc
-        owner = _at(fixed, tuple(where))
+        owner = value_at(fixed, tuple(where))
         field = _ALIASES.get(last, last) if isinstance(last, str) else last
         if isinstance(owner, list) and tuple(where) == ("tiers",):  # a whole tier
             if isinstance(owner[last], dict):  # `_one_kind`: its first kind given, or gpus
@@ -678,13 +684,6 @@ def _stand_in_name(data: dict[str, Any], i: int) -> str:
     while name in names:
         name += "-"
     return name
-
-
-def _at(data: Any, loc: tuple[Any, ...]) -> Any:
-    """The value at `loc` in `data` (a location `_data_loc` returned)."""
-    for part in loc:
-        data = data[part]
-    return data
 
 
 def _data_loc(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[Any, ...] | None:
