@@ -19,6 +19,7 @@ from gpu_platform.planner import master
 from gpu_platform.planner.branch import LATTICE_PRICES
 from gpu_platform.planner.candidates import build_candidates
 from gpu_platform.planner.columns import merged, split_groups, without_dominated
+from gpu_platform.planner.cover import Cover
 from gpu_platform.planner.demand import catalog_of
 from gpu_platform.planner.highs import ColumnLP, Race, solve_mip
 from gpu_platform.planner.local import _changes, _State, improve
@@ -362,3 +363,85 @@ def test_the_listings_stall_clock_is_not_reset_by_their_plan_in_other_rounding(m
     better = Event(8140.795154)
     check(better)
     assert not better.stopped  # a better plan restarts the clock
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["1g.10gb", "2g.20gb", "3g.40gb"]), st.integers(1, 120)),
+        min_size=2,
+        max_size=5,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_a_plan_repacked_on_its_own_candidates_is_their_cheapest(tiers, rng):
+    d = demand(
+        *({"name": f"t{i}", "mig": {"profile": p, "instances": n}} for i, (p, n) in enumerate(tiers)),
+        instanceTypes=["p4de.24xlarge"],
+    )
+    (group,) = groups(d)
+    # A first plan that routes each tier to a candidate drawn at random, at most three candidates in all.
+    chosen = rng.sample(sorted(group.slots), min(3, len(group.slots)))
+    serving = {t: [c for c in chosen if any(t in ts for ts in group.slots[c].values())] for t in group.units}
+    serving = {
+        t: cs or [next(c for c in group.slots if any(t in ts for ts in group.slots[c].values()))]
+        for t, cs in serving.items()
+    }
+    where = {t: rng.choice(cs) for t, cs in serving.items()}
+    first = [merged(group, c, [t for t, cc in where.items() if cc == c]) for c in set(where.values())]
+    cost = sum(group.cost(c) for c in first)
+    cands = sorted({c.cand for c in first})
+    # The cheapest plan on the first plan's candidates, by trying every route of every tier.
+    options = [[c for c in cands if any(t in ts for ts in group.slots[c].values())] for t in sorted(group.units)]
+    cheapest = min(
+        sum(
+            group.cost(merged(group, c, [t for t, cc in zip(sorted(group.units), pick, strict=True) if cc == c]))
+            for c in set(pick)
+        )
+        for pick in itertools.product(*options)
+    )
+    race = Race(best=cost, bound=-math.inf)
+    out = master._repacked(group, Cover(tuple(first), cost, False), -math.inf, time.perf_counter() + 30, race)
+    assert_valid_columns(group, list(out.columns))
+    assert {c.cand for c in out.columns} <= set(cands)
+    assert math.isclose(out.cost, sum(group.cost(c) for c in out.columns))
+    assert math.isclose(out.cost, cheapest, rel_tol=1e-9)
+    assert race.best <= out.cost + 1e-9  # branch-and-price prunes with it
+    if out.cost < cost - 1e-9:
+        assert not out.optimal  # a plan, not a proof: the group's other candidates were left out
+    else:
+        assert out.columns == tuple(first)
+
+
+def test_the_listings_repack_the_first_plan_of_a_large_group_only(monkeypatch):
+    calls: list[int] = []
+    repacked = master._repacked
+
+    def counted(group, best, bound, deadline, race):
+        calls.append(len(group.units))
+        return repacked(group, best, bound, deadline, race)
+
+    monkeypatch.setattr(master, "_repacked", counted)
+    listed: list[float] = []
+    listing = master.enumerate_columns
+
+    def listed_counted(group, duals, slack, limit):
+        listed.append(slack)
+        return listing(group, duals, slack, limit)
+
+    monkeypatch.setattr(master, "enumerate_columns", listed_counted)
+    large = _big_group(64, 4)
+    assert len(large.units) >= master._REPACK_TIERS
+    first = master.root(large, time.perf_counter() + 60)
+    master.solve_group(large, 4)
+    assert calls == [len(large.units)]
+    assert listed == []  # no listing beside the search: the repack alone
+    # Seed 4's first plan is 5,577.24 $/h; re-planned on its own candidates it is the group's optimum.
+    race = Race(best=first.best.cost, bound=first.bound)
+    out = master._repacked(large, first.best, first.bound, time.perf_counter() + 30, race)
+    assert out.cost < first.best.cost - 1
+    calls.clear()
+    small = _big_group(24, 1)
+    assert len(small.units) < master._REPACK_TIERS
+    master.solve_group(small, 4)
+    assert calls == []

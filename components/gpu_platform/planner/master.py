@@ -10,7 +10,9 @@
 3. Every pool of a plan costing at most L + s has reduced cost <= s. The planner lists every such MIG pool
    for a small slack s (0.4 % of L, halved while the listing is too long) and solves the cover program over
    them (`cover.solve_cover`). When that program's optimum is within L + s, it is the true optimum: proven.
-   Otherwise s doubles, up to the gap of the best plan found, until the time limit.
+   Otherwise s doubles, up to the gap of the best plan found, until the time limit. A group of `_REPACK_TIERS`
+   or more that branch-and-price searches (step 5) gets no listing: its first plan is repacked instead, the
+   compact model over the candidates that plan uses (`_repacked`).
 4. When column generation does not converge in its share of the time, or no listing holds few enough pools
    (large groups), the compact model, where every pool is modelled directly, gets the time left, unless
    branch-and-price (step 5) is there to take it.
@@ -68,6 +70,10 @@ _WORKER_TIERS = 40  # tiers in a group, at least, to start branch-and-price's wo
 _WORKER_AFTER = 2.0  # seconds of time limit, at least, for that (with less, it would seldom get to work)
 _RACE_AFTER = 0.5  # seconds the listings run alone before branch-and-price joins them
 _FIRST_SLACK = 4e-3  # the first listing holds the pools within 0.4 % of the bound; then the slack doubles
+# A group of at least this many tiers that branch-and-price searches gets its first plan repacked instead of the
+# listings (`_repacked`), for at most `_REPACK_SECONDS`.
+_REPACK_TIERS = 40
+_REPACK_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -483,7 +489,8 @@ def _listings(
     group: Group, duals: Duals, bound: float, converged: bool, best: Cover, deadline: float, race: Race | None
 ) -> tuple[Cover, float, bool]:
     """Steps 3 and 4: list the MIG pools within a slack of the bound and solve the cover program over them,
-    or the compact model when no listing holds few enough pools. (best plan, proven bound, proven optimal)."""
+    or the compact model when no listing holds few enough pools; for a large group branch-and-price searches
+    (`race`, `_REPACK_TIERS`), the repack alone. (best plan, proven bound, proven optimal)."""
     proven = bound
     solved, too_many, slack = 0.0, math.inf, _FIRST_SLACK * bound if converged else 0.0
     searched, failed = False, 0  # whether a cover program over listed pools ran; listings that held too many
@@ -491,6 +498,17 @@ def _listings(
     def stopped() -> bool:
         return race is not None and race.stop
 
+    if race is not None and len(group.units) >= _REPACK_TIERS:
+        # A large group branch-and-price searches: its first plan repacked, and no listing. On the 64-tier scale
+        # benchmark's large groups the listings took 2.3-3.4 s of a core and improved no first plan, while the
+        # search's second lane waited for that core; the repack took 12 of 20 first plans lower, 3 of them to
+        # the optimum. The 20 whole plans, two sweeps: 152 / 194 s against 198 s with the listings and no
+        # repack, 170 / 219 s with both (benchmarks/RESULTS.md).
+        if best.cost > bound + REL_GAP * best.cost:
+            best = _repacked(group, best, bound, deadline, race)
+        optimal = best.cost <= bound + REL_GAP * best.cost
+        race.stop = race.stop or optimal
+        return best, best.cost if optimal else bound, optimal
     while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack and not stopped():
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
@@ -542,6 +560,24 @@ def _listings(
         if covered is not None and covered.optimal and race is not None:
             race.stop = True
     return best, proven, False
+
+
+def _repacked(group: Group, best: Cover, bound: float, deadline: float, race: Race) -> Cover:
+    """`best`, or a cheaper plan on the candidates its pools use: the compact model (every pool modelled directly)
+    over those few candidates, which moves any tier between them and sizes their pools anew, started from
+    `best` and stopped like the listings' programs (`race`). Its cost goes to the race at once: branch-and-price
+    prunes with it (seed 4 of the 64-tier scale benchmark, one lane: 316 branches from its first plan, 125 from
+    the optimum, which this repack finds in about a second)."""
+    cands = {col.cand for col in best.columns}
+    sub = replace(group, slots={c: group.slots[c] for c in cands}, direct=cands, node_min={}, wider=None)
+    limit = min(_REPACK_SECONDS, deadline - time.perf_counter())
+    if limit <= 0:
+        return best
+    covered = solve_cover(sub, [], limit, REL_GAP, list(best.columns), bound, race)
+    if covered is None or covered.cost >= best.cost - 1e-9 * best.cost:
+        return best
+    race.best = min(race.best, covered.cost)
+    return Cover(covered.columns, covered.cost, False)
 
 
 def _next_slack(solved: float, too_many: float, needed: float, bound: float) -> float:
