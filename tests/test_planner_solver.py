@@ -6,7 +6,9 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -206,15 +208,21 @@ def test_dive_and_local_search_give_a_valid_plan_above_the_bound(seed):
         assert sum(group.cost(c) for c in plan) >= bound - 1e-6  # the bound is a bound
 
 
+def _calls(monkeypatch, name: str, seen: Callable[..., Any]) -> list[Any]:
+    """The calls of `master.<name>` from here to the test's end, each recorded as `seen(*its arguments)`."""
+    calls: list[Any] = []
+    real = getattr(master, name)
+
+    def counted(*args: Any) -> Any:
+        calls.append(seen(*args))
+        return real(*args)
+
+    monkeypatch.setattr(master, name, counted)
+    return calls
+
+
 def test_the_root_dives_once_for_a_group_branch_and_price_may_search_in_time_and_twice_otherwise(monkeypatch):
-    fixes: list[float] = []
-    dive = master._assignment_dive
-
-    def counted(group, cols, deadline, fix):
-        fixes.append(fix)
-        return dive(group, cols, deadline, fix)
-
-    monkeypatch.setattr(master, "_assignment_dive", counted)
+    fixes = _calls(monkeypatch, "_assignment_dive", lambda group, cols, deadline, fix: fix)
     group = _big_group(24, 1)
     assert len(set(group.price.values())) <= LATTICE_PRICES
     first = master.root(group, time.perf_counter() + 60)
@@ -414,22 +422,8 @@ def test_a_plan_repacked_on_its_own_candidates_is_their_cheapest(tiers, rng):
 
 
 def test_the_listings_repack_the_first_plan_of_a_large_group_only(monkeypatch):
-    calls: list[int] = []
-    repacked = master._repacked
-
-    def counted(group, best, bound, deadline, race):
-        calls.append(len(group.units))
-        return repacked(group, best, bound, deadline, race)
-
-    monkeypatch.setattr(master, "_repacked", counted)
-    listed: list[float] = []
-    listing = master.enumerate_columns
-
-    def listed_counted(group, duals, slack, limit):
-        listed.append(slack)
-        return listing(group, duals, slack, limit)
-
-    monkeypatch.setattr(master, "enumerate_columns", listed_counted)
+    calls = _calls(monkeypatch, "_repacked", lambda group, *_: len(group.units))
+    listed = _calls(monkeypatch, "enumerate_columns", lambda group, duals, slack, limit: slack)
     large = _big_group(64, 4)
     assert len(large.units) >= master._REPACK_TIERS
     first = master.root(large, time.perf_counter() + 60)
