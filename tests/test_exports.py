@@ -177,6 +177,8 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.master", "_generate"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_greedy"): "the solver tests check each stage of the master problem",
     ("gpu_platform.planner.master", "_listings"): "the branch tests check the listings end once branch-and-price joins",
+    ("gpu_platform.planner.master", "_repacked"): "the solver tests check the repack against every route of its tiers",
+    ("gpu_platform.planner.master", "_REPACK_TIERS"): "the solver tests check which groups get the repack",
     ("gpu_platform.planner.master", "solve_cover"): "the branch tests count the cover programs the listings solve",
     ("gpu_platform.planner.local", "_State"): "the solver tests price a move quickly and in full",
     ("gpu_platform.planner.local", "_changes"): "the solver tests price a move quickly and in full",
