@@ -547,7 +547,7 @@ def _listings(
     # program that cannot be interrupted inside its sub-MIPs.
     if not searched and time.perf_counter() < deadline and not stopped() and race is None:
         covered = solve_cover(
-            replace(group, direct=set(group.slots)),
+            _compact(group, set(group.slots)),
             [],
             deadline - time.perf_counter(),
             REL_GAP,
@@ -568,16 +568,25 @@ def _repacked(group: Group, best: Cover, bound: float, deadline: float, race: Ra
     `best` and stopped like the listings' programs (`race`). Its cost goes to the race at once: branch-and-price
     prunes with it (seed 4 of the 64-tier scale benchmark, one lane: 316 branches from its first plan, 125 from
     the optimum, which this repack finds in about a second)."""
-    cands = {col.cand for col in best.columns}
-    sub = replace(group, slots={c: group.slots[c] for c in cands}, direct=cands, node_min={}, wider=None)
     limit = min(_REPACK_SECONDS, deadline - time.perf_counter())
     if limit <= 0:
         return best
-    covered = solve_cover(sub, [], limit, REL_GAP, list(best.columns), bound, race)
+    covered = solve_cover(
+        _compact(group, {col.cand for col in best.columns}), [], limit, REL_GAP, list(best.columns), bound, race
+    )
     if covered is None or covered.cost >= best.cost - 1e-9 * best.cost:
         return best
     race.best = min(race.best, covered.cost)
     return Cover(covered.columns, covered.cost, False)
+
+
+def _compact(group: Group, cands: set[int]) -> Group:
+    """The group as the compact model takes it, on the candidates `cands`: a node count per candidate and a route
+    per tier and candidate (`cover.solve_cover`, `direct`). A whole group keeps its slots; narrowed to some of
+    its candidates it is a new group (`Group`), without the node minimums of a branch, which may name others."""
+    if cands == set(group.slots):
+        return replace(group, direct=cands)
+    return replace(group, slots={c: group.slots[c] for c in cands}, direct=cands, node_min={}, wider=None)
 
 
 def _next_slack(solved: float, too_many: float, needed: float, bound: float) -> float:
