@@ -184,6 +184,10 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.local", "_changes"): "the solver tests price a move quickly and in full",
     ("gpu_platform.planner.master", "_Master"): "branch-and-price and its tests run column generation on it",
     ("gpu_platform.planner.solve", "_pairs"): "the solver tests check the MIG pairing on its own",
+    (
+        "gpu_platform.planner.solve",
+        "_one_pool_per_tier",
+    ): "the solver tests keep a repacked plan's tiers in one pool each",
     ("gpu_platform.planner.solve", "solve_group"): "the rules tests weaken a group's bound to see the unit floor hold",
     ("gpu_platform.planner.highs", "_stop_at"): "the solver tests drive the listings' stall clock with made-up events",
     ("gpu_platform.planner.highs", "_PATIENCE"): "the solver tests drive the listings' stall clock with made-up events",
