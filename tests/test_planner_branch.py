@@ -672,6 +672,21 @@ def test_a_second_lane_in_a_worker_process_proves_the_same_optimum(monkeypatch):
     assert started[0].proc.poll() is not None
 
 
+def test_a_search_with_little_time_left_starts_no_worker_process(monkeypatch):
+    """A worker process's imports take about a second: a search that has less than `_SPAWN_LEFT` seconds left
+    once past its root runs its second lane as a thread, and one that has more starts the process."""
+    import time
+
+    started, _ = _workers(monkeypatch)
+    group, cols, start, cost, root = _search_setup()
+    short = branch._SPAWN_LEFT - 0.3
+    result = branch_and_price(group, cols, start, cost, root, time.perf_counter() + short, 1e-6, lanes=2)
+    assert not started
+    assert_valid_columns(group, result.columns)
+    branch_and_price(group, cols, start, cost, root, time.perf_counter() + branch._SPAWN_LEFT + 2, 1e-6, lanes=2)
+    assert len(started) == 1 and started[0].proc.returncode == -9  # killed once the search was done with it
+
+
 def test_a_worker_process_killed_from_outside_leaves_its_lane_to_a_thread(monkeypatch):
     """The worker ends mid-search (killed, as by the OOM killer): the node it held goes back to the queue, lane
     1 goes on as a thread, and the search still proves the optimum."""

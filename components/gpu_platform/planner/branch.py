@@ -69,6 +69,9 @@ _LANES = 2
 # and hands back what is left open. Its LP keeps up to `_BASES_KEPT` bases for the nodes it handed back.
 _BATCH = 0.25
 _LATE = 1.0  # seconds past the deadline (or past a batch's time once the search has stopped) a worker is waited for
+# Seconds left, at least, for the search to start a worker process itself: its imports take about 1 s (1.0-1.3 s
+# on 2 cores), and with a 2 s time limit one started 0.7 s before the deadline held `plan` 0.6 s past it.
+_SPAWN_LEFT = 1.5
 _BASES_KEPT = 4_096
 # A node whose LP solution uses pools the node does not allow (priced out, not fixed at 0: `master._Master.allow_only`)
 # fixes those at 0 and solves again, up to this many times; then every pool it does not allow.
@@ -580,9 +583,9 @@ class _Search:
     def spawn(self) -> remote.Worker | None:
         """A worker process for lane 1 (`remote`), set up with what this search was given; None when it cannot
         be started (lane 1 is then a thread)."""
-        if self.ahead is None and not remote.enabled():
-            return None
         left = self.deadline - time.perf_counter()
+        if self.ahead is None and (not remote.enabled() or left < _SPAWN_LEFT):
+            return None
         setup = (self.group, self.start, self.best, self.best_cost, self.root_bound, left)
         try:
             worker = self.ahead or remote.Worker()
@@ -592,8 +595,8 @@ class _Search:
             self.workers.append(worker)
             if self.stopped:
                 worker.kill()
-        try:
-            worker.setup((setup, self.rel_gap), functools.partial(self.too_late, time.perf_counter()))
+        try:  # it reads its setup once imported: not worth waiting for once the search is over
+            worker.setup((setup, self.rel_gap), lambda: self.stopped or time.perf_counter() > self.deadline)
         except (EOFError, OSError):
             worker.kill()
             worker.close()
