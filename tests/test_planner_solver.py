@@ -446,3 +446,16 @@ def test_the_listings_repack_the_first_plan_of_a_large_group_only(monkeypatch):
     assert len(small.units) < master._REPACK_TIERS
     master.solve_group(small, 4)
     assert calls == []
+
+
+def test_a_group_whose_first_plan_meets_its_bound_is_proven_without_a_search(monkeypatch):
+    """One tier of whole GPUs: the first plan costs the root's bound, so the listings prove it and branch-and-price
+    is never called (it would end at its root)."""
+    searched = []
+    real = master.branch_and_price
+    monkeypatch.setattr(master, "branch_and_price", lambda *a, **k: searched.append(1) or real(*a, **k))
+    (group,) = groups(demand({"name": "train", "gpus": 16}, instanceTypes=["p4d.24xlarge"]))
+    solved = master.solve_group(group, 10)
+    assert solved.optimal and solved.cost == pytest.approx(solved.bound)
+    assert solved.cost == pytest.approx(2 * group.price[next(iter(group.price))])
+    assert not searched

@@ -559,7 +559,8 @@ def _listings(
         proven = max(proven, covered.bound if covered is not None else proven)
         if covered is not None and covered.optimal and race is not None:
             race.stop = True
-    return best, proven, False
+    # A first plan already at the bound (a small group, often) is proven here: no search follows.
+    return best, proven, best.cost <= proven + REL_GAP * best.cost
 
 
 def _repacked(group: Group, best: Cover, bound: float, deadline: float, race: Race) -> Cover:
