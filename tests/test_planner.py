@@ -471,6 +471,40 @@ def test_an_interrupt_while_the_main_thread_waits_for_the_listings_ends_the_cli_
     assert "Aborted" in err and "terminate called" not in err and "Traceback" not in err
 
 
+_KICK_IGNORED = """
+import os, signal, sys
+from gpu_platform.planner import report
+real = report.plan_tables
+
+def plan_tables(result):  # a Ctrl-C once the plan is made, while its tables are printed
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(result)
+
+report.plan_tables = plan_tables
+from gpu_platform.cli import main
+sys.argv = ["gpu-platform", "plan", sys.argv[1]]
+main()
+"""
+
+
+def test_a_plan_started_with_ctrl_c_ignored_keeps_it_ignored(tmp_path):
+    """A job a script puts in the background (or `nohup`) starts with SIGINT ignored: `plan` leaves it so, and a
+    Ctrl-C during the plan does not abort it."""
+    import signal
+    import subprocess
+    import sys
+
+    path = str(ROOT / "examples" / "demand-small.yaml")
+    run = subprocess.run(
+        [sys.executable, "-c", _KICK_IGNORED, path],
+        capture_output=True,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert "Aborted" not in run.stderr.decode() and "cost comparison" in run.stdout.decode()
+
+
 _KICK_RENDER = """
 import os, signal, sys, threading, time
 from gpu_platform.planner import report

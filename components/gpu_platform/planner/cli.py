@@ -56,10 +56,12 @@ def _first_interrupt(_signum: int, _frame: object) -> None:
 def plan_command(demand: str, time_limit: float, fmt: str, cloud: str | None) -> None:
     """Plan the cheapest pools, instance types, node counts and MIG layouts that serve DEMAND (a file, or - for
     standard input)."""
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+    before = signal.getsignal(signal.SIGINT)
+    # Only the main thread may set handlers; and a Ctrl-C the caller ignores (a job a script put in the
+    # background, `nohup`) stays ignored.
+    if threading.current_thread() is not threading.main_thread() or before is signal.SIG_IGN:
         _plan(demand, time_limit, fmt, cloud)
         return
-    before = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGINT, _first_interrupt)
     try:
         _plan(demand, time_limit, fmt, cloud)
