@@ -785,6 +785,26 @@ def test_the_worker_process_is_turned_off_by_the_environment(monkeypatch, value,
     assert remote.enabled() is on
 
 
+def test_a_worker_whose_parent_is_gone_ends_before_the_planners_imports():
+    """The worker's first lines ask the kernel to kill it with its parent and check that parent, before the
+    planner's imports (about a second): started for a parent already gone, it ends at once. Given the right
+    parent (this process), the same lines go on to the imports, which an empty `sys.path` fails."""
+    import os
+    import subprocess
+    import sys
+
+    from gpu_platform.planner import remote
+
+    def boot(parent: int) -> subprocess.CompletedProcess[bytes]:
+        args = [sys.executable, "-I", "-c", remote._BOOT, "0", "1", "[]", str(parent)]
+        return subprocess.run(args, capture_output=True, timeout=60, check=False)
+
+    gone = boot(os.getppid() if os.getppid() > 1 else 2**22 + 1)  # not the worker's parent
+    assert gone.returncode == 0 and not gone.stderr
+    here = boot(os.getpid())
+    assert here.returncode == 1 and b"No module named 'gpu_platform'" in here.stderr
+
+
 def test_a_message_pipe_holding_anything_else_reads_as_an_ended_worker():
     import io
 

@@ -18,7 +18,6 @@ its imports (about 1 s) take the core that the root's column generation leaves i
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import pickle
@@ -38,7 +37,22 @@ _MAGIC = b"GPPW"
 _MOST = 1 << 31  # bytes in one message, at most
 _ENV = "GPU_PLATFORM_PLANNER_PROCESSES"  # 0 / false / no / off: branch-and-price's second lane stays a thread
 _OFF = {"0", "false", "no", "off"}
-_BOOT = "import json, sys; sys.path[:] = json.loads(sys.argv[3]); from gpu_platform.planner.remote import main; main()"
+# The worker's first lines. On Linux the kernel kills it when its parent dies (PR_SET_PDEATHSIG = 1, SIGKILL = 9):
+# a process the parent forked may hold the request pipe open, so that pipe's end alone does not say the parent is
+# gone. Set before the planner's imports (about 1 s), which would otherwise leave it without a parent that long;
+# a parent already gone by then ends it at once.
+_BOOT = """import ctypes, json, os, sys
+if sys.platform.startswith("linux"):
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)
+    except (OSError, AttributeError):
+        pass
+if os.getppid() != int(sys.argv[4]):
+    os._exit(0)
+sys.path[:] = json.loads(sys.argv[3])
+from gpu_platform.planner.remote import main
+main()
+"""
 _CHUNK = 4096  # PIPE_BUF on Linux: a write this size never blocks once select says the pipe is writable
 
 
@@ -161,20 +175,9 @@ class Worker:
         self.stdout.close()
 
 
-def _die_with_parent(parent: int) -> None:
-    """On Linux, have the kernel kill this process when its parent dies: a process the parent forked may hold
-    the request pipe open, so its end alone does not say the parent is gone."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # it died before that
-        os._exit(0)
-
-
 def main() -> None:
     """The worker process: set up a search replica from the first message, then answer batches."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # its parent stops it
-    _die_with_parent(int(sys.argv[4]))
     from .branch import serve
 
     inp, out = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]), "wb")
