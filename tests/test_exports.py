@@ -184,6 +184,9 @@ PRIVATE_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
     ("gpu_platform.planner.local", "_changes"): "the solver tests price a move quickly and in full",
     ("gpu_platform.planner.master", "_Master"): "branch-and-price and its tests run column generation on it",
     ("gpu_platform.planner.solve", "_pairs"): "the solver tests check the MIG pairing on its own",
+    ("gpu_platform.planner.branch", "_SPAWN_LEFT"): "the worker tests give a search less time than a start needs",
+    ("gpu_platform.planner.master", "branch_and_price"): "the solver tests check that a proven group is not searched",
+    ("gpu_platform.planner.remote", "_BOOT"): "the worker tests run its first lines for a parent that is gone",
     (
         "gpu_platform.planner.solve",
         "_one_pool_per_tier",

@@ -19,7 +19,7 @@ from scipy.optimize import linprog
 from scipy.sparse import csc_array
 
 from gpu_platform.planner import master
-from gpu_platform.planner.branch import LATTICE_PRICES
+from gpu_platform.planner.branch import LATTICE_PRICES, branch_and_price
 from gpu_platform.planner.candidates import build_candidates
 from gpu_platform.planner.columns import merged, split_groups, without_dominated
 from gpu_platform.planner.cover import Cover
@@ -452,8 +452,9 @@ def test_a_group_whose_first_plan_meets_its_bound_is_proven_without_a_search(mon
     """One tier of whole GPUs: the first plan costs the root's bound, so the listings prove it and branch-and-price
     is never called (it would end at its root)."""
     searched = []
-    real = master.branch_and_price
-    monkeypatch.setattr(master, "branch_and_price", lambda *a, **k: searched.append(1) or real(*a, **k))
+    monkeypatch.setattr(
+        "gpu_platform.planner.master.branch_and_price", lambda *a, **k: searched.append(1) or branch_and_price(*a, **k)
+    )
     (group,) = groups(demand({"name": "train", "gpus": 16}, instanceTypes=["p4d.24xlarge"]))
     solved = master.solve_group(group, 10)
     assert solved.optimal and solved.cost == pytest.approx(solved.bound)
