@@ -432,7 +432,7 @@ def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> 
     if not _searchable(group):  # no cost lattice: the listings (or the compact model) alone
         best, proven, optimal = _listings(group, duals, bound, converged, best, deadline, None)
         proven = best.cost if optimal else proven
-        return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
+        return GroupPlan(best.columns, best.cost, min(proven, best.cost), _proven(best.cost, proven))
     # The listings' integer programs run on a second thread (HiGHS releases the GIL while it solves) beside
     # branch-and-price; each stops when the other's plan meets its bound or the other proves the optimum.
     race = Race(best.cost, next_cost(prices, bound))
@@ -482,7 +482,7 @@ def _solve_group(group: Group, deadline: float, ahead: remote.Worker | None) -> 
     proven = next_cost(prices, proven)
     if optimal and best is listed:
         return GroupPlan(best.columns, best.cost, best.cost, True)
-    return GroupPlan(best.columns, best.cost, min(proven, best.cost), best.cost <= proven + REL_GAP * best.cost)
+    return GroupPlan(best.columns, best.cost, min(proven, best.cost), _proven(best.cost, proven))
 
 
 def _listings(
@@ -504,12 +504,12 @@ def _listings(
         # search's second lane waited for that core; the repack took 12 of 20 first plans lower, 3 of them to
         # the optimum. The 20 whole plans, two sweeps: 152 / 194 s against 198 s with the listings and no
         # repack, 170 / 219 s with both (benchmarks/RESULTS.md).
-        if best.cost > bound + REL_GAP * best.cost:
+        if not _proven(best.cost, bound):
             best = _repacked(group, best, bound, deadline, race)
-        optimal = best.cost <= bound + REL_GAP * best.cost
+        optimal = _proven(best.cost, bound)
         race.stop = race.stop or optimal
         return best, best.cost if optimal else bound, optimal
-    while best.cost > bound + REL_GAP * best.cost and time.perf_counter() < deadline and slack and not stopped():
+    while not _proven(best.cost, bound) and time.perf_counter() < deadline and slack and not stopped():
         # Every pool of a plan costing at most bound + slack has reduced cost <= slack, so with all of
         # them listed, the cover program's optimum is the true optimum whenever it is within the slack.
         listed = enumerate_columns(group, duals, slack, _ENUM_LIMIT)
@@ -560,7 +560,7 @@ def _listings(
         if covered is not None and covered.optimal and race is not None:
             race.stop = True
     # A first plan already at the bound (a small group, often) is proven here: no search follows.
-    return best, proven, best.cost <= proven + REL_GAP * best.cost
+    return best, proven, _proven(best.cost, proven)
 
 
 def _repacked(group: Group, best: Cover, bound: float, deadline: float, race: Race) -> Cover:
@@ -588,6 +588,11 @@ def _compact(group: Group, cands: set[int]) -> Group:
     if cands == set(group.slots):
         return replace(group, direct=cands)
     return replace(group, slots={c: group.slots[c] for c in cands}, direct=cands, node_min={}, wider=None)
+
+
+def _proven(cost: float, bound: float) -> bool:
+    """Whether a plan of `cost` is proven optimal by `bound`, a lower bound on every plan (to `REL_GAP`)."""
+    return cost <= bound + REL_GAP * cost
 
 
 def _next_slack(solved: float, too_many: float, needed: float, bound: float) -> float:
